@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs every Debian package sigvisor's build and tests need. Idempotent: on a
+# machine that has them all it only checks. Needs root (or sudo) for apt-get.
+set -euo pipefail
+
+packages=(
+  bazel-bootstrap       # Bazel 4.2.3, run offline (see WORKSPACE)
+  g++                   # C++20 host code and the freestanding guest kernel
+  binutils              # objcopy embeds guest images into the sigvisor binary
+  linux-libc-dev        # <linux/kvm.h>
+  libabsl-dev           # Abseil: Status, StrFormat, flags, time
+  libcapstone-dev       # x86 disassembly
+  libgtest-dev          # GoogleTest / GoogleMock
+  libbenchmark-dev      # host micro-benchmarks in perf/
+  nlohmann-json3-dev    # JSON reports
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}" >&2
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -q
+"${sudo_cmd[@]}" apt-get install -y -q "${missing[@]}"
