@@ -1,0 +1,111 @@
+/*
+ * GDT, TSS and IDT.
+ *
+ * The GDT has Linux x86-64's layout because a PVM host runs CPL3 code on its own GDT:
+ * user selectors must be exactly the host's 0x2b (data) and 0x33 (64-bit code).
+ * Only the vectors the kernel handles get gates, which keeps boot short where CPL0 is
+ * emulated (each IDT entry costs a handful of microseconds there).
+ */
+#include "arch/x86_64/guest/cpu.h"
+
+#include "guest-kit/abi/sigvisor_abi.h"
+
+struct tss64 {
+  uint32_t reserved0;
+  uint64_t rsp[3];
+  uint64_t reserved1;
+  uint64_t ist[7];
+  uint64_t reserved2;
+  uint16_t reserved3;
+  uint16_t iomap_base;
+} __attribute__((packed));
+
+struct idt_gate {
+  uint16_t offset_low;
+  uint16_t selector;
+  uint8_t ist;
+  uint8_t type_attr;
+  uint16_t offset_mid;
+  uint32_t offset_high;
+  uint32_t reserved;
+} __attribute__((packed));
+
+struct table_pointer {
+  uint16_t limit;
+  uint64_t base;
+} __attribute__((packed));
+
+#define GDT_ENTRIES 10 /* up to and including the 16-byte TSS descriptor at 0x40 */
+#define IDT_ENTRIES 256
+#define GATE_INTERRUPT_DPL0 0x8e
+#define GATE_INTERRUPT_DPL3 0xee
+#define SYSCALL_VECTOR 0x80
+#define FIRST_UNHANDLED_EXCEPTION 22 /* stubs exist for vectors 0..21 */
+#define STUB_SIZE 16
+
+static uint64_t gdt[GDT_ENTRIES] __attribute__((aligned(16))) = {
+    [SIGVISOR_SEL_KERNEL_CS32 >> 3] = 0x00cf9b000000ffffull,
+    [SIGVISOR_SEL_KERNEL_CS >> 3] = 0x00af9b000000ffffull,
+    [SIGVISOR_SEL_KERNEL_DS >> 3] = 0x00cf93000000ffffull,
+    [SIGVISOR_SEL_USER_CS32 >> 3] = 0x00cffb000000ffffull,
+    [SIGVISOR_SEL_USER_DS >> 3] = 0x00cff3000000ffffull,
+    [SIGVISOR_SEL_USER_CS >> 3] = 0x00affb000000ffffull,
+    /* the TSS descriptor is filled in at run time: its base is an address */
+};
+
+static struct tss64 tss __attribute__((aligned(16)));
+static struct idt_gate idt[IDT_ENTRIES] __attribute__((aligned(16)));
+
+extern char x86_vector_stubs[];
+extern char x86_syscall_stub[];
+
+static void set_gate(int vector, const void *handler, uint8_t type_attr) {
+  uint64_t addr = (uint64_t)handler;
+  struct idt_gate *gate = &idt[vector];
+  gate->offset_low = (uint16_t)addr;
+  gate->selector = SIGVISOR_SEL_KERNEL_CS;
+  gate->ist = 0;
+  gate->type_attr = type_attr;
+  gate->offset_mid = (uint16_t)(addr >> 16);
+  gate->offset_high = (uint32_t)(addr >> 32);
+}
+
+static void install_tss_descriptor(void) {
+  uint64_t base = (uint64_t)&tss;
+  uint64_t limit = sizeof(tss) - 1;
+  int index = SIGVISOR_SEL_TSS >> 3;
+  gdt[index] = (limit & 0xffff) | ((base & 0xffffff) << 16) | (0x89ull << 40) |
+               (((base >> 24) & 0xff) << 56);
+  gdt[index + 1] = base >> 32;
+  tss.iomap_base = sizeof(tss); /* no I/O permission bitmap */
+}
+
+void cpu_init(void) {
+  install_tss_descriptor();
+  struct table_pointer gdtr = {sizeof(gdt) - 1, (uint64_t)gdt};
+  __asm__ volatile(
+      "lgdt %0\n\t"
+      "mov %1, %%ds\n\t"
+      "mov %1, %%es\n\t"
+      "mov %1, %%ss\n\t"
+      "pushq %2\n\t"
+      "lea 1f(%%rip), %%rax\n\t"
+      "pushq %%rax\n\t"
+      "lretq\n"
+      "1:\n\t"
+      "ltr %w3"
+      :
+      : "m"(gdtr), "r"(SIGVISOR_SEL_KERNEL_DS), "i"(SIGVISOR_SEL_KERNEL_CS),
+        "r"(SIGVISOR_SEL_TSS)
+      : "rax", "memory");
+
+  for (int vector = 0; vector < FIRST_UNHANDLED_EXCEPTION; vector++)
+    set_gate(vector, x86_vector_stubs + vector * STUB_SIZE, GATE_INTERRUPT_DPL0);
+  /* #BP and int $0x80 may be raised from user mode. */
+  set_gate(3, x86_vector_stubs + 3 * STUB_SIZE, GATE_INTERRUPT_DPL3);
+  set_gate(SYSCALL_VECTOR, x86_syscall_stub, GATE_INTERRUPT_DPL3);
+  struct table_pointer idtr = {sizeof(idt) - 1, (uint64_t)idt};
+  __asm__ volatile("lidt %0" : : "m"(idtr));
+}
+
+void cpu_set_kernel_stack(uint64_t rsp0) { tss.rsp[0] = rsp0; }

@@ -1,0 +1,118 @@
+/*
+ * Kernel entry points: boot, exception vectors, and the return to user mode.
+ *
+ * Every CPL0 instruction costs about a microsecond on a PVM host, so these paths are
+ * written to be short: one stub per vector pushes the vector number (and a zero
+ * error code where the CPU pushes none), the common path saves the general
+ * registers as a struct pt_regs and calls x86_trap(regs) in C.
+ */
+
+#define KERNEL_STACK_SIZE 16384
+
+	.section .text.entry, "ax"
+	.globl _start
+_start:
+	/* rdi = boot info GPA (the ABI); keep it for kernel_main. */
+	lea	boot_stack_top(%rip), %rsp
+	call	kernel_main
+1:	cli
+	hlt
+	jmp	1b
+
+/* Vector stubs: 16 bytes each so that the IDT set-up can compute their addresses. */
+.macro STUB vector, has_error_code
+	.balign 16
+	.if \has_error_code == 0
+	pushq	$0
+	.endif
+	pushq	$\vector
+	jmp	trap_common
+.endm
+
+	.text
+	.balign 16
+	.globl x86_vector_stubs
+x86_vector_stubs:
+	STUB 0, 0	/* #DE */
+	STUB 1, 0	/* #DB */
+	STUB 2, 0	/* NMI */
+	STUB 3, 0	/* #BP */
+	STUB 4, 0	/* #OF */
+	STUB 5, 0	/* #BR */
+	STUB 6, 0	/* #UD */
+	STUB 7, 0	/* #NM */
+	STUB 8, 1	/* #DF */
+	STUB 9, 0
+	STUB 10, 1	/* #TS */
+	STUB 11, 1	/* #NP */
+	STUB 12, 1	/* #SS */
+	STUB 13, 1	/* #GP */
+	STUB 14, 1	/* #PF */
+	STUB 15, 0
+	STUB 16, 0	/* #MF */
+	STUB 17, 1	/* #AC */
+	STUB 18, 0	/* #MC */
+	STUB 19, 0	/* #XM */
+	STUB 20, 0	/* #VE */
+	STUB 21, 1	/* #CP */
+	.globl x86_syscall_stub
+x86_syscall_stub:
+	STUB 0x80, 0	/* int $0x80, where the host delivers it (hardware KVM) */
+
+trap_common:
+	/* The stack now holds vector, error code and the hardware frame: complete
+	 * struct pt_regs (see pt_regs.h, last member pushed first). */
+	pushq	%rdi
+	pushq	%rsi
+	pushq	%rdx
+	pushq	%rcx
+	pushq	%rax
+	pushq	%r8
+	pushq	%r9
+	pushq	%r10
+	pushq	%r11
+	pushq	%rbx
+	pushq	%rbp
+	pushq	%r12
+	pushq	%r13
+	pushq	%r14
+	pushq	%r15
+	mov	%rsp, %rdi
+	call	x86_trap
+	/* fall through: return to whatever the frame says (user or kernel) */
+
+	.globl x86_return_from_trap
+x86_return_from_trap:
+	popq	%r15
+	popq	%r14
+	popq	%r13
+	popq	%r12
+	popq	%rbp
+	popq	%rbx
+	popq	%r11
+	popq	%r10
+	popq	%r9
+	popq	%r8
+	popq	%rax
+	popq	%rcx
+	popq	%rdx
+	popq	%rsi
+	popq	%rdi
+	addq	$16, %rsp	/* vector, error code */
+	iretq
+
+/* void x86_enter_user(struct pt_regs *regs): leave the kernel through a prepared
+ * frame (first entry to a new task). */
+	.globl x86_enter_user
+x86_enter_user:
+	mov	%rdi, %rsp
+	jmp	x86_return_from_trap
+
+	.bss
+	.balign 16
+boot_stack:
+	.skip KERNEL_STACK_SIZE
+	.globl boot_stack_top
+boot_stack_top:
+
+	.section .note.GNU-stack, "", @progbits

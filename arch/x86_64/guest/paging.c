@@ -1,0 +1,53 @@
+/*
+ * The VMM's boot page tables identity-map guest RAM in the first GiB (PML4[0] ->
+ * PDPT[0], supervisor-only). Every address space gets its own root and PDPT; the
+ * kernel's PDPT[0] entry (the identity map) is shared, and user programs live in
+ * PDPT[1] (USER_BASE..USER_TOP). Walks are written out level by level: they run
+ * emulated on a PVM host, where each instruction costs about a microsecond.
+ */
+#include "arch/x86_64/guest/paging.h"
+
+#include "arch/x86_64/guest/x86.h"
+#include "guest-kit/kernel/page_alloc.h"
+
+#define TABLE_FLAGS (PTE_PRESENT | PTE_WRITABLE | PTE_USER)
+
+static uint64_t *table_at(uint64_t entry) { return (uint64_t *)(entry & PTE_ADDR_MASK); }
+
+static uint64_t index_of(uint64_t va, int level) { return (va >> (12 + 9 * level)) & 511; }
+
+uint64_t paging_new_address_space(void) {
+  uint64_t *boot_root = table_at(read_cr3());
+  uint64_t *boot_pdpt = table_at(boot_root[0]);
+  uint64_t root = alloc_page();
+  uint64_t pdpt = alloc_page();
+  ((uint64_t *)pdpt)[0] = boot_pdpt[0];
+  ((uint64_t *)root)[0] = pdpt | TABLE_FLAGS;
+  return root;
+}
+
+/* The next-level table under `table[index]`, allocated if absent. */
+static uint64_t *next_table(uint64_t *table, uint64_t index) {
+  if (!(table[index] & PTE_PRESENT)) table[index] = alloc_page() | TABLE_FLAGS;
+  return table_at(table[index]);
+}
+
+void paging_map_user(uint64_t root, uint64_t va, uint64_t pa, uint64_t flags) {
+  uint64_t *pdpt = next_table((uint64_t *)root, index_of(va, 3));
+  uint64_t *pd = next_table(pdpt, index_of(va, 2));
+  uint64_t *pt = next_table(pd, index_of(va, 1));
+  pt[index_of(va, 0)] = (pa & PTE_ADDR_MASK) | flags;
+}
+
+uint64_t paging_user_to_phys(uint64_t root, uint64_t va, int write) {
+  uint64_t want = PTE_PRESENT | PTE_USER | (write ? PTE_WRITABLE : 0);
+  uint64_t *table = (uint64_t *)root;
+  for (int level = 3; level >= 0; level--) {
+    uint64_t entry = table[index_of(va, level)];
+    if ((entry & want) != want) return 0;
+    if (level == 0) return (entry & PTE_ADDR_MASK) | (va & 0xfff);
+    if (entry & (1ull << 7)) return 0; /* large pages are kernel-only here */
+    table = table_at(entry);
+  }
+  return 0;
+}

@@ -1,0 +1,15 @@
+/* The kernel's side of the VMM's hypercall port (guest-kit/abi/sigvisor_abi.h). */
+#ifndef SIGVISOR_GUEST_KIT_KERNEL_HYPERCALL_H_
+#define SIGVISOR_GUEST_KIT_KERNEL_HYPERCALL_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+void hc_console_write(const char *data, size_t len);
+void hc_phase_begin(const char *name, uint64_t ops);
+void hc_phase_end(void);
+void hc_exit(int64_t status) __attribute__((noreturn));
+void hc_panic(const char *message, size_t len, uint64_t rip, uint64_t vector)
+    __attribute__((noreturn));
+
+#endif /* SIGVISOR_GUEST_KIT_KERNEL_HYPERCALL_H_ */

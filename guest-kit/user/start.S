@@ -1,0 +1,13 @@
+/* User program entry: the kernel enters at _start with rdi = the argument string
+ * (the boot command line) and a 16-byte aligned stack less one slot, as after a
+ * call. main's return value becomes the exit status. */
+	.section .text.start, "ax"
+	.globl _start
+_start:
+	call	main
+	mov	%eax, %edi
+	mov	$60, %eax	/* SYS_exit */
+	int	$0x80
+	ud2
+
+	.section .note.GNU-stack, "", @progbits
