@@ -1,0 +1,72 @@
+// RAII ownership of a file descriptor and of an mmap'ed region.
+#ifndef SIGVISOR_VMM_BASE_UNIQUE_FD_H_
+#define SIGVISOR_VMM_BASE_UNIQUE_FD_H_
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <utility>
+
+namespace sigvisor {
+
+// Owns one file descriptor; closes it on destruction. Move-only.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept {
+    if (this != &other) Reset(std::exchange(other.fd_, -1));
+    return *this;
+  }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd() { Reset(); }
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  void Reset(int fd = -1) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// Owns one mmap'ed region; munmaps it on destruction. Move-only.
+class UniqueMapping {
+ public:
+  UniqueMapping() = default;
+  UniqueMapping(void* addr, size_t size) : addr_(addr), size_(size) {}
+  UniqueMapping(UniqueMapping&& other) noexcept
+      : addr_(std::exchange(other.addr_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+  UniqueMapping& operator=(UniqueMapping&& other) noexcept {
+    if (this != &other) {
+      Reset();
+      addr_ = std::exchange(other.addr_, nullptr);
+      size_ = std::exchange(other.size_, 0);
+    }
+    return *this;
+  }
+  UniqueMapping(const UniqueMapping&) = delete;
+  UniqueMapping& operator=(const UniqueMapping&) = delete;
+  ~UniqueMapping() { Reset(); }
+
+  void* get() const { return addr_; }
+  size_t size() const { return size_; }
+  void Reset() {
+    if (addr_ != nullptr) ::munmap(addr_, size_);
+    addr_ = nullptr;
+    size_ = 0;
+  }
+
+ private:
+  void* addr_ = nullptr;
+  size_t size_ = 0;
+};
+
+}  // namespace sigvisor
+
+#endif  // SIGVISOR_VMM_BASE_UNIQUE_FD_H_

@@ -1,0 +1,197 @@
+#include "vmm/kvm/kvm.h"
+
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "vmm/kvm/kvm_error.h"
+#include "vmm/kvm/kvm_layouts.h"
+
+namespace sigvisor {
+namespace {
+
+// ioctl that retries on EINTR except where the caller wants to see it.
+template <typename Arg>
+int Ioctl(int fd, unsigned long request, Arg arg) {
+  int ret;
+  do {
+    ret = ::ioctl(fd, request, arg);
+  } while (ret < 0 && errno == EINTR);
+  return ret;
+}
+
+}  // namespace
+
+absl::StatusOr<KvmSystem> KvmSystem::Open(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    if (err == ENOENT) {
+      return absl::NotFoundError(absl::StrFormat(
+          "%s does not exist: this machine has no KVM (load kvm_intel/kvm_amd, or run on a "
+          "host with virtualization enabled)",
+          path));
+    }
+    if (err == EACCES || err == EPERM) {
+      return absl::PermissionDeniedError(absl::StrFormat(
+          "cannot open %s: permission denied (add yourself to the 'kvm' group or run as "
+          "root)",
+          path));
+    }
+    return ErrnoError(absl::StrFormat("open %s", path), err);
+  }
+  UniqueFd kvm(fd);
+  int version = ::ioctl(kvm.get(), KVM_GET_API_VERSION, 0);
+  if (version != KVM_API_VERSION) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s speaks KVM API %d, sigvisor needs %d", path, version,
+                        KVM_API_VERSION));
+  }
+  int run_size = ::ioctl(kvm.get(), KVM_GET_VCPU_MMAP_SIZE, 0);
+  if (run_size < static_cast<int>(sizeof(kvm_run))) {
+    return ErrnoError("KVM_GET_VCPU_MMAP_SIZE", errno);
+  }
+  return KvmSystem(std::move(kvm), static_cast<size_t>(run_size));
+}
+
+int KvmSystem::CheckExtension(int capability) const {
+  int ret = ::ioctl(fd_.get(), KVM_CHECK_EXTENSION, capability);
+  return ret < 0 ? 0 : ret;
+}
+
+absl::StatusOr<KvmVm> KvmSystem::CreateVm() const {
+  int fd = Ioctl(fd_.get(), KVM_CREATE_VM, 0);
+  if (fd < 0) return ErrnoError("KVM_CREATE_VM", errno);
+  return KvmVm(UniqueFd(fd), run_size_);
+}
+
+absl::StatusOr<std::vector<kvm_cpuid_entry2>> KvmSystem::SupportedCpuid() const {
+  constexpr size_t kMaxEntries = 256;
+  std::vector<uint8_t> buffer(sizeof(KvmCpuid2Header) + kMaxEntries * sizeof(kvm_cpuid_entry2));
+  auto* cpuid = reinterpret_cast<KvmCpuid2Header*>(buffer.data());
+  cpuid->nent = kMaxEntries;
+  if (Ioctl(fd_.get(), kKvmGetSupportedCpuid, cpuid) < 0) {
+    return ErrnoError("KVM_GET_SUPPORTED_CPUID", errno);
+  }
+  std::vector<kvm_cpuid_entry2> entries(std::min<size_t>(cpuid->nent, kMaxEntries));
+  std::memcpy(entries.data(), buffer.data() + sizeof(KvmCpuid2Header),
+              entries.size() * sizeof(kvm_cpuid_entry2));
+  return entries;
+}
+
+absl::Status KvmVm::SetMemoryRegion(uint32_t slot, uint64_t gpa, uint64_t size, void* host) {
+  kvm_userspace_memory_region region = {
+      .slot = slot,
+      .flags = 0,
+      .guest_phys_addr = gpa,
+      .memory_size = size,
+      .userspace_addr = reinterpret_cast<uint64_t>(host),
+  };
+  if (Ioctl(fd_.get(), KVM_SET_USER_MEMORY_REGION, &region) < 0) {
+    return ErrnoError("KVM_SET_USER_MEMORY_REGION", errno);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status KvmVm::SetTssAddr(uint64_t gpa) {
+  if (Ioctl(fd_.get(), KVM_SET_TSS_ADDR, static_cast<unsigned long>(gpa)) < 0) {
+    return ErrnoError("KVM_SET_TSS_ADDR", errno);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status KvmVm::EnableCap(uint32_t capability, uint64_t arg0) {
+  kvm_enable_cap cap = {};
+  cap.cap = capability;
+  cap.args[0] = arg0;
+  if (Ioctl(fd_.get(), KVM_ENABLE_CAP, &cap) < 0) {
+    return ErrnoError(absl::StrFormat("KVM_ENABLE_CAP(%u)", capability), errno);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<KvmVcpu> KvmVm::CreateVcpu(int id) {
+  int fd = Ioctl(fd_.get(), KVM_CREATE_VCPU, id);
+  if (fd < 0) return ErrnoError("KVM_CREATE_VCPU", errno);
+  UniqueFd vcpu(fd);
+  void* run = ::mmap(nullptr, run_size_, PROT_READ | PROT_WRITE, MAP_SHARED, vcpu.get(), 0);
+  if (run == MAP_FAILED) return ErrnoError("mmap of the vCPU run page", errno);
+  return KvmVcpu(std::move(vcpu), UniqueMapping(run, run_size_));
+}
+
+absl::Status KvmVcpu::Run() {
+  if (::ioctl(fd_.get(), KVM_RUN, 0) < 0) {
+    if (errno == EINTR) {
+      run()->exit_reason = KVM_EXIT_INTR;
+      return absl::OkStatus();
+    }
+    return ErrnoError("KVM_RUN", errno);
+  }
+  return absl::OkStatus();
+}
+
+#define SIGVISOR_VCPU_GET(Type, Name, Request)                      \
+  absl::StatusOr<Type> KvmVcpu::Name() const {                      \
+    Type value = {};                                                \
+    if (Ioctl(fd_.get(), Request, &value) < 0) {                    \
+      return ErrnoError(#Request, errno);                           \
+    }                                                               \
+    return value;                                                   \
+  }
+#define SIGVISOR_VCPU_SET(Type, Name, Request)                      \
+  absl::Status KvmVcpu::Name(const Type& value) {                   \
+    if (Ioctl(fd_.get(), Request, &value) < 0) {                    \
+      return ErrnoError(#Request, errno);                           \
+    }                                                               \
+    return absl::OkStatus();                                        \
+  }
+
+SIGVISOR_VCPU_GET(kvm_regs, GetRegs, KVM_GET_REGS)
+SIGVISOR_VCPU_SET(kvm_regs, SetRegs, KVM_SET_REGS)
+SIGVISOR_VCPU_GET(kvm_sregs, GetSregs, KVM_GET_SREGS)
+SIGVISOR_VCPU_SET(kvm_sregs, SetSregs, KVM_SET_SREGS)
+SIGVISOR_VCPU_GET(kvm_debugregs, GetDebugRegs, KVM_GET_DEBUGREGS)
+SIGVISOR_VCPU_SET(kvm_debugregs, SetDebugRegs, KVM_SET_DEBUGREGS)
+SIGVISOR_VCPU_SET(kvm_guest_debug, SetGuestDebug, KVM_SET_GUEST_DEBUG)
+SIGVISOR_VCPU_GET(kvm_vcpu_events, GetEvents, KVM_GET_VCPU_EVENTS)
+SIGVISOR_VCPU_SET(kvm_vcpu_events, SetEvents, KVM_SET_VCPU_EVENTS)
+
+#undef SIGVISOR_VCPU_GET
+#undef SIGVISOR_VCPU_SET
+
+absl::Status KvmVcpu::SetCpuid(std::span<const kvm_cpuid_entry2> entries) {
+  std::vector<uint8_t> buffer(sizeof(KvmCpuid2Header) + entries.size_bytes());
+  auto* cpuid = reinterpret_cast<KvmCpuid2Header*>(buffer.data());
+  cpuid->nent = static_cast<uint32_t>(entries.size());
+  std::memcpy(buffer.data() + sizeof(KvmCpuid2Header), entries.data(), entries.size_bytes());
+  if (Ioctl(fd_.get(), kKvmSetCpuid2, cpuid) < 0) return ErrnoError("KVM_SET_CPUID2", errno);
+  return absl::OkStatus();
+}
+
+absl::Status KvmVcpu::SetMsrs(std::span<const kvm_msr_entry> msrs) {
+  std::vector<uint8_t> buffer(sizeof(KvmMsrsHeader) + msrs.size_bytes());
+  auto* header = reinterpret_cast<KvmMsrsHeader*>(buffer.data());
+  header->nmsrs = static_cast<uint32_t>(msrs.size());
+  std::memcpy(buffer.data() + sizeof(KvmMsrsHeader), msrs.data(), msrs.size_bytes());
+  int set = Ioctl(fd_.get(), kKvmSetMsrs, header);
+  if (set < 0) return ErrnoError("KVM_SET_MSRS", errno);
+  if (static_cast<size_t>(set) != msrs.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "KVM_SET_MSRS: the host refused MSR %#x (set %d of %d)", msrs[set].index, set,
+        msrs.size()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<StatsFd> KvmVcpu::OpenStats() const {
+  int fd = Ioctl(fd_.get(), KVM_GET_STATS_FD, 0);
+  if (fd < 0) return ErrnoError("KVM_GET_STATS_FD", errno);
+  return StatsFd::Open(UniqueFd(fd));
+}
+
+}  // namespace sigvisor

@@ -1,0 +1,104 @@
+// Thin RAII wrappers over the KVM API: the system (/dev/kvm), a VM, a vCPU with its
+// shared kvm_run page. Every fd and mapping is owned; every failing ioctl becomes an
+// absl::Status naming the ioctl and the errno.
+#ifndef SIGVISOR_VMM_KVM_KVM_H_
+#define SIGVISOR_VMM_KVM_KVM_H_
+
+#include <linux/kvm.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "vmm/base/unique_fd.h"
+#include "vmm/kvm/stats_fd.h"
+
+namespace sigvisor {
+
+class KvmVcpu;
+class KvmVm;
+
+class KvmSystem {
+ public:
+  // Opens /dev/kvm (or `path`) and checks the API version. The error says what to
+  // do when the device is missing or not accessible.
+  static absl::StatusOr<KvmSystem> Open(const std::string& path = "/dev/kvm");
+
+  // KVM_CHECK_EXTENSION: 0 when absent, else the capability's value.
+  int CheckExtension(int capability) const;
+
+  absl::StatusOr<KvmVm> CreateVm() const;
+
+  // KVM_GET_SUPPORTED_CPUID.
+  absl::StatusOr<std::vector<kvm_cpuid_entry2>> SupportedCpuid() const;
+
+  int fd() const { return fd_.get(); }
+
+ private:
+  KvmSystem(UniqueFd fd, size_t run_size) : fd_(std::move(fd)), run_size_(run_size) {}
+  UniqueFd fd_;
+  size_t run_size_;  // KVM_GET_VCPU_MMAP_SIZE
+};
+
+class KvmVm {
+ public:
+  // KVM_SET_USER_MEMORY_REGION. `host` must stay mapped for the VM's lifetime.
+  absl::Status SetMemoryRegion(uint32_t slot, uint64_t gpa, uint64_t size, void* host);
+
+  // KVM_SET_TSS_ADDR and KVM_SET_IDENTITY_MAP_ADDR where Intel VMX needs them; no-ops
+  // where the host ignores them.
+  absl::Status SetTssAddr(uint64_t gpa);
+
+  absl::Status EnableCap(uint32_t capability, uint64_t arg0);
+
+  absl::StatusOr<KvmVcpu> CreateVcpu(int id);
+
+  int fd() const { return fd_.get(); }
+
+ private:
+  friend class KvmSystem;
+  KvmVm(UniqueFd fd, size_t run_size) : fd_(std::move(fd)), run_size_(run_size) {}
+  UniqueFd fd_;
+  size_t run_size_;
+};
+
+class KvmVcpu {
+ public:
+  // KVM_RUN. Returns when the vCPU exits to user space (see run()->exit_reason).
+  // EINTR (a signal, e.g. the watchdog's) is not an error: the exit reason is then
+  // KVM_EXIT_INTR.
+  absl::Status Run();
+
+  kvm_run* run() const { return static_cast<kvm_run*>(run_mapping_.get()); }
+  size_t run_size() const { return run_mapping_.size(); }
+
+  absl::StatusOr<kvm_regs> GetRegs() const;
+  absl::Status SetRegs(const kvm_regs& regs);
+  absl::StatusOr<kvm_sregs> GetSregs() const;
+  absl::Status SetSregs(const kvm_sregs& sregs);
+  absl::Status SetCpuid(std::span<const kvm_cpuid_entry2> entries);
+  absl::Status SetMsrs(std::span<const kvm_msr_entry> msrs);
+  absl::StatusOr<kvm_debugregs> GetDebugRegs() const;
+  absl::Status SetDebugRegs(const kvm_debugregs& regs);
+  absl::Status SetGuestDebug(const kvm_guest_debug& debug);
+  absl::StatusOr<kvm_vcpu_events> GetEvents() const;
+  absl::Status SetEvents(const kvm_vcpu_events& events);
+
+  // KVM_GET_STATS_FD for this vCPU.
+  absl::StatusOr<StatsFd> OpenStats() const;
+
+  int fd() const { return fd_.get(); }
+
+ private:
+  friend class KvmVm;
+  KvmVcpu(UniqueFd fd, UniqueMapping run) : fd_(std::move(fd)), run_mapping_(std::move(run)) {}
+  UniqueFd fd_;
+  UniqueMapping run_mapping_;
+};
+
+}  // namespace sigvisor
+
+#endif  // SIGVISOR_VMM_KVM_KVM_H_

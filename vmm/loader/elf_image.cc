@@ -1,0 +1,505 @@
+#include "vmm/loader/elf_image.h"
+
+#include <elf.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "guest-kit/abi/sigvisor_abi.h"
+#include "vmm/loader/elf_bytes.h"
+
+namespace sigvisor {
+namespace {
+
+using elf_internal::RangeFits;
+using elf_internal::ReadStruct;
+using elf_internal::StringAt;
+using elf_internal::SubSpan;
+using Bytes = std::span<const uint8_t>;
+
+absl::Status Invalid(std::string message) {
+  return absl::InvalidArgumentError(std::move(message));
+}
+
+std::string OutsideFile(std::string_view what, uint64_t offset, uint64_t len, uint64_t size) {
+  return absl::StrFormat("%s: file range [0x%x, +0x%x) is outside the file (%d bytes)", what,
+                         offset, len, size);
+}
+
+// ---- ELF header -------------------------------------------------------------------
+
+std::string TooShort(uint64_t size) {
+  return absl::StrFormat(
+      "file is %d bytes, too short for an ELF64 header (%d bytes); is it truncated?", size,
+      sizeof(Elf64_Ehdr));
+}
+
+// e_ident: magic, class, byte order, version. Checked before the rest of the header
+// so that, say, a 32-bit image is reported as such rather than as "too short".
+absl::Status CheckIdent(Bytes bytes) {
+  if (bytes.size() < SELFMAG) return Invalid(TooShort(bytes.size()));
+  if (std::memcmp(bytes.data(), ELFMAG, SELFMAG) != 0) {
+    return Invalid("not an ELF file (bad magic; expected \\x7fELF)");
+  }
+  if (bytes.size() < EI_NIDENT) return Invalid(TooShort(bytes.size()));
+  switch (bytes[EI_CLASS]) {
+    case ELFCLASS64:
+      break;
+    case ELFCLASS32:
+      return Invalid("32-bit ELF; sigvisor boots ELF64 images");
+    default:
+      return Invalid(absl::StrFormat("invalid ELF class %d (expected 2, ELFCLASS64)",
+                                     bytes[EI_CLASS]));
+  }
+  switch (bytes[EI_DATA]) {
+    case ELFDATA2LSB:
+      break;
+    case ELFDATA2MSB:
+      return Invalid("big-endian ELF; sigvisor boots little-endian x86-64 images");
+    default:
+      return Invalid(absl::StrFormat("invalid ELF byte order %d (expected 1, ELFDATA2LSB)",
+                                     bytes[EI_DATA]));
+  }
+  if (bytes[EI_VERSION] != EV_CURRENT) {
+    return Invalid(absl::StrFormat("unsupported ELF ident version %d (expected 1)",
+                                   bytes[EI_VERSION]));
+  }
+  return absl::OkStatus();
+}
+
+const char* MachineName(uint16_t machine) {
+  switch (machine) {
+    case EM_386:
+      return "i386";
+    case EM_ARM:
+      return "ARM";
+    case EM_AARCH64:
+      return "AArch64";
+    case EM_RISCV:
+      return "RISC-V";
+    case EM_MIPS:
+      return "MIPS";
+    case EM_PPC:
+      return "PowerPC";
+    case EM_PPC64:
+      return "PowerPC64";
+    case EM_S390:
+      return "s390";
+    case EM_X86_64:
+      return "x86-64";
+    default:
+      return nullptr;
+  }
+}
+
+absl::Status CheckMachine(uint16_t machine) {
+  if (machine == EM_X86_64) return absl::OkStatus();
+  const char* name = MachineName(machine);
+  if (name == nullptr) {
+    return Invalid(absl::StrFormat(
+        "ELF for unknown machine (%d); sigvisor boots x86-64 (%d)", machine, EM_X86_64));
+  }
+  return Invalid(absl::StrFormat("ELF for machine %s (%d); sigvisor boots x86-64 (%d)", name,
+                                 machine, EM_X86_64));
+}
+
+absl::Status CheckType(uint16_t type, const ElfParseOptions& options) {
+  switch (type) {
+    case ET_EXEC:
+      return absl::OkStatus();
+    case ET_DYN:
+      if (options.allow_host_binaries) return absl::OkStatus();
+      return Invalid(
+          "ELF type ET_DYN (PIE or shared object); sigvisor boots ET_EXEC images: link the "
+          "guest with -static -no-pie");
+    case ET_REL:
+      return Invalid(
+          "ELF type ET_REL (relocatable object); sigvisor boots ET_EXEC images: link it first");
+    case ET_CORE:
+      return Invalid("ELF type ET_CORE (core dump); sigvisor boots ET_EXEC images");
+    default:
+      return Invalid(absl::StrFormat("ELF type %d; sigvisor boots ET_EXEC images", type));
+  }
+}
+
+absl::StatusOr<Elf64_Ehdr> ReadHeader(Bytes bytes, const ElfParseOptions& options) {
+  if (absl::Status s = CheckIdent(bytes); !s.ok()) return s;
+  std::optional<Elf64_Ehdr> ehdr = ReadStruct<Elf64_Ehdr>(bytes, 0);
+  if (!ehdr) return Invalid(TooShort(bytes.size()));
+  if (ehdr->e_version != EV_CURRENT) {
+    return Invalid(absl::StrFormat("unsupported ELF version %d (expected 1)", ehdr->e_version));
+  }
+  if (absl::Status s = CheckMachine(ehdr->e_machine); !s.ok()) return s;
+  if (absl::Status s = CheckType(ehdr->e_type, options); !s.ok()) return s;
+  return *ehdr;
+}
+
+// ---- Program headers --------------------------------------------------------------
+
+absl::StatusOr<std::vector<Elf64_Phdr>> ReadProgramHeaders(Bytes bytes, const Elf64_Ehdr& ehdr) {
+  if (ehdr.e_phnum == 0) return std::vector<Elf64_Phdr>{};  // reported as "no PT_LOAD"
+  if (ehdr.e_phnum == PN_XNUM) {
+    return absl::UnimplementedError(
+        "extended program header numbering (e_phnum = PN_XNUM) is not supported");
+  }
+  if (ehdr.e_phentsize != sizeof(Elf64_Phdr)) {
+    return Invalid(absl::StrFormat("bad e_phentsize %d; ELF64 program headers are %d bytes",
+                                   ehdr.e_phentsize, sizeof(Elf64_Phdr)));
+  }
+  // e_phnum < 2^16, so the table size cannot overflow.
+  const uint64_t table_size = uint64_t{ehdr.e_phnum} * sizeof(Elf64_Phdr);
+  if (!RangeFits(ehdr.e_phoff, table_size, bytes.size())) {
+    return Invalid(OutsideFile("program header table", ehdr.e_phoff, table_size, bytes.size()));
+  }
+  std::vector<Elf64_Phdr> phdrs;
+  for (uint64_t i = 0; i < ehdr.e_phnum; ++i) {
+    std::optional<Elf64_Phdr> ph =
+        ReadStruct<Elf64_Phdr>(bytes, ehdr.e_phoff + i * sizeof(Elf64_Phdr));
+    if (!ph) return absl::InternalError("program header out of range");  // checked above
+    phdrs.push_back(*ph);
+  }
+  return phdrs;
+}
+
+std::string LoadName(size_t phdr_index) {
+  return absl::StrFormat("program header %d (PT_LOAD)", phdr_index);
+}
+
+absl::StatusOr<ElfSegment> ReadLoadSegment(Bytes bytes, const Elf64_Phdr& ph, size_t index) {
+  if (!RangeFits(ph.p_offset, ph.p_filesz, bytes.size())) {
+    return Invalid(OutsideFile(LoadName(index), ph.p_offset, ph.p_filesz, bytes.size()));
+  }
+  if (ph.p_filesz > ph.p_memsz) {
+    return Invalid(absl::StrFormat("%s: p_filesz 0x%x exceeds p_memsz 0x%x", LoadName(index),
+                                   ph.p_filesz, ph.p_memsz));
+  }
+  uint64_t end;
+  if (__builtin_add_overflow(ph.p_paddr, ph.p_memsz, &end)) {
+    return Invalid(absl::StrFormat("%s: p_paddr 0x%x + p_memsz 0x%x overflows 64 bits",
+                                   LoadName(index), ph.p_paddr, ph.p_memsz));
+  }
+  if (__builtin_add_overflow(ph.p_vaddr, ph.p_memsz, &end)) {
+    return Invalid(absl::StrFormat("%s: p_vaddr 0x%x + p_memsz 0x%x overflows 64 bits",
+                                   LoadName(index), ph.p_vaddr, ph.p_memsz));
+  }
+  std::optional<Bytes> file_bytes = SubSpan(bytes, ph.p_offset, ph.p_filesz);
+  if (!file_bytes) return absl::InternalError("segment range out of file");  // checked above
+  return ElfSegment{.paddr = ph.p_paddr,
+                    .vaddr = ph.p_vaddr,
+                    .memsz = ph.p_memsz,
+                    .filesz = ph.p_filesz,
+                    .flags = ph.p_flags,
+                    .file_bytes = *file_bytes};
+}
+
+absl::StatusOr<std::vector<ElfSegment>> ReadLoadSegments(Bytes bytes,
+                                                         const std::vector<Elf64_Phdr>& phdrs) {
+  std::vector<ElfSegment> segments;
+  for (size_t i = 0; i < phdrs.size(); ++i) {
+    if (phdrs[i].p_type != PT_LOAD) continue;
+    absl::StatusOr<ElfSegment> segment = ReadLoadSegment(bytes, phdrs[i], i);
+    if (!segment.ok()) return segment.status();
+    segments.push_back(*segment);
+  }
+  if (segments.empty()) {
+    return Invalid("no PT_LOAD segments; nothing to load (is this a linked executable?)");
+  }
+  return segments;
+}
+
+// Two segments loaded over each other would make the result depend on load order.
+// Sorted by start, ranges are disjoint iff every neighbour pair is.
+absl::Status CheckNoOverlap(const std::vector<ElfSegment>& segments) {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < segments.size(); ++i) {
+    if (segments[i].memsz > 0) order.push_back(i);  // an empty range overlaps nothing
+  }
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return segments[a].paddr < segments[b].paddr; });
+  for (size_t k = 1; k < order.size(); ++k) {
+    const ElfSegment& prev = segments[order[k - 1]];
+    const ElfSegment& cur = segments[order[k]];
+    // Ends cannot overflow: ReadLoadSegment checked paddr + memsz.
+    if (prev.paddr + prev.memsz > cur.paddr) {
+      return Invalid(absl::StrFormat(
+          "PT_LOAD segments %d [0x%x, 0x%x) and %d [0x%x, 0x%x) overlap in physical memory",
+          order[k - 1], prev.paddr, prev.paddr + prev.memsz, order[k], cur.paddr,
+          cur.paddr + cur.memsz));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The vCPU starts at e_entry; make sure there is code there.
+absl::Status CheckEntry(uint64_t entry, const std::vector<ElfSegment>& segments) {
+  for (const ElfSegment& s : segments) {
+    if ((s.flags & PF_X) != 0 && entry >= s.vaddr && entry - s.vaddr < s.memsz) {
+      return absl::OkStatus();
+    }
+  }
+  return Invalid(absl::StrFormat(
+      "entry point 0x%x is not inside any executable PT_LOAD segment (check ENTRY() and the "
+      "linker script)",
+      entry));
+}
+
+bool HasInterpreter(const std::vector<Elf64_Phdr>& phdrs) {
+  return std::any_of(phdrs.begin(), phdrs.end(),
+                     [](const Elf64_Phdr& ph) { return ph.p_type == PT_INTERP; });
+}
+
+// ---- Section headers --------------------------------------------------------------
+
+absl::StatusOr<std::vector<Elf64_Shdr>> ReadSectionHeaders(Bytes bytes, const Elf64_Ehdr& ehdr) {
+  if (ehdr.e_shoff == 0) return std::vector<Elf64_Shdr>{};  // stripped: no sections
+  if (ehdr.e_shnum == 0) {
+    return absl::UnimplementedError(
+        "extended section numbering (e_shnum = 0 with e_shoff != 0) is not supported");
+  }
+  if (ehdr.e_shentsize != sizeof(Elf64_Shdr)) {
+    return Invalid(absl::StrFormat("bad e_shentsize %d; ELF64 section headers are %d bytes",
+                                   ehdr.e_shentsize, sizeof(Elf64_Shdr)));
+  }
+  const uint64_t table_size = uint64_t{ehdr.e_shnum} * sizeof(Elf64_Shdr);
+  if (!RangeFits(ehdr.e_shoff, table_size, bytes.size())) {
+    return Invalid(OutsideFile("section header table", ehdr.e_shoff, table_size, bytes.size()));
+  }
+  std::vector<Elf64_Shdr> shdrs;
+  for (uint64_t i = 0; i < ehdr.e_shnum; ++i) {
+    std::optional<Elf64_Shdr> sh =
+        ReadStruct<Elf64_Shdr>(bytes, ehdr.e_shoff + i * sizeof(Elf64_Shdr));
+    if (!sh) return absl::InternalError("section header out of range");  // checked above
+    // Checking every section's contents here lets later code slice them freely.
+    const bool has_contents = sh->sh_type != SHT_NULL && sh->sh_type != SHT_NOBITS;
+    if (i != 0 && has_contents && !RangeFits(sh->sh_offset, sh->sh_size, bytes.size())) {
+      return Invalid(OutsideFile(absl::StrFormat("section %d", i), sh->sh_offset, sh->sh_size,
+                                 bytes.size()));
+    }
+    shdrs.push_back(*sh);
+  }
+  return shdrs;
+}
+
+// A section's file contents; empty for SHT_NOBITS / SHT_NULL.
+absl::StatusOr<Bytes> SectionBytes(Bytes bytes, const Elf64_Shdr& sh) {
+  if (sh.sh_type == SHT_NOBITS || sh.sh_type == SHT_NULL) return Bytes{};
+  std::optional<Bytes> contents = SubSpan(bytes, sh.sh_offset, sh.sh_size);
+  if (!contents) return absl::InternalError("section range out of file");  // checked on read
+  return *contents;
+}
+
+absl::StatusOr<std::vector<std::string>> ReadSectionNames(Bytes bytes, const Elf64_Ehdr& ehdr,
+                                                          const std::vector<Elf64_Shdr>& shdrs) {
+  std::vector<std::string> names(shdrs.size());
+  if (shdrs.empty() || ehdr.e_shstrndx == SHN_UNDEF) return names;  // unnamed sections
+  if (ehdr.e_shstrndx == SHN_XINDEX) {
+    return absl::UnimplementedError(
+        "extended section name table index (e_shstrndx = SHN_XINDEX) is not supported");
+  }
+  if (ehdr.e_shstrndx >= shdrs.size()) {
+    return Invalid(absl::StrFormat("e_shstrndx %d is out of range (%d sections)",
+                                   ehdr.e_shstrndx, shdrs.size()));
+  }
+  const Elf64_Shdr& strtab = shdrs[ehdr.e_shstrndx];
+  if (strtab.sh_type != SHT_STRTAB) {
+    return Invalid(absl::StrFormat("section name table (section %d) is not SHT_STRTAB (type %d)",
+                                   ehdr.e_shstrndx, strtab.sh_type));
+  }
+  absl::StatusOr<Bytes> table = SectionBytes(bytes, strtab);
+  if (!table.ok()) return table.status();
+  // Section 0 is the reserved null section; it has no name to look up.
+  for (size_t i = 1; i < shdrs.size(); ++i) {
+    absl::StatusOr<std::string_view> name =
+        StringAt(*table, shdrs[i].sh_name, absl::StrFormat("section %d name", i));
+    if (!name.ok()) return name.status();
+    names[i] = std::string(*name);
+  }
+  return names;
+}
+
+absl::StatusOr<SymbolTable> ReadSymbols(Bytes bytes, const std::vector<Elf64_Shdr>& shdrs) {
+  auto symtab = std::find_if(shdrs.begin(), shdrs.end(),
+                             [](const Elf64_Shdr& sh) { return sh.sh_type == SHT_SYMTAB; });
+  if (symtab == shdrs.end()) return SymbolTable();  // stripped of symbols
+  const size_t index = symtab - shdrs.begin();
+  if (symtab->sh_entsize != sizeof(Elf64_Sym)) {
+    return Invalid(absl::StrFormat("symbol table (section %d) has sh_entsize %d; expected %d",
+                                   index, symtab->sh_entsize, sizeof(Elf64_Sym)));
+  }
+  if (symtab->sh_link >= shdrs.size() || shdrs[symtab->sh_link].sh_type != SHT_STRTAB) {
+    return Invalid(absl::StrFormat(
+        "symbol table (section %d) links to section %d, which is not a string table", index,
+        symtab->sh_link));
+  }
+  absl::StatusOr<Bytes> entries = SectionBytes(bytes, *symtab);
+  if (!entries.ok()) return entries.status();
+  absl::StatusOr<Bytes> names = SectionBytes(bytes, shdrs[symtab->sh_link]);
+  if (!names.ok()) return names.status();
+  return SymbolTable::FromElf(*entries, *names);
+}
+
+std::vector<ElfSection> ExecutableSections(Bytes bytes, const std::vector<Elf64_Shdr>& shdrs,
+                                           const std::vector<std::string>& names) {
+  std::vector<ElfSection> sections;
+  for (size_t i = 0; i < shdrs.size(); ++i) {
+    const Elf64_Shdr& sh = shdrs[i];
+    if (sh.sh_type != SHT_PROGBITS || (sh.sh_flags & SHF_EXECINSTR) == 0) continue;
+    absl::StatusOr<Bytes> contents = SectionBytes(bytes, sh);
+    if (!contents.ok()) continue;  // unreachable: ranges were checked on read
+    sections.push_back(ElfSection{.name = names[i], .vaddr = sh.sh_addr, .bytes = *contents});
+  }
+  return sections;
+}
+
+// ---- Notes ------------------------------------------------------------------------
+
+constexpr uint64_t AlignUp(uint64_t value, uint64_t align) {
+  return (value + align - 1) & ~(align - 1);
+}
+
+// Note entries are padded to 4 bytes, or to 8 in areas aligned to 8 (e.g.
+// .note.gnu.property); binutils decides the same way from the area's alignment.
+uint64_t NoteAlignment(uint64_t area_align) { return area_align == 8 ? 8 : 4; }
+
+bool IsSigvisorAbiNote(Bytes area, const Elf64_Nhdr& nh, uint64_t name_offset) {
+  constexpr size_t kNameSize = sizeof(SIGVISOR_NOTE_NAME);  // including the NUL
+  return nh.n_type == SIGVISOR_NOTE_TYPE_ABI && nh.n_namesz == kNameSize &&
+         std::memcmp(area.data() + name_offset, SIGVISOR_NOTE_NAME, kNameSize) == 0;
+}
+
+// Walks the notes of one PT_NOTE segment or SHT_NOTE section and returns the
+// versions of the sigvisor ABI notes in it. Other notes are skipped, but must be
+// well-formed: a note running off the end of its area means a corrupt image.
+absl::StatusOr<std::vector<uint32_t>> AbiVersionsIn(Bytes area, uint64_t align,
+                                                    std::string_view where) {
+  std::vector<uint32_t> versions;
+  uint64_t pos = 0;
+  while (pos < area.size()) {
+    std::optional<Elf64_Nhdr> nh = ReadStruct<Elf64_Nhdr>(area, pos);
+    if (!nh) {
+      return Invalid(absl::StrFormat("%s: truncated note header at offset 0x%x (area is %d bytes)",
+                                     where, pos, area.size()));
+    }
+    // pos < 2^63 and the sizes are 32-bit: none of these sums can overflow.
+    const uint64_t name_offset = pos + sizeof(Elf64_Nhdr);
+    const uint64_t desc_offset = AlignUp(name_offset + nh->n_namesz, align);
+    const uint64_t desc_end = desc_offset + nh->n_descsz;
+    if (desc_offset > area.size() || desc_end > area.size()) {
+      return Invalid(absl::StrFormat(
+          "%s: note at offset 0x%x (name %d bytes, descriptor %d bytes) runs past the end of "
+          "its area (%d bytes)",
+          where, pos, nh->n_namesz, nh->n_descsz, area.size()));
+    }
+    if (IsSigvisorAbiNote(area, *nh, name_offset)) {
+      if (nh->n_descsz != sizeof(uint32_t)) {
+        return Invalid(absl::StrFormat(
+            "%s: sigvisor ABI note has a %d-byte descriptor; expected 4 (one uint32 version)",
+            where, nh->n_descsz));
+      }
+      std::optional<uint32_t> version = ReadStruct<uint32_t>(area, desc_offset);
+      if (!version) return absl::InternalError("note descriptor out of range");  // checked
+      versions.push_back(*version);
+    }
+    pos = AlignUp(desc_end, align);
+  }
+  return versions;
+}
+
+// The ABI version from every PT_NOTE segment and SHT_NOTE section. The same note is
+// usually reachable both ways; copies must agree.
+absl::StatusOr<std::optional<uint32_t>> ReadAbiVersion(Bytes bytes,
+                                                       const std::vector<Elf64_Phdr>& phdrs,
+                                                       const std::vector<Elf64_Shdr>& shdrs,
+                                                       const std::vector<std::string>& names) {
+  std::vector<uint32_t> versions;
+  auto scan = [&](Bytes area, uint64_t area_align, const std::string& where) -> absl::Status {
+    absl::StatusOr<std::vector<uint32_t>> found =
+        AbiVersionsIn(area, NoteAlignment(area_align), where);
+    if (!found.ok()) return found.status();
+    versions.insert(versions.end(), found->begin(), found->end());
+    return absl::OkStatus();
+  };
+  for (size_t i = 0; i < phdrs.size(); ++i) {
+    const Elf64_Phdr& ph = phdrs[i];
+    if (ph.p_type != PT_NOTE) continue;
+    const std::string where = absl::StrFormat("program header %d (PT_NOTE)", i);
+    std::optional<Bytes> area = SubSpan(bytes, ph.p_offset, ph.p_filesz);
+    if (!area) return Invalid(OutsideFile(where, ph.p_offset, ph.p_filesz, bytes.size()));
+    if (absl::Status s = scan(*area, ph.p_align, where); !s.ok()) return s;
+  }
+  for (size_t i = 0; i < shdrs.size(); ++i) {
+    if (shdrs[i].sh_type != SHT_NOTE) continue;
+    absl::StatusOr<Bytes> area = SectionBytes(bytes, shdrs[i]);
+    if (!area.ok()) return area.status();
+    const std::string where = absl::StrFormat("section %d (%s)", i, names[i]);
+    if (absl::Status s = scan(*area, shdrs[i].sh_addralign, where); !s.ok()) return s;
+  }
+  if (versions.empty()) return std::optional<uint32_t>();
+  for (uint32_t v : versions) {
+    if (v != versions.front()) {
+      return Invalid(absl::StrFormat("conflicting sigvisor ABI notes: versions %d and %d",
+                                     versions.front(), v));
+    }
+  }
+  return std::optional<uint32_t>(versions.front());
+}
+
+}  // namespace
+
+absl::StatusOr<ElfImage> ElfImage::Parse(std::vector<uint8_t> bytes) {
+  return Parse(std::move(bytes), ElfParseOptions{});
+}
+
+absl::StatusOr<ElfImage> ElfImage::Parse(std::vector<uint8_t> bytes,
+                                         const ElfParseOptions& options) {
+  // The buffer is moved to the heap once; from here on its address never changes,
+  // which is what keeps the spans below valid when the ElfImage moves.
+  ElfImage image(std::make_shared<const std::vector<uint8_t>>(std::move(bytes)));
+  const Bytes file = image.bytes();
+
+  absl::StatusOr<Elf64_Ehdr> ehdr = ReadHeader(file, options);
+  if (!ehdr.ok()) return ehdr.status();
+  image.entry_ = ehdr->e_entry;
+  image.type_ = ehdr->e_type;
+
+  absl::StatusOr<std::vector<Elf64_Phdr>> phdrs = ReadProgramHeaders(file, *ehdr);
+  if (!phdrs.ok()) return phdrs.status();
+  absl::StatusOr<std::vector<ElfSegment>> segments = ReadLoadSegments(file, *phdrs);
+  if (!segments.ok()) return segments.status();
+  if (absl::Status s = CheckNoOverlap(*segments); !s.ok()) return s;
+  if (absl::Status s = CheckEntry(image.entry_, *segments); !s.ok()) return s;
+  const bool dynamic = HasInterpreter(*phdrs);
+  if (dynamic && !options.allow_host_binaries) {
+    return Invalid(
+        "image has a PT_INTERP (dynamically linked); sigvisor boots static images: link with "
+        "-static");
+  }
+  image.bootable_ = image.type_ == ET_EXEC && !dynamic;
+  image.segments_ = *std::move(segments);
+  image.load_begin_ = image.segments_.front().paddr;
+  image.load_end_ = 0;
+  for (const ElfSegment& s : image.segments_) {
+    image.load_begin_ = std::min(image.load_begin_, s.paddr);
+    image.load_end_ = std::max(image.load_end_, s.paddr + s.memsz);  // checked: no overflow
+  }
+
+  absl::StatusOr<std::vector<Elf64_Shdr>> shdrs = ReadSectionHeaders(file, *ehdr);
+  if (!shdrs.ok()) return shdrs.status();
+  absl::StatusOr<std::vector<std::string>> names = ReadSectionNames(file, *ehdr, *shdrs);
+  if (!names.ok()) return names.status();
+  absl::StatusOr<SymbolTable> symbols = ReadSymbols(file, *shdrs);
+  if (!symbols.ok()) return symbols.status();
+  image.symbols_ = *std::move(symbols);
+  absl::StatusOr<std::optional<uint32_t>> abi = ReadAbiVersion(file, *phdrs, *shdrs, *names);
+  if (!abi.ok()) return abi.status();
+  image.abi_version_ = *abi;
+  image.executable_sections_ = ExecutableSections(file, *shdrs, *names);
+  return image;
+}
+
+}  // namespace sigvisor
