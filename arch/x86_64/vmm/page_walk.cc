@@ -1,0 +1,45 @@
+#include "arch/x86_64/vmm/page_walk.h"
+
+#include "absl/strings/str_format.h"
+
+namespace sigvisor::x86 {
+namespace {
+constexpr uint64_t kPresent = 1;
+constexpr uint64_t kLargePage = 1ull << 7;
+constexpr uint64_t kAddressMask = 0x000ffffffffff000ull;
+}  // namespace
+
+absl::StatusOr<uint64_t> TranslateGva(const GuestMemory& memory, uint64_t cr3, uint64_t gva) {
+  uint64_t table = cr3 & kAddressMask;
+  for (int level = 3; level >= 0; --level) {
+    const int shift = 12 + 9 * level;
+    const uint64_t index = (gva >> shift) & 511;
+    absl::StatusOr<uint64_t> entry = memory.ReadObject<uint64_t>(table + index * 8);
+    if (!entry.ok()) return entry.status();
+    if (!(*entry & kPresent)) {
+      return absl::NotFoundError(absl::StrFormat("guest address %#x is not mapped", gva));
+    }
+    const bool leaf = level == 0 || ((level == 1 || level == 2) && (*entry & kLargePage));
+    if (leaf) {
+      const uint64_t page_mask = (1ull << shift) - 1;
+      return (*entry & kAddressMask & ~page_mask) | (gva & page_mask);
+    }
+    table = *entry & kAddressMask;
+  }
+  return absl::InternalError("unreachable");
+}
+
+std::vector<uint8_t> ReadGuestVirtual(const GuestMemory& memory, uint64_t cr3, uint64_t gva,
+                                      size_t len) {
+  std::vector<uint8_t> bytes;
+  for (size_t i = 0; i < len; ++i) {
+    absl::StatusOr<uint64_t> gpa = TranslateGva(memory, cr3, gva + i);
+    if (!gpa.ok()) break;
+    absl::StatusOr<uint8_t> byte = memory.ReadObject<uint8_t>(*gpa);
+    if (!byte.ok()) break;
+    bytes.push_back(*byte);
+  }
+  return bytes;
+}
+
+}  // namespace sigvisor::x86

@@ -1,0 +1,23 @@
+// Guest-virtual to guest-physical translation by walking the guest's 4-level page
+// tables through GuestMemory (every table read bounds-checked). Used for
+// diagnoses: the bytes at a faulting RIP, wherever the guest was running.
+#ifndef SIGVISOR_ARCH_X86_64_VMM_PAGE_WALK_H_
+#define SIGVISOR_ARCH_X86_64_VMM_PAGE_WALK_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "vmm/machine/guest_memory.h"
+
+namespace sigvisor::x86 {
+
+absl::StatusOr<uint64_t> TranslateGva(const GuestMemory& memory, uint64_t cr3, uint64_t gva);
+
+// Up to `len` bytes at `gva`, stopping early at an unmapped page.
+std::vector<uint8_t> ReadGuestVirtual(const GuestMemory& memory, uint64_t cr3, uint64_t gva,
+                                      size_t len);
+
+}  // namespace sigvisor::x86
+
+#endif  // SIGVISOR_ARCH_X86_64_VMM_PAGE_WALK_H_

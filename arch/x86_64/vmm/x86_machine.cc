@@ -1,0 +1,131 @@
+#include "arch/x86_64/vmm/x86_machine.h"
+
+#include <cstring>
+#include <optional>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "arch/x86_64/vmm/boot_layout.h"
+#include "arch/x86_64/vmm/kvm_backend.h"
+#include "arch/x86_64/vmm/long_mode.h"
+#include "arch/x86_64/vmm/page_walk.h"
+#include "devices/debug_exit.h"
+#include "devices/hypercall.h"
+#include "devices/serial16550.h"
+#include "guest-kit/abi/sigvisor_abi.h"
+#include "vmm/base/clock.h"
+#include "vmm/loader/elf_loader.h"
+#include "vmm/machine/bus.h"
+#include "vmm/machine/guest_memory.h"
+
+namespace sigvisor::x86 {
+namespace {
+
+constexpr uint64_t kPageSize = 4096;
+// Intel VMX wants a 3-page TSS region for real-mode emulation; out of RAM's way.
+constexpr uint64_t kVmxTssGpa = 0xfffbd000;
+
+absl::Status WriteBootInfo(GuestMemory& memory, const ElfImage& image,
+                           const MachineConfig& config) {
+  sigvisor_boot_info info = {};
+  info.magic = SIGVISOR_BOOT_INFO_MAGIC;
+  info.abi_version = SIGVISOR_ABI_VERSION;
+  info.mem_bytes = memory.size();
+  info.free_gpa = (image.load_end() + kPageSize - 1) & ~(kPageSize - 1);
+  info.flags = config.cpl0_emulated ? SIGVISOR_BOOT_CPL0_EMULATED : 0;
+  if (config.cmdline.size() >= sizeof(info.cmdline)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the guest command line is %d bytes; the boot ABI holds at most %d",
+        config.cmdline.size(), sizeof(info.cmdline) - 1));
+  }
+  std::memcpy(info.cmdline, config.cmdline.data(), config.cmdline.size());
+  return memory.WriteObject(kBootInfoGpa, info);
+}
+
+// "rip 0x100123 (kernel_main+0x13, cpl 0) bytes cc 90 ..." for a diagnosis.
+std::string Describe(const GuestMemory& memory, const ElfImage& image, const CpuLocation& where) {
+  std::vector<uint8_t> bytes = ReadGuestVirtual(memory, where.page_table_root, where.rip, 8);
+  std::vector<std::string> hex;
+  for (uint8_t b : bytes) hex.push_back(absl::StrFormat("%02x", b));
+  std::string text = absl::StrFormat("rip %#x (%s, cpl %d)", where.rip,
+                                     image.symbols().Symbolize(where.rip), where.cpl);
+  text += bytes.empty() ? " (bytes not readable)" : " bytes " + absl::StrJoin(hex, " ");
+  return text;
+}
+
+}  // namespace
+
+absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& image,
+                                         const MachineConfig& config) {
+  if (absl::Status s = CheckAbiVersion(image, SIGVISOR_ABI_VERSION); !s.ok()) return s;
+  if (image.load_begin() < kImageMinGpa) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the image loads at %#x, below %#x where sigvisor keeps the boot page tables; link "
+        "it at 1 MiB or above",
+        image.load_begin(), kImageMinGpa));
+  }
+  if (config.memory_bytes > kMaxGuestMemory || config.memory_bytes < 2 * kImageMinGpa ||
+      config.memory_bytes % (2ull << 20) != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "guest memory of %d MiB: give 2 MiB to 1024 MiB in steps of 2 MiB",
+        config.memory_bytes >> 20));
+  }
+
+  MachineReport report;
+  const uint64_t create_start = MonotonicNs();
+  absl::StatusOr<KvmVm> vm = kvm.CreateVm();
+  if (!vm.ok()) return vm.status();
+  absl::StatusOr<GuestMemory> memory = GuestMemory::Create(config.memory_bytes);
+  if (!memory.ok()) return memory.status();
+  if (absl::Status s = vm->SetMemoryRegion(0, 0, memory->size(), memory->host_base()); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = vm->SetTssAddr(kVmxTssGpa); !s.ok()) return s;
+  absl::StatusOr<KvmVcpu> vcpu = vm->CreateVcpu(0);
+  if (!vcpu.ok()) return vcpu.status();
+  absl::StatusOr<std::vector<kvm_cpuid_entry2>> cpuid = kvm.SupportedCpuid();
+  if (!cpuid.ok()) return cpuid.status();
+  report.vm_create_ns = MonotonicNs() - create_start;
+
+  const uint64_t setup_start = MonotonicNs();
+  if (image.load_end() > memory->size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the image needs guest memory up to %#x but the VM has %d MiB; raise --memory",
+        image.load_end(), memory->size() >> 20));
+  }
+  if (absl::Status s = LoadElfImage(image, *memory); !s.ok()) return s;
+  if (absl::Status s = WriteBootTables(*memory); !s.ok()) return s;
+  if (absl::Status s = WriteBootInfo(*memory, image, config); !s.ok()) return s;
+  if (absl::Status s = SetUpVcpu(*vcpu, image.entry(), kBootInfoGpa, *cpuid); !s.ok()) return s;
+  std::optional<StatsFd> stats;
+  if (absl::StatusOr<StatsFd> opened = vcpu->OpenStats(); opened.ok()) stats = std::move(*opened);
+  report.setup_ns = MonotonicNs() - setup_start;
+
+  KvmBackend backend(*vcpu, std::move(stats));
+  SessionOptions options = config.session;
+  const GuestMemory& ram = *memory;
+  options.describe = [&ram, &image](const CpuLocation& where) {
+    return Describe(ram, image, where);
+  };
+  Bus bus;
+  Session session(backend, bus, options);
+  Serial16550 serial([&session](std::string_view text) { session.OnConsoleWrite(text); });
+  DebugExit debug_exit;
+  HypercallDevice hypercalls(*memory, session);
+  for (absl::Status s : {
+           bus.Register(AddressSpace::kPort, kSerialPort, Serial16550::kPortCount, &serial),
+           bus.Register(AddressSpace::kPort, kDebugExitPort, DebugExit::kPortCount, &debug_exit),
+           bus.Register(AddressSpace::kPort, SIGVISOR_HC_PORT_BASE, HypercallDevice::kPortCount,
+                        &hypercalls),
+       }) {
+    if (!s.ok()) return s;
+  }
+
+  report.result = session.Run();
+  if (report.result.outcome == Outcome::kExited && debug_exit.exit_status()) {
+    report.result.exit_code = *debug_exit.exit_status();
+  }
+  return report;
+}
+
+}  // namespace sigvisor::x86

@@ -1,0 +1,41 @@
+// An x86-64 KVM machine for one run: RAM, the loaded image, boot state, the bus
+// with its devices (COM1 serial, debug-exit, hypercall port) and the vCPU.
+#ifndef SIGVISOR_ARCH_X86_64_VMM_X86_MACHINE_H_
+#define SIGVISOR_ARCH_X86_64_VMM_X86_MACHINE_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "vmm/kvm/kvm.h"
+#include "vmm/loader/elf_image.h"
+#include "vmm/run/session.h"
+
+namespace sigvisor::x86 {
+
+// Fixed device addresses (the PC's, so other tools' guests find them too).
+inline constexpr uint64_t kSerialPort = 0x3f8;
+inline constexpr uint64_t kDebugExitPort = 0xf4;
+
+struct MachineConfig {
+  uint64_t memory_bytes = 32ull << 20;
+  std::string cmdline;          // goes into sigvisor_boot_info.cmdline
+  bool cpl0_emulated = false;   // tells the guest (boot-info flag)
+  SessionOptions session;       // timeout, console sink (describe is filled in here)
+};
+
+struct MachineReport {
+  RunResult result;
+  uint64_t vm_create_ns = 0;  // KVM_CREATE_VM to a vCPU ready to run (incl. CPUID)
+  uint64_t setup_ns = 0;      // image load, boot tables, registers
+};
+
+// Creates a VM, boots `image` in it and runs it to the end. Errors are for what
+// prevents booting at all (bad image, KVM failures); how the guest ended is in the
+// report.
+absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& image,
+                                         const MachineConfig& config);
+
+}  // namespace sigvisor::x86
+
+#endif  // SIGVISOR_ARCH_X86_64_VMM_X86_MACHINE_H_

@@ -1,0 +1,65 @@
+// Measured phases: the guest's BEGIN(name, ops) / END markers cut the run into
+// phases; each phase reports the exits, KVM statistics, wall time and guest TSC
+// cycles between its markers, in total and per operation.
+#ifndef SIGVISOR_VMM_LEDGER_PHASE_TRACKER_H_
+#define SIGVISOR_VMM_LEDGER_PHASE_TRACKER_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "vmm/kvm/stats_fd.h"
+#include "vmm/ledger/exit_ledger.h"
+
+namespace sigvisor {
+
+// The counters at one phase boundary.
+struct PhaseSample {
+  ExitCounts exits;
+  StatsSnapshot kvm_stats;
+  uint64_t wall_ns = 0;    // host CLOCK_MONOTONIC
+  uint64_t guest_tsc = 0;  // the guest's rdtsc, as it reported it
+};
+
+struct PhaseResult {
+  std::string name;
+  uint64_t ops = 0;
+  ExitCounts exits;        // by reason, markers excluded
+  uint64_t exits_total = 0;
+  StatsSnapshot kvm_stats; // deltas, markers excluded
+  uint64_t wall_ns = 0;
+  uint64_t tsc_cycles = 0;
+};
+
+class PhaseTracker {
+ public:
+  // Opens a phase. Fails (and changes nothing) if one is already open.
+  absl::Status Begin(std::string name, uint64_t ops, const PhaseSample& at_begin);
+
+  // Closes the open phase. `at_end` is taken while the END marker's own exit is being
+  // handled: KVM has already counted that exit in `exits` and `io_exits`, and the
+  // ledger has not, so those two KVM stats are reduced by one here.
+  absl::Status End(const PhaseSample& at_end);
+
+  bool open() const { return open_.has_value(); }
+  const std::vector<PhaseResult>& results() const { return results_; }
+
+ private:
+  struct OpenPhase {
+    std::string name;
+    uint64_t ops;
+    PhaseSample begin;
+  };
+  std::optional<OpenPhase> open_;
+  std::vector<PhaseResult> results_;
+};
+
+// after - before for every statistic present in both, zeros kept (counters only go up; a value
+// that went down yields 0).
+StatsSnapshot SubtractStats(const StatsSnapshot& after, const StatsSnapshot& before);
+
+}  // namespace sigvisor
+
+#endif  // SIGVISOR_VMM_LEDGER_PHASE_TRACKER_H_

@@ -1,0 +1,96 @@
+#include "vmm/report/json_report.h"
+
+namespace sigvisor {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+json LatencyToJson(const LatencyStats& stats) {
+  return {{"count", stats.count},
+          {"sum_ns", stats.sum_ns},
+          {"mean_ns", stats.mean_ns()},
+          {"min_ns", stats.min_or_zero_ns()},
+          {"max_ns", stats.max_ns}};
+}
+
+// The reported statistics first (when present), then any other that moved.
+json KvmStatsToJson(const StatsSnapshot& stats) {
+  json out = json::object();
+  for (const char* name : kReportedKvmStats) {
+    if (auto it = stats.find(name); it != stats.end()) out[name] = it->second;
+  }
+  for (const auto& [name, value] : stats) {
+    if (value != 0 && !out.contains(name)) out[name] = value;
+  }
+  return out;
+}
+
+double PerOp(uint64_t total, uint64_t ops) {
+  return ops ? static_cast<double>(total) / static_cast<double>(ops) : 0.0;
+}
+
+json PhaseToJson(const PhaseResult& phase, const HostSummary& host) {
+  json by_reason = json::object();
+  for (const auto& [reason, count] : phase.exits) by_reason[reason] = count;
+  json per_op = {
+      {"exits", PerOp(phase.exits_total, phase.ops)},
+      {"tsc_cycles", PerOp(phase.tsc_cycles, phase.ops)},
+      {"ns", PerOp(phase.wall_ns, phase.ops)},
+  };
+  // insn_emulation counts guest CPL0 instructions exactly only where CPL0 is emulated.
+  auto insns = phase.kvm_stats.find("insn_emulation");
+  per_op["kernel_insns"] = host.cpl0_emulated && insns != phase.kvm_stats.end()
+                               ? json(PerOp(insns->second, phase.ops))
+                               : json(nullptr);
+  return {{"name", phase.name},
+          {"ops", phase.ops},
+          {"exits", {{"total", phase.exits_total}, {"by_reason", by_reason}}},
+          {"kvm_stats", KvmStatsToJson(phase.kvm_stats)},
+          {"wall_ns", phase.wall_ns},
+          {"tsc_cycles", phase.tsc_cycles},
+          {"per_op", per_op}};
+}
+
+}  // namespace
+
+nlohmann::ordered_json RunRecordToJson(const RunRecord& record) {
+  const RunResult& result = record.result;
+  json by_reason = json::object();
+  for (const auto& [reason, stats] : result.ledger.by_reason()) {
+    by_reason[reason] = LatencyToJson(stats);
+  }
+  json by_detail = json::array();
+  for (const auto& [key, stats] : result.ledger.by_detail()) {
+    json row = LatencyToJson(stats);
+    row["reason"] = key.first;
+    row["detail"] = key.second;
+    by_detail.push_back(row);
+  }
+  json phases = json::array();
+  for (const PhaseResult& phase : result.phases) phases.push_back(PhaseToJson(phase, record.host));
+  return {
+      {"schema", kRunSchema},
+      {"image", record.image},
+      {"cmdline", record.cmdline},
+      {"outcome", OutcomeName(result.outcome)},
+      {"exit_code", result.exit_code},
+      {"diagnosis", result.diagnosis.empty() ? json(nullptr) : json(result.diagnosis)},
+      {"host", {{"kind", record.host.kind}, {"cpl0_emulated", record.host.cpl0_emulated}}},
+      {"exits",
+       {{"total", result.ledger.total()}, {"by_reason", by_reason}, {"by_detail", by_detail}}},
+      {"kvm_stats", KvmStatsToJson(result.kvm_stats)},
+      {"phases", phases},
+      {"timing",
+       {{"vm_create_ns", record.vm_create_ns},
+        {"setup_ns", record.setup_ns},
+        {"boot_ns", result.first_hypercall_ns},
+        {"boot_kvm_stats", KvmStatsToJson(result.boot_kvm_stats)},
+        {"run_ns", result.run_ns}}},
+      {"wall_ns", record.wall_ns},
+      {"console", result.console},
+      {"console_truncated", result.console_truncated},
+      {"warnings", result.warnings},
+  };
+}
+
+}  // namespace sigvisor

@@ -1,0 +1,19 @@
+// `sigvisor run --json`: one JSON document per run. The schema is documented in
+// README.md ("JSON output"); field names are stable and carry their units.
+#ifndef SIGVISOR_VMM_REPORT_JSON_REPORT_H_
+#define SIGVISOR_VMM_REPORT_JSON_REPORT_H_
+
+#include <nlohmann/json.hpp>
+
+#include "vmm/report/run_record.h"
+
+namespace sigvisor {
+
+inline constexpr const char* kRunSchema = "sigvisor.run/1";
+
+// Keys keep the order documented in README.md (ordered_json).
+nlohmann::ordered_json RunRecordToJson(const RunRecord& record);
+
+}  // namespace sigvisor
+
+#endif  // SIGVISOR_VMM_REPORT_JSON_REPORT_H_

@@ -1,0 +1,36 @@
+// Everything one `sigvisor run` measured, as the reports present it.
+#ifndef SIGVISOR_VMM_REPORT_RUN_RECORD_H_
+#define SIGVISOR_VMM_REPORT_RUN_RECORD_H_
+
+#include <cstdint>
+#include <string>
+
+#include "vmm/run/session.h"
+
+namespace sigvisor {
+
+struct HostSummary {
+  std::string kind;  // "pvm" or "hardware"
+  bool cpl0_emulated = false;
+};
+
+struct RunRecord {
+  std::string image;    // "kernel (embedded)" or the path given
+  std::string cmdline;  // what the guest was told
+  HostSummary host;
+  RunResult result;
+  uint64_t vm_create_ns = 0;
+  uint64_t setup_ns = 0;
+  uint64_t wall_ns = 0;  // the whole command: VM creation to report
+};
+
+// The KVM statistics every report shows (when the host has them), in this order.
+inline constexpr const char* kReportedKvmStats[] = {
+    "exits",           "io_exits",          "mmio_exits", "halt_exits",
+    "insn_emulation",  "insn_emulation_fail", "pf_guest",   "pf_taken",
+    "irq_injections",  "signal_exits",      "req_event",
+};
+
+}  // namespace sigvisor
+
+#endif  // SIGVISOR_VMM_REPORT_RUN_RECORD_H_

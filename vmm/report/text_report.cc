@@ -1,0 +1,87 @@
+#include "vmm/report/text_report.h"
+
+#include "absl/strings/str_format.h"
+
+namespace sigvisor {
+namespace {
+
+std::string Us(uint64_t ns) { return absl::StrFormat("%.1f", static_cast<double>(ns) / 1e3); }
+std::string Ms(uint64_t ns) { return absl::StrFormat("%.2f ms", static_cast<double>(ns) / 1e6); }
+
+double PerOp(uint64_t total, uint64_t ops) {
+  return ops ? static_cast<double>(total) / static_cast<double>(ops) : 0.0;
+}
+
+void AppendExitTable(std::string& out, const ExitLedger& ledger) {
+  absl::StrAppendFormat(&out, "\n%-18s %10s %12s %12s\n", "exits by reason", "count", "mean us",
+                        "max us");
+  for (const auto& [reason, stats] : ledger.by_reason()) {
+    absl::StrAppendFormat(&out, "  %-16s %10d %12s %12s\n", reason, stats.count,
+                          Us(stats.mean_ns()), Us(stats.max_ns));
+  }
+  absl::StrAppendFormat(&out, "  %-16s %10d\n", "total", ledger.total());
+  for (const auto& [key, stats] : ledger.by_detail()) {
+    if (key.second.empty()) continue;
+    absl::StrAppendFormat(&out, "    %-40s %8d\n", key.second, stats.count);
+  }
+}
+
+void AppendKvmStats(std::string& out, const StatsSnapshot& stats) {
+  if (stats.empty()) return;
+  out += "\nKVM stats (whole run):";
+  int shown = 0;
+  for (const char* name : kReportedKvmStats) {
+    auto it = stats.find(name);
+    if (it == stats.end()) continue;
+    absl::StrAppendFormat(&out, "%s %s %d", shown++ % 4 == 0 ? "\n " : ",", name, it->second);
+  }
+  out += "\n";
+}
+
+void AppendPhase(std::string& out, const PhaseResult& phase, const HostSummary& host) {
+  absl::StrAppendFormat(&out, "\nphase %-24s %14s %14s\n",
+                        absl::StrFormat("%s (%d ops)", phase.name, phase.ops), "total", "per op");
+  auto row = [&](const char* name, uint64_t total) {
+    absl::StrAppendFormat(&out, "  %-28s %14d %14.2f\n", name, total, PerOp(total, phase.ops));
+  };
+  row("exits", phase.exits_total);
+  for (const auto& [reason, count] : phase.exits) {
+    row(absl::StrFormat("  %s", reason).c_str(), count);
+  }
+  auto insns = phase.kvm_stats.find("insn_emulation");
+  if (host.cpl0_emulated && insns != phase.kvm_stats.end()) row("kernel_insns", insns->second);
+  row("tsc_cycles", phase.tsc_cycles);
+  row("ns", phase.wall_ns);
+}
+
+}  // namespace
+
+std::string FormatRunReport(const RunRecord& record) {
+  const RunResult& result = record.result;
+  std::string out;
+  absl::StrAppendFormat(&out, "sigvisor: %s %s", record.image, OutcomeName(result.outcome));
+  if (result.outcome == Outcome::kExited) {
+    absl::StrAppendFormat(&out, " with status %d", result.exit_code);
+  }
+  absl::StrAppendFormat(&out, " (host %s, guest CPL0 %s)\n", record.host.kind,
+                        record.host.cpl0_emulated ? "emulated" : "native");
+  if (!result.diagnosis.empty()) absl::StrAppendFormat(&out, "  %s\n", result.diagnosis);
+  absl::StrAppendFormat(&out, "  VM create %s, set-up %s, boot %s (to first hypercall), run %s\n",
+                        Ms(record.vm_create_ns), Ms(record.setup_ns),
+                        Ms(result.first_hypercall_ns), Ms(result.run_ns));
+  if (auto boot = result.boot_kvm_stats.find("insn_emulation");
+      record.host.cpl0_emulated && boot != result.boot_kvm_stats.end()) {
+    absl::StrAppendFormat(&out, "  boot: %d guest kernel instructions to the first hypercall\n",
+                          boot->second);
+  }
+  AppendExitTable(out, result.ledger);
+  AppendKvmStats(out, result.kvm_stats);
+  for (const PhaseResult& phase : result.phases) AppendPhase(out, phase, record.host);
+  for (const std::string& warning : result.warnings) {
+    absl::StrAppendFormat(&out, "warning: %s\n", warning);
+  }
+  if (result.console_truncated) out += "warning: console output was truncated in the report\n";
+  return out;
+}
+
+}  // namespace sigvisor

@@ -1,0 +1,45 @@
+// The backend seam: what the run loop needs from whatever executes the guest (KVM
+// on x86-64 today; a fake in tests; an interpreter later).
+#ifndef SIGVISOR_VMM_RUN_BACKEND_H_
+#define SIGVISOR_VMM_RUN_BACKEND_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "vmm/kvm/stats_fd.h"
+#include "vmm/run/vm_exit.h"
+
+namespace sigvisor {
+
+// Where the guest CPU is, for diagnoses and reports.
+struct CpuLocation {
+  uint64_t rip = 0;
+  int cpl = 0;
+  uint64_t page_table_root = 0;  // cr3
+  std::string registers;         // one line of the general registers
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // Runs the guest until its next exit.
+  virtual absl::StatusOr<VmExit> Run() = 0;
+
+  // Makes a running or about-to-run Run() return kInterrupted soon. Safe to call
+  // from another thread (the watchdog's).
+  virtual void Kick() = 0;
+
+  // The host's own counters for this vCPU (KVM's binary stats); empty if none.
+  virtual absl::StatusOr<StatsSnapshot> ReadStats() = 0;
+
+  virtual absl::StatusOr<CpuLocation> Locate() = 0;
+
+  // Skips `bytes` of the current instruction (used to step over a trapping one).
+  virtual absl::Status AdvanceRip(uint64_t bytes) = 0;
+};
+
+}  // namespace sigvisor
+
+#endif  // SIGVISOR_VMM_RUN_BACKEND_H_

@@ -1,0 +1,230 @@
+#include "vmm/run/session.h"
+
+#include "absl/strings/str_format.h"
+#include "vmm/base/clock.h"
+#include "vmm/run/watchdog.h"
+
+namespace sigvisor {
+namespace {
+
+// The exit code a run reports when the guest did not choose one.
+constexpr int kFailureExitCode = 1;
+
+}  // namespace
+
+std::string_view OutcomeName(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kExited: return "exited";
+    case Outcome::kPanicked: return "guest_panic";
+    case Outcome::kTripleFault: return "triple_fault";
+    case Outcome::kEmulationFailure: return "emulation_failure";
+    case Outcome::kEntryFailure: return "entry_failure";
+    case Outcome::kTimeout: return "timeout";
+    case Outcome::kBadDeviceAccess: return "bad_device_access";
+    case Outcome::kUnexpectedExit: return "unexpected_exit";
+    case Outcome::kHostError: return "host_error";
+  }
+  return "unknown";
+}
+
+Session::Session(Backend& backend, Bus& bus, SessionOptions options)
+    : backend_(backend), bus_(bus), options_(std::move(options)) {}
+
+uint64_t Session::SinceStart() const { return MonotonicNs() - start_ns_; }
+
+RunResult Session::Run() {
+  absl::StatusOr<StatsSnapshot> stats_at_start = backend_.ReadStats();
+  if (!stats_at_start.ok()) {
+    Fail(Outcome::kHostError, std::string(stats_at_start.status().message()));
+    return std::move(result_);
+  }
+  stats_at_start_ = *stats_at_start;
+  start_ns_ = MonotonicNs();
+  {
+    Watchdog watchdog(backend_, options_.timeout);
+    for (;;) {
+      absl::StatusOr<VmExit> exit = backend_.Run();
+      const uint64_t exit_ns = MonotonicNs();
+      if (!exit.ok()) {
+        Fail(Outcome::kHostError, std::string(exit.status().message()));
+        break;
+      }
+      if (exit->kind == ExitKind::kInterrupted && watchdog.fired()) {
+        result_.ledger.Record(ExitKindName(exit->kind), "watchdog", MonotonicNs() - exit_ns);
+        Fail(Outcome::kTimeout,
+             absl::StrFormat("the guest ran past the %s timeout (raise it with --timeout)",
+                             absl::FormatDuration(options_.timeout)));
+        break;
+      }
+      std::string detail;
+      const bool keep_going = Dispatch(*exit, detail);
+      result_.ledger.Record(ExitKindName(exit->kind), detail, MonotonicNs() - exit_ns);
+      if (!keep_going) break;
+      if (pending_begin_) {
+        // BEGIN is sampled just before re-entry, after its own exit was counted by
+        // both KVM and the ledger, so neither marker's exit lands in the phase.
+        absl::Status s = phases_.Begin(pending_begin_->name, pending_begin_->ops,
+                                       Sample(pending_begin_->guest_tsc));
+        if (!s.ok()) result_.warnings.emplace_back(s.message());
+        pending_begin_.reset();
+      }
+    }
+  }
+  result_.run_ns = SinceStart();
+  absl::StatusOr<StatsSnapshot> stats_at_end = backend_.ReadStats();
+  if (stats_at_end.ok()) result_.kvm_stats = SubtractStats(*stats_at_end, *stats_at_start);
+  if (phases_.open()) result_.warnings.push_back("the run ended inside a phase; it is not reported");
+  result_.phases = phases_.results();
+  return std::move(result_);
+}
+
+bool Session::Fail(Outcome outcome, std::string what) {
+  result_.outcome = outcome;
+  result_.exit_code = kFailureExitCode;
+  result_.diagnosis = std::move(what);
+  if (outcome != Outcome::kHostError && options_.describe) {
+    absl::StatusOr<CpuLocation> where = backend_.Locate();
+    if (where.ok()) result_.diagnosis += " at " + options_.describe(*where);
+  }
+  return false;
+}
+
+bool Session::Dispatch(VmExit& exit, std::string& detail) {
+  switch (exit.kind) {
+    case ExitKind::kIo: return DispatchPortIo(exit, detail);
+    case ExitKind::kMmio: return DispatchMmio(exit, detail);
+    case ExitKind::kShutdown:
+      return Fail(Outcome::kTripleFault,
+                  "the guest triple-faulted (an exception it could not handle)");
+    case ExitKind::kInternalError:
+      detail = absl::StrFormat("suberror %d", exit.raw_detail);
+      return Fail(Outcome::kEmulationFailure,
+                  absl::StrFormat("KVM could not emulate a guest instruction (internal error, "
+                                  "suberror %d)",
+                                  exit.raw_detail));
+    case ExitKind::kFailEntry:
+      return Fail(Outcome::kEntryFailure,
+                  absl::StrFormat("KVM refused to enter the guest (hardware reason %#x)",
+                                  exit.raw_detail));
+    case ExitKind::kInterrupted: return true;  // a stray kick; the watchdog has not fired
+    case ExitKind::kHalt:
+      return Fail(Outcome::kUnexpectedExit,
+                  "the guest halted with nothing to wake it (hlt without an interrupt source)");
+    default:
+      return Fail(Outcome::kUnexpectedExit,
+                  absl::StrFormat("unhandled VM exit '%s' (KVM reason %d)", ExitKindName(exit.kind),
+                                  exit.raw_reason));
+  }
+}
+
+bool Session::DispatchPortIo(VmExit& exit, std::string& detail) {
+  detail = absl::StrFormat("port %#x %s (%s)", exit.address, exit.is_write ? "out" : "in",
+                           bus_.AccessName(AddressSpace::kPort, exit.address));
+  if (exit.data.size() != uint64_t{exit.size} * exit.count || exit.size == 0) {
+    return Fail(Outcome::kUnexpectedExit, "malformed port I/O exit");
+  }
+  // String I/O (rep outsb) arrives as one exit with count > 1: one access each.
+  for (uint32_t i = 0; i < exit.count; ++i) {
+    std::span<uint8_t> one = exit.data.subspan(size_t{i} * exit.size, exit.size);
+    absl::StatusOr<DeviceAction> action =
+        exit.is_write ? bus_.Write(AddressSpace::kPort, exit.address, one)
+                      : bus_.Read(AddressSpace::kPort, exit.address, one);
+    if (!action.ok()) {
+      return Fail(Outcome::kBadDeviceAccess,
+                  absl::StrFormat("%d-byte port %s at %#x: %s", exit.size,
+                                  exit.is_write ? "write" : "read", exit.address,
+                                  action.status().message()));
+    }
+    if (*action == DeviceAction::kStop || stop_requested_) {
+      if (result_.outcome == Outcome::kHostError) {  // a device stopped without a hypercall
+        result_.outcome = Outcome::kExited;
+      }
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Session::DispatchMmio(VmExit& exit, std::string& detail) {
+  detail = absl::StrFormat("mmio %#x %s (%s)", exit.address, exit.is_write ? "write" : "read",
+                           bus_.AccessName(AddressSpace::kMmio, exit.address));
+  absl::StatusOr<DeviceAction> action =
+      exit.is_write ? bus_.Write(AddressSpace::kMmio, exit.address, exit.data)
+                    : bus_.Read(AddressSpace::kMmio, exit.address, exit.data);
+  if (!action.ok()) {
+    return Fail(Outcome::kBadDeviceAccess,
+                absl::StrFormat("%d-byte MMIO %s at %#x: %s", exit.size,
+                                exit.is_write ? "write" : "read", exit.address,
+                                action.status().message()));
+  }
+  return *action != DeviceAction::kStop;
+}
+
+PhaseSample Session::Sample(uint64_t guest_tsc) {
+  PhaseSample sample;
+  sample.exits = result_.ledger.Counts();
+  absl::StatusOr<StatsSnapshot> stats = backend_.ReadStats();
+  if (stats.ok()) sample.kvm_stats = std::move(*stats);
+  sample.wall_ns = MonotonicNs();
+  sample.guest_tsc = guest_tsc;
+  return sample;
+}
+
+void Session::NoteHypercall() {
+  if (result_.first_hypercall_ns != 0) return;
+  result_.first_hypercall_ns = SinceStart();
+  if (absl::StatusOr<StatsSnapshot> now = backend_.ReadStats(); now.ok()) {
+    result_.boot_kvm_stats = SubtractStats(*now, stats_at_start_);
+  }
+}
+
+void Session::OnConsoleWrite(std::string_view text) {
+  NoteHypercall();
+  if (options_.console_sink) options_.console_sink(text);
+  const size_t room = options_.max_console_bytes - std::min(options_.max_console_bytes,
+                                                            result_.console.size());
+  if (text.size() > room) result_.console_truncated = true;
+  result_.console.append(text.substr(0, room));
+}
+
+void Session::OnExit(int64_t status) {
+  NoteHypercall();
+  result_.outcome = Outcome::kExited;
+  result_.exit_code = static_cast<int>(status & 0xff);
+  stop_requested_ = true;
+}
+
+void Session::OnPhaseBegin(std::string name, uint64_t ops, uint64_t guest_tsc) {
+  NoteHypercall();
+  pending_begin_ = PendingBegin{std::move(name), ops, guest_tsc};
+}
+
+void Session::OnPhaseEnd(uint64_t guest_tsc) {
+  absl::Status s = phases_.End(Sample(guest_tsc));
+  if (!s.ok()) result_.warnings.emplace_back(s.message());
+}
+
+void Session::OnTimeReport(std::string name, uint64_t tsc_cycles, uint64_t count) {
+  result_.warnings.push_back(absl::StrFormat("guest time report '%s': %d cycles over %d", name,
+                                             tsc_cycles, count));
+}
+
+void Session::OnPanic(std::string message, uint64_t rip, uint64_t vector) {
+  NoteHypercall();
+  result_.outcome = Outcome::kPanicked;
+  result_.exit_code = kFailureExitCode;
+  result_.diagnosis = "guest kernel panic: " + message;
+  if (vector != ~0ull) result_.diagnosis += absl::StrFormat(" (vector %d)", vector);
+  if (rip != 0 && options_.describe) {
+    CpuLocation where;
+    where.rip = rip;
+    where.cpl = 0;
+    if (absl::StatusOr<CpuLocation> now = backend_.Locate(); now.ok()) {
+      where.page_table_root = now->page_table_root;
+    }
+    result_.diagnosis += " at " + options_.describe(where);
+  }
+  stop_requested_ = true;
+}
+
+}  // namespace sigvisor

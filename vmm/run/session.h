@@ -1,0 +1,110 @@
+// One guest run: the run loop, exit dispatch over the bus, the exit ledger, the
+// guest's phase markers and the watchdog. Backend-neutral: KVM or a fake.
+#ifndef SIGVISOR_VMM_RUN_SESSION_H_
+#define SIGVISOR_VMM_RUN_SESSION_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "devices/hypercall.h"
+#include "vmm/kvm/stats_fd.h"
+#include "vmm/ledger/exit_ledger.h"
+#include "vmm/ledger/phase_tracker.h"
+#include "vmm/machine/bus.h"
+#include "vmm/run/backend.h"
+
+namespace sigvisor {
+
+// How a run ended.
+enum class Outcome {
+  kExited,            // the guest asked to exit (hypercall or debug-exit device)
+  kPanicked,          // the guest kernel reported a panic
+  kTripleFault,       // KVM_EXIT_SHUTDOWN
+  kEmulationFailure,  // KVM_EXIT_INTERNAL_ERROR
+  kEntryFailure,      // KVM_EXIT_FAIL_ENTRY
+  kTimeout,           // the watchdog fired
+  kBadDeviceAccess,   // port or MMIO access nothing answers, or a malformed hypercall
+  kUnexpectedExit,    // an exit the VMM does not handle
+  kHostError,         // an ioctl failed
+};
+std::string_view OutcomeName(Outcome outcome);
+
+struct SessionOptions {
+  absl::Duration timeout = absl::Seconds(60);
+  // Receives guest console output as it arrives (stdout, stderr, or nothing).
+  std::function<void(std::string_view)> console_sink;
+  // At most this much console output is kept for the report.
+  size_t max_console_bytes = 1 << 20;
+  // Describes a guest location for diagnoses: rip, symbol, instruction bytes.
+  std::function<std::string(const CpuLocation&)> describe;
+};
+
+struct RunResult {
+  Outcome outcome = Outcome::kHostError;
+  int exit_code = 1;      // the guest's exit status when kExited, else non-zero
+  std::string diagnosis;  // one line: what happened and where (empty for kExited)
+  ExitLedger ledger;
+  StatsSnapshot kvm_stats;  // deltas over the whole run
+  std::vector<PhaseResult> phases;
+  std::vector<std::string> warnings;
+  std::string console;
+  bool console_truncated = false;
+  uint64_t run_ns = 0;              // first KVM_RUN to the end
+  uint64_t first_hypercall_ns = 0;  // first KVM_RUN to the guest's first hypercall
+  // KVM's statistics from the start to the guest's first hypercall: the cost of
+  // booting (on a PVM host insn_emulation = the kernel's boot instructions).
+  StatsSnapshot boot_kvm_stats;
+};
+
+class Session : public HypercallHandler {
+ public:
+  // `backend` and `bus` must outlive the session; the bus's hypercall device must
+  // have been constructed with this session as its handler.
+  Session(Backend& backend, Bus& bus, SessionOptions options);
+
+  RunResult Run();
+
+  // HypercallHandler.
+  void OnConsoleWrite(std::string_view text) override;
+  void OnExit(int64_t status) override;
+  void OnPhaseBegin(std::string name, uint64_t ops, uint64_t guest_tsc) override;
+  void OnPhaseEnd(uint64_t guest_tsc) override;
+  void OnTimeReport(std::string name, uint64_t tsc_cycles, uint64_t count) override;
+  void OnPanic(std::string message, uint64_t rip, uint64_t vector) override;
+
+ private:
+  struct PendingBegin {
+    std::string name;
+    uint64_t ops;
+    uint64_t guest_tsc;
+  };
+
+  // Handles one exit; returns false when the run is over (result_ filled in).
+  bool Dispatch(VmExit& exit, std::string& detail);
+  bool DispatchPortIo(VmExit& exit, std::string& detail);
+  bool DispatchMmio(VmExit& exit, std::string& detail);
+  bool Fail(Outcome outcome, std::string what);
+  PhaseSample Sample(uint64_t guest_tsc);
+  // Called by every hypercall: the first one marks the end of boot.
+  void NoteHypercall();
+  uint64_t SinceStart() const;
+
+  Backend& backend_;
+  Bus& bus_;
+  SessionOptions options_;
+  RunResult result_;
+  PhaseTracker phases_;
+  std::optional<PendingBegin> pending_begin_;
+  bool stop_requested_ = false;
+  uint64_t start_ns_ = 0;
+  StatsSnapshot stats_at_start_;
+};
+
+}  // namespace sigvisor
+
+#endif  // SIGVISOR_VMM_RUN_SESSION_H_

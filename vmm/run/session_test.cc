@@ -1,0 +1,174 @@
+// The run loop against a scripted backend: dispatch, ledger, phases, the watchdog
+// and every failure outcome, without /dev/kvm.
+#include "vmm/run/session.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "devices/hypercall.h"
+#include "guest-kit/abi/sigvisor_abi.h"
+#include "vmm/machine/guest_memory.h"
+#include "vmm/run/fake_backend.h"
+
+namespace sigvisor {
+namespace {
+
+using Step = FakeBackend::Step;
+
+constexpr uint64_t kArgsGpa = 0x1000;
+constexpr uint64_t kOtherArgsGpa = 0x2000;
+
+// A port that records writes.
+struct CountingDevice : Device {
+  int writes = 0;
+  std::string_view name() const override { return "counter"; }
+  absl::StatusOr<DeviceAction> Read(uint64_t, std::span<uint8_t> data) override {
+    std::fill(data.begin(), data.end(), 0);
+    return DeviceAction::kContinue;
+  }
+  absl::StatusOr<DeviceAction> Write(uint64_t, std::span<const uint8_t>) override {
+    ++writes;
+    return DeviceAction::kContinue;
+  }
+};
+
+Step Hypercall(uint32_t nr, uint32_t args_gpa, StatsSnapshot stats = {}) {
+  Step step;
+  step.address = SIGVISOR_HC_PORT_BASE + nr;
+  step.size = 4;
+  step.bytes.resize(4);
+  std::memcpy(step.bytes.data(), &args_gpa, 4);
+  step.stats_after = std::move(stats);
+  return step;
+}
+
+Step PortWrite(uint64_t port, StatsSnapshot stats = {}) {
+  Step step;
+  step.address = port;
+  step.bytes = {0x41};
+  step.stats_after = std::move(stats);
+  return step;
+}
+
+class SessionTest : public ::testing::Test {
+ protected:
+  SessionTest() : memory_(*GuestMemory::Create(0x10000)) {}
+
+  RunResult RunScript(std::vector<Step> steps, absl::Duration timeout = absl::Seconds(10)) {
+    FakeBackend backend(std::move(steps));
+    Bus bus;
+    SessionOptions options;
+    options.timeout = timeout;
+    options.describe = [](const CpuLocation& where) { return "here"; };
+    Session session(backend, bus, options);
+    HypercallDevice hypercalls(memory_, session);
+    EXPECT_TRUE(bus.Register(AddressSpace::kPort, SIGVISOR_HC_PORT_BASE,
+                             HypercallDevice::kPortCount, &hypercalls)
+                    .ok());
+    EXPECT_TRUE(bus.Register(AddressSpace::kPort, 0x80, 1, &counter_).ok());
+    return session.Run();
+  }
+
+  void WriteExitArgs(int64_t status) {
+    ASSERT_TRUE(memory_.WriteObject(kArgsGpa, sigvisor_hc_exit{status}).ok());
+  }
+
+  GuestMemory memory_;
+  CountingDevice counter_;
+};
+
+TEST_F(SessionTest, GuestExitStatusAndExactExitCounts) {
+  WriteExitArgs(7);
+  RunResult result =
+      RunScript({PortWrite(0x80), PortWrite(0x80), PortWrite(0x80), Hypercall(SIGVISOR_HC_EXIT, kArgsGpa)});
+  EXPECT_EQ(result.outcome, Outcome::kExited);
+  EXPECT_EQ(result.exit_code, 7);
+  EXPECT_EQ(counter_.writes, 3);
+  EXPECT_EQ(result.ledger.total(), 4u);
+  EXPECT_EQ(result.ledger.by_reason().at("io").count, 4u);
+  EXPECT_EQ(result.ledger.by_detail().at({"io", "port 0x80 out (counter)"}).count, 3u);
+}
+
+TEST_F(SessionTest, PhaseExcludesItsMarkers) {
+  sigvisor_hc_phase_begin begin = {};
+  std::strcpy(begin.name, "work");
+  begin.ops = 2;
+  begin.tsc = 100;
+  ASSERT_TRUE(memory_.WriteObject(kArgsGpa, begin).ok());
+  ASSERT_TRUE(memory_.WriteObject(kOtherArgsGpa, sigvisor_hc_phase_end{700}).ok());
+  ASSERT_TRUE(memory_.WriteObject(0x3000, sigvisor_hc_exit{0}).ok());
+  // KVM's exit counter as a hardware host would count: every exit once.
+  RunResult result = RunScript({
+      Hypercall(SIGVISOR_HC_PHASE_BEGIN, kArgsGpa, {{"exits", 1}, {"io_exits", 1}}),
+      PortWrite(0x80, {{"exits", 2}, {"io_exits", 2}}),
+      PortWrite(0x80, {{"exits", 3}, {"io_exits", 3}}),
+      Hypercall(SIGVISOR_HC_PHASE_END, kOtherArgsGpa, {{"exits", 4}, {"io_exits", 4}}),
+      Hypercall(SIGVISOR_HC_EXIT, 0x3000, {{"exits", 5}, {"io_exits", 5}}),
+  });
+  ASSERT_EQ(result.phases.size(), 1u);
+  const PhaseResult& phase = result.phases[0];
+  EXPECT_EQ(phase.name, "work");
+  EXPECT_EQ(phase.ops, 2u);
+  EXPECT_EQ(phase.exits_total, 2u);
+  EXPECT_EQ(phase.kvm_stats.at("exits"), 2u);
+  EXPECT_EQ(phase.tsc_cycles, 600u);
+}
+
+TEST_F(SessionTest, WatchdogStopsAHungGuest) {
+  RunResult result = RunScript({PortWrite(0x80)}, absl::Milliseconds(50));
+  EXPECT_EQ(result.outcome, Outcome::kTimeout);
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_NE(result.diagnosis.find("timeout"), std::string::npos);
+  EXPECT_EQ(counter_.writes, 1);  // what ran before the hang is still accounted
+  EXPECT_EQ(result.ledger.total(), 2u);
+}
+
+TEST_F(SessionTest, UnknownPortIsABadDeviceAccess) {
+  RunResult result = RunScript({PortWrite(0x1234)});
+  EXPECT_EQ(result.outcome, Outcome::kBadDeviceAccess);
+  EXPECT_NE(result.diagnosis.find("0x1234"), std::string::npos);
+  EXPECT_NE(result.diagnosis.find("here"), std::string::npos);
+}
+
+TEST_F(SessionTest, TripleFaultAndInternalError) {
+  Step shutdown;
+  shutdown.kind = ExitKind::kShutdown;
+  EXPECT_EQ(RunScript({shutdown}).outcome, Outcome::kTripleFault);
+  Step internal;
+  internal.kind = ExitKind::kInternalError;
+  internal.raw_detail = 1;
+  RunResult result = RunScript({internal});
+  EXPECT_EQ(result.outcome, Outcome::kEmulationFailure);
+  EXPECT_NE(result.diagnosis.find("suberror 1"), std::string::npos);
+}
+
+TEST_F(SessionTest, MalformedHypercallIsReported) {
+  RunResult result = RunScript({Hypercall(SIGVISOR_HC_CONSOLE_WRITE, 0xfffffff0)});
+  EXPECT_EQ(result.outcome, Outcome::kBadDeviceAccess);
+  EXPECT_NE(result.diagnosis.find("console_write"), std::string::npos);
+}
+
+TEST_F(SessionTest, PanicIsReported) {
+  const char message[] = "oops";
+  ASSERT_TRUE(memory_.Write(0x3000, {reinterpret_cast<const uint8_t*>(message), 4}).ok());
+  ASSERT_TRUE(memory_.WriteObject(kArgsGpa, sigvisor_hc_panic{0x3000, 4, 0x100010, 14}).ok());
+  RunResult result = RunScript({Hypercall(SIGVISOR_HC_PANIC, kArgsGpa)});
+  EXPECT_EQ(result.outcome, Outcome::kPanicked) << result.diagnosis;
+  EXPECT_NE(result.diagnosis.find("oops"), std::string::npos);
+  EXPECT_NE(result.diagnosis.find("vector 14"), std::string::npos);
+}
+
+TEST_F(SessionTest, StringIoIsOneAccessPerElement) {
+  Step rep;
+  rep.address = 0x80;
+  rep.count = 5;
+  rep.bytes = {1, 2, 3, 4, 5};
+  WriteExitArgs(0);
+  RunResult result = RunScript({rep, Hypercall(SIGVISOR_HC_EXIT, kArgsGpa)});
+  EXPECT_EQ(counter_.writes, 5);
+  EXPECT_EQ(result.ledger.total(), 2u);  // one exit
+}
+
+}  // namespace
+}  // namespace sigvisor

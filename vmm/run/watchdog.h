@@ -1,0 +1,41 @@
+// The watchdog: a guest that never exits (an endless loop at CPL0, `vmcall` on a
+// PVM host) must not hang the VMM. After the deadline, the watchdog thread kicks the
+// backend until the run loop notices, and the run ends with a timeout report.
+#ifndef SIGVISOR_VMM_RUN_WATCHDOG_H_
+#define SIGVISOR_VMM_RUN_WATCHDOG_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "absl/time/time.h"
+#include "vmm/run/backend.h"
+
+namespace sigvisor {
+
+class Watchdog {
+ public:
+  // Starts watching `backend`; it fires after `timeout`.
+  Watchdog(Backend& backend, absl::Duration timeout);
+  // Stops the thread (joins it).
+  ~Watchdog();
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+  bool fired() const { return fired_.load(std::memory_order_acquire); }
+
+ private:
+  void Watch(absl::Duration timeout);
+
+  Backend& backend_;
+  std::atomic<bool> fired_{false};
+  std::mutex mutex_;
+  std::condition_variable stop_requested_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace sigvisor
+
+#endif  // SIGVISOR_VMM_RUN_WATCHDOG_H_
