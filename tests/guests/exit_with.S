@@ -1,0 +1,39 @@
+/* Writes `ops` bytes to COM1 (one port-I/O exit each) and exits with status 3 through
+ * the exit hypercall. ops comes from the boot info command line's first number, so
+ * a test can ask for any count: "ops=N" is parsed here as plain decimal after '='. */
+#include "tests/guests/guest.inc"
+
+	.text
+	.globl _start
+_start:
+	/* rdi = boot info; the command line is at offset 40. */
+	lea	40(%rdi), %rsi
+	xor	%ecx, %ecx
+1:	movzbl	(%rsi), %eax	/* skip to '=' */
+	inc	%rsi
+	test	%eax, %eax
+	jz	3f
+	cmp	$'=', %eax
+	jne	1b
+2:	movzbl	(%rsi), %eax	/* decimal digits */
+	sub	$'0', %eax
+	cmp	$9, %eax
+	ja	3f
+	imul	$10, %rcx, %rcx
+	add	%rax, %rcx
+	inc	%rsi
+	jmp	2b
+3:	mov	$0x3f8, %dx
+	mov	$'x', %al
+	test	%rcx, %rcx
+	jz	5f
+4:	outb	%al, %dx
+	dec	%rcx
+	jnz	4b
+5:	HYPERCALL 2, exit_args
+	hlt
+
+	.data
+	.balign 8
+exit_args:
+	.quad 3

@@ -1,0 +1,23 @@
+#include "vmm/cli/flags.h"
+
+#include "absl/flags/flag.h"
+
+ABSL_FLAG(std::string, image, "kernel",
+          "the guest to boot: the name of an embedded image (see `sigvisor images`) or the "
+          "path of an ELF64 file built against guest-kit/abi/sigvisor_abi.h");
+ABSL_FLAG(std::string, workload, "",
+          "the workload the bundled kernel's init runs (hello, console, fault); empty: "
+          "the image's default");
+ABSL_FLAG(std::string, ops, "",
+          "operations in the workload's measured phase (a count); empty: the workload's "
+          "default");
+ABSL_FLAG(std::string, cmdline, "",
+          "extra key=value words for the guest command line (boot info)");
+ABSL_FLAG(uint32_t, memory, 32, "guest RAM in MiB (2 to 1024, a multiple of 2)");
+ABSL_FLAG(absl::Duration, timeout, absl::Seconds(60),
+          "watchdog: stop a guest that runs longer than this (e.g. 500ms, 10s, 2m)");
+ABSL_FLAG(bool, json, false, "print one JSON document on stdout (schema in README.md)");
+ABSL_FLAG(bool, quiet, false, "do not stream the guest console");
+ABSL_FLAG(std::string, kvm, "/dev/kvm", "the KVM device to use");
+ABSL_FLAG(uint32_t, iterations, 200, "probe: trapping operations per measured loop");
+ABSL_FLAG(uint32_t, repeats, 3, "probe: measured loops per mechanism (the median is shown)");

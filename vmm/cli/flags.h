@@ -1,0 +1,24 @@
+// Every command-line flag of sigvisor, declared in one place. Commands read them
+// into plain option structs at once; nothing else touches the flags.
+#ifndef SIGVISOR_VMM_CLI_FLAGS_H_
+#define SIGVISOR_VMM_CLI_FLAGS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/flags/declare.h"
+#include "absl/time/time.h"
+
+ABSL_DECLARE_FLAG(std::string, image);
+ABSL_DECLARE_FLAG(std::string, workload);
+ABSL_DECLARE_FLAG(std::string, ops);
+ABSL_DECLARE_FLAG(std::string, cmdline);
+ABSL_DECLARE_FLAG(uint32_t, memory);
+ABSL_DECLARE_FLAG(absl::Duration, timeout);
+ABSL_DECLARE_FLAG(bool, json);
+ABSL_DECLARE_FLAG(bool, quiet);
+ABSL_DECLARE_FLAG(std::string, kvm);
+ABSL_DECLARE_FLAG(uint32_t, iterations);
+ABSL_DECLARE_FLAG(uint32_t, repeats);
+
+#endif  // SIGVISOR_VMM_CLI_FLAGS_H_
