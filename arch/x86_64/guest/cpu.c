@@ -54,17 +54,23 @@ static uint64_t gdt[GDT_ENTRIES] __attribute__((aligned(16))) = {
 };
 
 static struct tss64 tss __attribute__((aligned(16)));
+
+/* A double fault runs on its own stack (IST1): when the kernel stack itself is the
+ * problem, the #DF handler can still report it instead of the CPU triple-faulting. */
+#define DOUBLE_FAULT_VECTOR 8
+#define DOUBLE_FAULT_IST 1
+static uint8_t double_fault_stack[4096] __attribute__((aligned(16)));
 static struct idt_gate idt[IDT_ENTRIES] __attribute__((aligned(16)));
 
 extern char x86_vector_stubs[];
 extern char x86_syscall_stub[];
 
-static void set_gate(int vector, const void *handler, uint8_t type_attr) {
+static void set_gate(int vector, const void *handler, uint8_t type_attr, uint8_t ist) {
   uint64_t addr = (uint64_t)handler;
   struct idt_gate *gate = &idt[vector];
   gate->offset_low = (uint16_t)addr;
   gate->selector = SIGVISOR_SEL_KERNEL_CS;
-  gate->ist = 0;
+  gate->ist = ist;
   gate->type_attr = type_attr;
   gate->offset_mid = (uint16_t)(addr >> 16);
   gate->offset_high = (uint32_t)(addr >> 32);
@@ -99,11 +105,14 @@ void cpu_init(void) {
         "r"(SIGVISOR_SEL_TSS)
       : "rax", "memory");
 
+  tss.ist[DOUBLE_FAULT_IST - 1] = (uint64_t)(double_fault_stack + sizeof(double_fault_stack));
   for (int vector = 0; vector < FIRST_UNHANDLED_EXCEPTION; vector++)
-    set_gate(vector, x86_vector_stubs + vector * STUB_SIZE, GATE_INTERRUPT_DPL0);
+    set_gate(vector, x86_vector_stubs + vector * STUB_SIZE, GATE_INTERRUPT_DPL0, 0);
+  set_gate(DOUBLE_FAULT_VECTOR, x86_vector_stubs + DOUBLE_FAULT_VECTOR * STUB_SIZE,
+           GATE_INTERRUPT_DPL0, DOUBLE_FAULT_IST);
   /* #BP and int $0x80 may be raised from user mode. */
-  set_gate(3, x86_vector_stubs + 3 * STUB_SIZE, GATE_INTERRUPT_DPL3);
-  set_gate(SYSCALL_VECTOR, x86_syscall_stub, GATE_INTERRUPT_DPL3);
+  set_gate(3, x86_vector_stubs + 3 * STUB_SIZE, GATE_INTERRUPT_DPL3, 0);
+  set_gate(SYSCALL_VECTOR, x86_syscall_stub, GATE_INTERRUPT_DPL3, 0);
   struct table_pointer idtr = {sizeof(idt) - 1, (uint64_t)idt};
   __asm__ volatile("lidt %0" : : "m"(idtr));
 }

@@ -1,0 +1,45 @@
+// Pins the byte layout of the ABI structs. The guest compiles the same header as C
+// (and the assembly test guests hard-code some offsets), so a layout change must be
+// a deliberate ABI version bump, never an accident of padding.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+
+#include "guest-kit/abi/sigvisor_abi.h"
+
+namespace {
+
+TEST(AbiLayoutTest, HypercallArgumentBlocks) {
+  EXPECT_EQ(sizeof(sigvisor_hc_console_write), 16u);
+  EXPECT_EQ(sizeof(sigvisor_hc_exit), 8u);
+  EXPECT_EQ(sizeof(sigvisor_hc_phase_begin), 48u);
+  EXPECT_EQ(offsetof(sigvisor_hc_phase_begin, ops), 32u);
+  EXPECT_EQ(offsetof(sigvisor_hc_phase_begin, tsc), 40u);
+  EXPECT_EQ(sizeof(sigvisor_hc_phase_end), 8u);
+  EXPECT_EQ(sizeof(sigvisor_hc_time_report), 48u);
+  EXPECT_EQ(sizeof(sigvisor_hc_panic), 32u);
+}
+
+TEST(AbiLayoutTest, BootInfo) {
+  EXPECT_EQ(offsetof(sigvisor_boot_info, magic), 0u);
+  EXPECT_EQ(offsetof(sigvisor_boot_info, abi_version), 4u);
+  EXPECT_EQ(offsetof(sigvisor_boot_info, mem_bytes), 8u);
+  EXPECT_EQ(offsetof(sigvisor_boot_info, free_gpa), 16u);
+  EXPECT_EQ(offsetof(sigvisor_boot_info, tsc_khz), 24u);
+  EXPECT_EQ(offsetof(sigvisor_boot_info, flags), 32u);
+  EXPECT_EQ(offsetof(sigvisor_boot_info, cmdline), 40u);  // tests/guests/exit_with.S
+  EXPECT_EQ(sizeof(sigvisor_boot_info), 40u + SIGVISOR_CMDLINE_MAX);
+  // The boot info page must fit below the image area with the boot tables.
+  EXPECT_LE(SIGVISOR_BOOT_INFO_GPA + sizeof(sigvisor_boot_info), 0x8000u);
+}
+
+TEST(AbiLayoutTest, NumbersAreDistinctAndPortsFit) {
+  EXPECT_EQ(SIGVISOR_HC_CONSOLE_WRITE, 1);
+  EXPECT_EQ(SIGVISOR_HC_PANIC, 6);
+  EXPECT_EQ(SIGVISOR_HC_COUNT, 7);
+  EXPECT_LT(SIGVISOR_HC_PORT_BASE + SIGVISOR_HC_COUNT, 0x10000u);
+  EXPECT_EQ(SIGVISOR_SEL_USER_DS, 0x2bu);  // the host's selectors, as PVM requires
+  EXPECT_EQ(SIGVISOR_SEL_USER_CS, 0x33u);
+}
+
+}  // namespace
