@@ -71,7 +71,12 @@ absl::StatusOr<DeviceAction> HypercallDevice::Write(uint64_t nr, std::span<const
     case SIGVISOR_HC_PHASE_BEGIN: {
       auto args = memory_.ReadObject<sigvisor_hc_phase_begin>(args_gpa);
       if (!args.ok()) return bad_args(args.status());
-      handler_.OnPhaseBegin(BoundedName(args->name), args->ops, args->tsc);
+      if (args->flags & ~uint32_t{SIGVISOR_PHASE_CALIBRATION}) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("hypercall phase_begin: unknown flags %#x", args->flags));
+      }
+      handler_.OnPhaseBegin(BoundedName(args->name), args->ops, args->tsc,
+                            (args->flags & SIGVISOR_PHASE_CALIBRATION) != 0);
       return DeviceAction::kContinue;
     }
     case SIGVISOR_HC_PHASE_END: {

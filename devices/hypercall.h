@@ -23,7 +23,10 @@ class HypercallHandler {
   virtual ~HypercallHandler() = default;
   virtual void OnConsoleWrite(std::string_view text) = 0;
   virtual void OnExit(int64_t status) = 0;
-  virtual void OnPhaseBegin(std::string name, uint64_t ops, uint64_t guest_tsc) = 0;
+  // `calibration`: an empty phase measuring the markers' own cost (ABI
+  // SIGVISOR_PHASE_CALIBRATION).
+  virtual void OnPhaseBegin(std::string name, uint64_t ops, uint64_t guest_tsc,
+                            bool calibration) = 0;
   virtual void OnPhaseEnd(uint64_t guest_tsc) = 0;
   virtual void OnTimeReport(std::string name, uint64_t tsc_cycles, uint64_t count) = 0;
   virtual void OnPanic(std::string message, uint64_t rip, uint64_t vector) = 0;

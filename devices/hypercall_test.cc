@@ -15,8 +15,9 @@ struct RecordingHandler : HypercallHandler {
   std::vector<std::string> events;
   void OnConsoleWrite(std::string_view text) override { console += text; }
   void OnExit(int64_t status) override { events.push_back("exit " + std::to_string(status)); }
-  void OnPhaseBegin(std::string name, uint64_t ops, uint64_t tsc) override {
-    events.push_back("begin " + name + " " + std::to_string(ops) + " " + std::to_string(tsc));
+  void OnPhaseBegin(std::string name, uint64_t ops, uint64_t tsc, bool calibration) override {
+    events.push_back("begin " + name + " " + std::to_string(ops) + " " + std::to_string(tsc) +
+                     (calibration ? " calibration" : ""));
   }
   void OnPhaseEnd(uint64_t tsc) override { events.push_back("end " + std::to_string(tsc)); }
   void OnTimeReport(std::string name, uint64_t cycles, uint64_t count) override {
@@ -78,6 +79,17 @@ TEST_F(HypercallTest, PhaseMarkersWithUnterminatedName) {
   ASSERT_EQ(handler_.events.size(), 2u);
   EXPECT_EQ(handler_.events[0], "begin " + std::string(32, 'x') + " 7 11");
   EXPECT_EQ(handler_.events[1], "end 19");
+}
+
+TEST_F(HypercallTest, CalibrationFlagAndUnknownFlags) {
+  sigvisor_hc_phase_begin begin = {};
+  begin.flags = SIGVISOR_PHASE_CALIBRATION;
+  ASSERT_TRUE(memory_.WriteObject(0x1000, begin).ok());
+  ASSERT_TRUE(Call(SIGVISOR_HC_PHASE_BEGIN, 0x1000).ok());
+  EXPECT_EQ(handler_.events.back(), "begin  0 0 calibration");
+  begin.flags = 0x80;
+  ASSERT_TRUE(memory_.WriteObject(0x1000, begin).ok());
+  EXPECT_FALSE(Call(SIGVISOR_HC_PHASE_BEGIN, 0x1000).ok());
 }
 
 TEST_F(HypercallTest, ExitAndPanicStop) {

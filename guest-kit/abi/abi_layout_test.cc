@@ -12,7 +12,8 @@ namespace {
 TEST(AbiLayoutTest, HypercallArgumentBlocks) {
   EXPECT_EQ(sizeof(sigvisor_hc_console_write), 16u);
   EXPECT_EQ(sizeof(sigvisor_hc_exit), 8u);
-  EXPECT_EQ(sizeof(sigvisor_hc_phase_begin), 48u);
+  EXPECT_EQ(sizeof(sigvisor_hc_phase_begin), 56u);
+  EXPECT_EQ(offsetof(sigvisor_hc_phase_begin, flags), 48u);
   EXPECT_EQ(offsetof(sigvisor_hc_phase_begin, ops), 32u);
   EXPECT_EQ(offsetof(sigvisor_hc_phase_begin, tsc), 40u);
   EXPECT_EQ(sizeof(sigvisor_hc_phase_end), 8u);

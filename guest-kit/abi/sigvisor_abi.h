@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#define SIGVISOR_ABI_VERSION 1u
+#define SIGVISOR_ABI_VERSION 2u
 
 /* ------------------------------------------------------------------------------
  * Hypercalls.
@@ -59,11 +59,21 @@ struct sigvisor_hc_exit {
 
 /* BEGIN and END cut the exit ledger into a measured phase. The VMM takes its
  * counters and KVM's stats at both markers and reports the difference divided by
- * `ops`. The markers' own exits are not counted in the phase. */
+ * `ops`. The markers' own exits are not counted in the phase.
+ *
+ * What the markers themselves cost in the guest (the kernel path from BEGIN's
+ * hypercall back to user mode and from the END call to its hypercall) is measured by
+ * a calibration phase: an empty phase flagged SIGVISOR_PHASE_CALIBRATION, made right
+ * before the real one. The VMM subtracts its deltas from the phases that follow, so
+ * that per-op counts are exact whatever `ops` is. */
+#define SIGVISOR_PHASE_CALIBRATION (1u << 0)
+
 struct sigvisor_hc_phase_begin {
   char name[SIGVISOR_PHASE_NAME_MAX]; /* NUL-terminated unless all 32 bytes used */
   uint64_t ops;                       /* operations the phase will perform */
   uint64_t tsc;                       /* guest rdtsc at the start */
+  uint32_t flags;                     /* SIGVISOR_PHASE_* */
+  uint32_t reserved;
 };
 
 struct sigvisor_hc_phase_end {

@@ -21,12 +21,13 @@ void hc_console_write(const char *data, size_t len) {
   hypercall(SIGVISOR_HC_CONSOLE_WRITE, &args);
 }
 
-void hc_phase_begin(const char *name, uint64_t ops) {
+void hc_phase_begin(const char *name, uint64_t ops, uint32_t flags) {
   static struct sigvisor_hc_phase_begin args;
   size_t n = strnlen(name, SIGVISOR_PHASE_NAME_MAX);
   memcpy(args.name, name, n);
   if (n < SIGVISOR_PHASE_NAME_MAX) args.name[n] = '\0';
   args.ops = ops;
+  args.flags = flags;
   args.tsc = rdtsc();
   hypercall(SIGVISOR_HC_PHASE_BEGIN, &args);
 }

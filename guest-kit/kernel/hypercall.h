@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 void hc_console_write(const char *data, size_t len);
-void hc_phase_begin(const char *name, uint64_t ops);
+void hc_phase_begin(const char *name, uint64_t ops, uint32_t flags);
 void hc_phase_end(void);
 void hc_exit(int64_t status) __attribute__((noreturn));
 void hc_panic(const char *message, size_t len, uint64_t rip, uint64_t vector)

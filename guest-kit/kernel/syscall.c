@@ -33,7 +33,7 @@ static int64_t sys_write(int64_t fd, uint64_t buf, uint64_t len) {
   return (int64_t)done;
 }
 
-static int64_t sys_phase_begin(uint64_t name, uint64_t ops) {
+static int64_t sys_phase_begin(uint64_t name, uint64_t ops, uint64_t flags) {
   char copy[SIGVISOR_PHASE_NAME_MAX];
   uint64_t i = 0;
   for (; i < sizeof(copy) - 1; i++) {
@@ -43,7 +43,7 @@ static int64_t sys_phase_begin(uint64_t name, uint64_t ops) {
     if (!copy[i]) break;
   }
   copy[i] = '\0';
-  hc_phase_begin(copy, ops);
+  hc_phase_begin(copy, ops, (uint32_t)flags);
   return 0;
 }
 
@@ -53,7 +53,7 @@ void syscall_dispatch(struct pt_regs *regs) {
     case SYS_write: ret = sys_write((int64_t)regs->rdi, regs->rsi, regs->rdx); break;
     case SYS_getpid: ret = current->pid; break;
     case SYS_exit: task_exit((int)(regs->rdi & 0xff));
-    case SYS_phase_begin: ret = sys_phase_begin(regs->rdi, regs->rsi); break;
+    case SYS_phase_begin: ret = sys_phase_begin(regs->rdi, regs->rsi, regs->rdx); break;
     case SYS_phase_end: hc_phase_end(); ret = 0; break;
     default: ret = -ENOSYS; break;
   }

@@ -14,7 +14,7 @@
 #define SYS_exit 60
 
 /* sigvisor's own calls: measured-phase markers (passed on to the VMM). */
-#define SYS_phase_begin 500 /* (const char *name, unsigned long ops) */
+#define SYS_phase_begin 500 /* (const char *name, unsigned long ops, unsigned flags) */
 #define SYS_phase_end 501   /* () */
 
 #define EFAULT 14

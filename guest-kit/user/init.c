@@ -12,9 +12,9 @@
 static int hello(unsigned long ops) {
   printf("hello from user mode: pid %ld\n", sys_getpid());
   uint64_t start = rdtsc();
-  sys_phase_begin("getpid", ops);
+  phase_begin("getpid", ops);
   for (unsigned long i = 0; i < ops; i++) sys_getpid();
-  sys_phase_end();
+  phase_end();
   uint64_t cycles = rdtsc() - start;
   printf("getpid: %lu calls, %lu tsc cycles per call\n", ops, ops ? cycles / ops : 0);
   return 0;
@@ -22,9 +22,9 @@ static int hello(unsigned long ops) {
 
 static int console(unsigned long ops) {
   static const char line[] = "console line\n";
-  sys_phase_begin("console", ops);
+  phase_begin("console", ops);
   for (unsigned long i = 0; i < ops; i++) sys_write(1, line, sizeof(line) - 1);
-  sys_phase_end();
+  phase_end();
   return 0;
 }
 

@@ -2,8 +2,15 @@
 
 #include <stdarg.h>
 
+#include "guest-kit/abi/sigvisor_abi.h"
 #include "guest-kit/lib/format.h"
 #include "guest-kit/lib/string.h"
+
+void phase_begin(const char *name, unsigned long ops) {
+  sys_phase_begin(name, 0, SIGVISOR_PHASE_CALIBRATION);
+  sys_phase_end();
+  sys_phase_begin(name, ops, 0);
+}
 
 int printf(const char *fmt, ...) {
   char buf[256];

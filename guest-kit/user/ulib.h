@@ -22,10 +22,16 @@ static inline void sys_exit(int status) {
   syscall3(SYS_exit, status, 0, 0);
   __builtin_unreachable();
 }
-static inline long sys_phase_begin(const char *name, unsigned long ops) {
-  return syscall3(SYS_phase_begin, (long)name, (long)ops, 0);
+static inline long sys_phase_begin(const char *name, unsigned long ops, unsigned flags) {
+  return syscall3(SYS_phase_begin, (long)name, (long)ops, (long)flags);
 }
 static inline long sys_phase_end(void) { return syscall3(SYS_phase_end, 0, 0, 0); }
+
+/* Starts a measured phase of `ops` operations, after an empty calibration phase
+ * that lets the VMM subtract what the markers themselves cost (see
+ * SIGVISOR_PHASE_CALIBRATION in guest-kit/abi/sigvisor_abi.h). */
+void phase_begin(const char *name, unsigned long ops);
+static inline void phase_end(void) { sys_phase_end(); }
 
 static inline uint64_t rdtsc(void) {
   uint32_t lo, hi;

@@ -57,6 +57,32 @@ TEST(PhaseTrackerTest, DeltasExcludeTheEndMarker) {
   EXPECT_EQ(r.tsc_cycles, 8000u);
 }
 
+TEST(PhaseTrackerTest, CalibrationIsSubtractedFromTheNextPhases) {
+  PhaseTracker tracker;
+  ASSERT_TRUE(tracker.Begin("work", 0, PhaseSample{{}, {{"insn_emulation", 100}}, 0, 0}, true).ok());
+  ASSERT_TRUE(tracker.End(PhaseSample{{}, {{"insn_emulation", 130}}, 50, 70}).ok());
+  EXPECT_TRUE(tracker.results().empty());  // calibration phases are not reported
+  for (uint64_t ops : {10, 20}) {
+    // 7 instructions per op plus the same 30-instruction marker overhead.
+    ASSERT_TRUE(tracker.Begin("work", ops, PhaseSample{{}, {{"insn_emulation", 1000}}, 0, 0}).ok());
+    ASSERT_TRUE(tracker.End(PhaseSample{{{"io", 1}}, {{"insn_emulation", 1030 + 7 * ops}},
+                                        1000, 2000})
+                    .ok());
+    const PhaseResult& r = tracker.results().back();
+    EXPECT_EQ(r.kvm_stats.at("insn_emulation"), 7 * ops);
+    EXPECT_EQ(r.wall_ns, 950u);
+    EXPECT_EQ(r.tsc_cycles, 1930u);
+    EXPECT_EQ(r.exits_total, 1u);
+    ASSERT_TRUE(r.marker_overhead.has_value());
+    EXPECT_EQ(r.marker_overhead->kvm_stats.at("insn_emulation"), 30u);
+  }
+}
+
+TEST(PhaseTrackerTest, NetValuesNeverWrap) {
+  EXPECT_EQ(SaturatingSubtract(3, 5), 0u);
+  EXPECT_EQ(SaturatingSubtract(5, 3), 2u);
+}
+
 TEST(PhaseTrackerTest, RefusesNestingAndStrayEnd) {
   PhaseTracker tracker;
   EXPECT_FALSE(tracker.End(PhaseSample{}).ok());

@@ -14,31 +14,58 @@ StatsSnapshot SubtractStats(const StatsSnapshot& after, const StatsSnapshot& bef
   return delta;
 }
 
-absl::Status PhaseTracker::Begin(std::string name, uint64_t ops, const PhaseSample& at_begin) {
+uint64_t SaturatingSubtract(uint64_t a, uint64_t b) { return a >= b ? a - b : 0; }
+
+absl::Status PhaseTracker::Begin(std::string name, uint64_t ops, const PhaseSample& at_begin,
+                                 bool calibration) {
   if (open_) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "phase '%s' began while phase '%s' was still open; phases do not nest", name,
         open_->name));
   }
-  open_ = OpenPhase{std::move(name), ops, at_begin};
+  open_ = OpenPhase{std::move(name), ops, at_begin, calibration};
   return absl::OkStatus();
 }
 
 absl::Status PhaseTracker::End(const PhaseSample& at_end) {
   if (!open_) return absl::FailedPreconditionError("phase END without a BEGIN");
+  PhaseDeltas raw;
+  raw.exits = Subtract(at_end.exits, open_->begin.exits);
+  raw.kvm_stats = SubtractStats(at_end.kvm_stats, open_->begin.kvm_stats);
+  for (const char* counted_marker_stat : {"exits", "io_exits"}) {
+    auto it = raw.kvm_stats.find(counted_marker_stat);
+    if (it != raw.kvm_stats.end() && it->second > 0) --it->second;
+  }
+  raw.wall_ns = SaturatingSubtract(at_end.wall_ns, open_->begin.wall_ns);
+  raw.tsc_cycles = SaturatingSubtract(at_end.guest_tsc, open_->begin.guest_tsc);
+  if (open_->calibration) {
+    overhead_ = std::move(raw);
+    open_.reset();
+    return absl::OkStatus();
+  }
+
   PhaseResult result;
   result.name = open_->name;
   result.ops = open_->ops;
-  result.exits = Subtract(at_end.exits, open_->begin.exits);
-  result.exits_total = Sum(result.exits);
-  result.kvm_stats = SubtractStats(at_end.kvm_stats, open_->begin.kvm_stats);
-  for (const char* counted_marker_stat : {"exits", "io_exits"}) {
-    auto it = result.kvm_stats.find(counted_marker_stat);
-    if (it != result.kvm_stats.end() && it->second > 0) --it->second;
+  result.exits = raw.exits;
+  result.kvm_stats = raw.kvm_stats;
+  result.wall_ns = raw.wall_ns;
+  result.tsc_cycles = raw.tsc_cycles;
+  if (overhead_) {
+    for (auto& [reason, count] : result.exits) {
+      auto it = overhead_->exits.find(reason);
+      if (it != overhead_->exits.end()) count = SaturatingSubtract(count, it->second);
+    }
+    std::erase_if(result.exits, [](const auto& entry) { return entry.second == 0; });
+    for (auto& [name, value] : result.kvm_stats) {
+      auto it = overhead_->kvm_stats.find(name);
+      if (it != overhead_->kvm_stats.end()) value = SaturatingSubtract(value, it->second);
+    }
+    result.wall_ns = SaturatingSubtract(result.wall_ns, overhead_->wall_ns);
+    result.tsc_cycles = SaturatingSubtract(result.tsc_cycles, overhead_->tsc_cycles);
+    result.marker_overhead = overhead_;
   }
-  result.wall_ns = at_end.wall_ns - open_->begin.wall_ns;
-  result.tsc_cycles =
-      at_end.guest_tsc >= open_->begin.guest_tsc ? at_end.guest_tsc - open_->begin.guest_tsc : 0;
+  result.exits_total = Sum(result.exits);
   results_.push_back(std::move(result));
   open_.reset();
   return absl::OkStatus();

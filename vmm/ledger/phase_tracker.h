@@ -23,20 +23,35 @@ struct PhaseSample {
   uint64_t guest_tsc = 0;  // the guest's rdtsc, as it reported it
 };
 
-struct PhaseResult {
-  std::string name;
-  uint64_t ops = 0;
-  ExitCounts exits;        // by reason, markers excluded
-  uint64_t exits_total = 0;
-  StatsSnapshot kvm_stats; // deltas, markers excluded
+// What a phase measured between its markers.
+struct PhaseDeltas {
+  ExitCounts exits;        // by reason, the markers' own exits excluded
+  StatsSnapshot kvm_stats; // likewise
   uint64_t wall_ns = 0;
   uint64_t tsc_cycles = 0;
 };
 
+struct PhaseResult {
+  std::string name;
+  uint64_t ops = 0;
+  // Net of the marker overhead (the last calibration phase before this one, if
+  // any): what the `ops` operations cost.
+  ExitCounts exits;
+  uint64_t exits_total = 0;
+  StatsSnapshot kvm_stats;
+  uint64_t wall_ns = 0;
+  uint64_t tsc_cycles = 0;
+  // The overhead that was subtracted (empty when the guest did not calibrate).
+  std::optional<PhaseDeltas> marker_overhead;
+};
+
 class PhaseTracker {
  public:
-  // Opens a phase. Fails (and changes nothing) if one is already open.
-  absl::Status Begin(std::string name, uint64_t ops, const PhaseSample& at_begin);
+  // Opens a phase. Fails (and changes nothing) if one is already open. A
+  // calibration phase is not reported: its deltas become the marker overhead that
+  // the following phases are net of.
+  absl::Status Begin(std::string name, uint64_t ops, const PhaseSample& at_begin,
+                     bool calibration = false);
 
   // Closes the open phase. `at_end` is taken while the END marker's own exit is being
   // handled: KVM has already counted that exit in `exits` and `io_exits`, and the
@@ -51,10 +66,16 @@ class PhaseTracker {
     std::string name;
     uint64_t ops;
     PhaseSample begin;
+    bool calibration;
   };
   std::optional<OpenPhase> open_;
+  std::optional<PhaseDeltas> overhead_;
   std::vector<PhaseResult> results_;
 };
+
+// a - b per counter, never below zero (a net value cannot go negative: noise in a
+// calibration makes it 0, not a wrapped huge number).
+uint64_t SaturatingSubtract(uint64_t a, uint64_t b);
 
 // after - before for every statistic present in both, zeros kept (counters only go up; a value
 // that went down yields 0).

@@ -42,13 +42,21 @@ json PhaseToJson(const PhaseResult& phase, const HostSummary& host) {
   per_op["kernel_insns"] = host.cpl0_emulated && insns != phase.kvm_stats.end()
                                ? json(PerOp(insns->second, phase.ops))
                                : json(nullptr);
+  json overhead = nullptr;
+  if (phase.marker_overhead) {
+    overhead = {{"exits", Sum(phase.marker_overhead->exits)},
+                {"kvm_stats", KvmStatsToJson(phase.marker_overhead->kvm_stats)},
+                {"wall_ns", phase.marker_overhead->wall_ns},
+                {"tsc_cycles", phase.marker_overhead->tsc_cycles}};
+  }
   return {{"name", phase.name},
           {"ops", phase.ops},
           {"exits", {{"total", phase.exits_total}, {"by_reason", by_reason}}},
           {"kvm_stats", KvmStatsToJson(phase.kvm_stats)},
           {"wall_ns", phase.wall_ns},
           {"tsc_cycles", phase.tsc_cycles},
-          {"per_op", per_op}};
+          {"per_op", per_op},
+          {"marker_overhead", overhead}};
 }
 
 }  // namespace

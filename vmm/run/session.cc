@@ -64,7 +64,8 @@ RunResult Session::Run() {
         // BEGIN is sampled just before re-entry, after its own exit was counted by
         // both KVM and the ledger, so neither marker's exit lands in the phase.
         absl::Status s = phases_.Begin(pending_begin_->name, pending_begin_->ops,
-                                       Sample(pending_begin_->guest_tsc));
+                                       Sample(pending_begin_->guest_tsc),
+                                       pending_begin_->calibration);
         if (!s.ok()) result_.warnings.emplace_back(s.message());
         pending_begin_.reset();
       }
@@ -194,9 +195,9 @@ void Session::OnExit(int64_t status) {
   stop_requested_ = true;
 }
 
-void Session::OnPhaseBegin(std::string name, uint64_t ops, uint64_t guest_tsc) {
+void Session::OnPhaseBegin(std::string name, uint64_t ops, uint64_t guest_tsc, bool calibration) {
   NoteHypercall();
-  pending_begin_ = PendingBegin{std::move(name), ops, guest_tsc};
+  pending_begin_ = PendingBegin{std::move(name), ops, guest_tsc, calibration};
 }
 
 void Session::OnPhaseEnd(uint64_t guest_tsc) {

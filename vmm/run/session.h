@@ -72,7 +72,7 @@ class Session : public HypercallHandler {
   // HypercallHandler.
   void OnConsoleWrite(std::string_view text) override;
   void OnExit(int64_t status) override;
-  void OnPhaseBegin(std::string name, uint64_t ops, uint64_t guest_tsc) override;
+  void OnPhaseBegin(std::string name, uint64_t ops, uint64_t guest_tsc, bool calibration) override;
   void OnPhaseEnd(uint64_t guest_tsc) override;
   void OnTimeReport(std::string name, uint64_t tsc_cycles, uint64_t count) override;
   void OnPanic(std::string message, uint64_t rip, uint64_t vector) override;
@@ -82,6 +82,7 @@ class Session : public HypercallHandler {
     std::string name;
     uint64_t ops;
     uint64_t guest_tsc;
+    bool calibration;
   };
 
   // Handles one exit; returns false when the run is over (result_ filled in).
