@@ -39,7 +39,7 @@ uint64_t CountDetail(const ExitLedger& ledger, const std::string& reason, const 
 
 TEST(BundledKernelTest, HelloRunsInUserModeAndExitsZero) {
   SIGVISOR_REQUIRE_KVM(kvm);
-  x86::MachineReport report = Boot(*kvm, BundledKernel(), "");
+  x86::MachineReport report = Boot(*kvm, BundledKernel(), "workload=hello");
   const RunResult& r = report.result;
   EXPECT_EQ(r.outcome, Outcome::kExited) << r.diagnosis;
   EXPECT_EQ(r.exit_code, 0);
@@ -69,7 +69,7 @@ TEST(BundledKernelTest, UserDivideByZeroKillsInitWithSigfpe) {
   x86::MachineReport report = Boot(*kvm, BundledKernel(), "workload=fault");
   EXPECT_EQ(report.result.outcome, Outcome::kExited);
   EXPECT_EQ(report.result.exit_code, 128 + 8);
-  EXPECT_NE(report.result.console.find("killed by SIGFPE (vector 0"), std::string::npos)
+  EXPECT_NE(report.result.console.find("init[1]: killed by signal 8 (SIGFPE)"), std::string::npos)
       << report.result.console;
 }
 

@@ -4,7 +4,8 @@ Guest code is freestanding x86-64, compiled by the host toolchain with flags tha
 suit a host whose guest CPL0 is emulated (see ../shared/platform/kvm-host-notes.md):
 general registers only (no SSE/AVX/x87), none of the instructions KVM's emulator
 gets wrong or rejects (popcnt, lzcnt/tzcnt, BMI, ADX, crc32), no red zone (the CPU
-pushes exception frames onto the kernel stack), no stack protector (no TLS here).
+pushes exception frames onto the kernel stack), no stack protector (no TLS here),
+no strict aliasing (kernel style).
 """
 
 GUEST_COPTS = [
@@ -25,6 +26,9 @@ GUEST_COPTS = [
     "-fno-asynchronous-unwind-tables",
     "-fno-unwind-tables",
     "-fcf-protection=none",
+    # Kernel code reads user structs through differently typed pointers, as Linux
+    # does (and builds with this flag for the same reason).
+    "-fno-strict-aliasing",
     "-U_FORTIFY_SOURCE",
     "-std=gnu11",
 ]

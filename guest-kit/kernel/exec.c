@@ -12,6 +12,7 @@
 #include "guest-kit/kernel/elf.h"
 #include "guest-kit/kernel/kernel.h"
 #include "guest-kit/kernel/page_alloc.h"
+#include "guest-kit/kernel/task.h"
 #include "guest-kit/lib/string.h"
 #include "guest-kit/uapi/syscalls.h"
 

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "arch/x86_64/guest/pt_regs.h"
-#include "guest-kit/kernel/task.h"
+struct task;
 
 /* Maps the static ELF `image` (page-aligned in the kernel image) into `task`'s
  * address space, gives it a stack holding the string `arg`, and fills `regs` so

@@ -1,60 +1,82 @@
-/*
- * System calls. User buffers are never copied byte by byte (each byte would cost
- * several emulated instructions on a PVM host): the kernel translates a user
- * address to its physical page through the task's page tables, checking user
- * access, and hands the VMM that guest-physical address one page at a time.
- */
+/* System calls: numbers and conventions in guest-kit/uapi/syscalls.h. */
 #include "guest-kit/kernel/syscall.h"
 
-#include "arch/x86_64/guest/paging.h"
+#include "arch/x86_64/guest/uaccess.h"
 #include "guest-kit/abi/sigvisor_abi.h"
+#include "guest-kit/kernel/file.h"
 #include "guest-kit/kernel/hypercall.h"
 #include "guest-kit/kernel/kernel.h"
+#include "guest-kit/kernel/signal.h"
 #include "guest-kit/kernel/task.h"
 #include "guest-kit/uapi/syscalls.h"
 
-static int user_range_ok(uint64_t addr, uint64_t len) {
-  return addr >= USER_BASE && addr <= USER_TOP && len <= USER_TOP - addr;
-}
+int64_t sys_rt_sigreturn(struct pt_regs *regs); /* arch/x86_64/guest/signal.c */
 
-static int64_t sys_write(int64_t fd, uint64_t buf, uint64_t len) {
-  if (fd != 1 && fd != 2) return -EBADF;
-  if (!user_range_ok(buf, len)) return -EFAULT;
-  uint64_t done = 0;
-  while (done < len) {
-    uint64_t va = buf + done;
-    uint64_t chunk = PAGE_SIZE - (va & (PAGE_SIZE - 1));
-    if (chunk > len - done) chunk = len - done;
-    uint64_t pa = paging_user_to_phys(current->page_table, va, 0);
-    if (!pa) return done ? (int64_t)done : -EFAULT;
-    hc_console_write((const char *)pa, chunk);
-    done += chunk;
+/* Copies a NUL-terminated user string of at most `size` - 1 bytes. */
+static int64_t copy_string_from_user(char *to, uint64_t from, uint64_t size) {
+  for (uint64_t i = 0; i < size; i++) {
+    char c;
+    if (get_user(c, (const char *)(from + i))) return -EFAULT;
+    to[i] = c;
+    if (!c) return (int64_t)i;
   }
-  return (int64_t)done;
+  return -EINVAL;
 }
 
 static int64_t sys_phase_begin(uint64_t name, uint64_t ops, uint64_t flags) {
   char copy[SIGVISOR_PHASE_NAME_MAX];
-  uint64_t i = 0;
-  for (; i < sizeof(copy) - 1; i++) {
-    uint64_t pa = paging_user_to_phys(current->page_table, name + i, 0);
-    if (!user_range_ok(name + i, 1) || !pa) return -EFAULT;
-    copy[i] = *(const char *)pa;
-    if (!copy[i]) break;
-  }
-  copy[i] = '\0';
+  int64_t len = copy_string_from_user(copy, name, sizeof(copy));
+  if (len < 0) return len;
   hc_phase_begin(copy, ops, (uint32_t)flags);
   return 0;
+}
+
+static int64_t sys_spawn(uint64_t args) {
+  char copy[SIGVISOR_CMDLINE_MAX];
+  int64_t len = copy_string_from_user(copy, args, sizeof(copy));
+  if (len < 0) return len;
+  return task_spawn(copy);
+}
+
+static int64_t sys_wait4(int pid, uint64_t status_ptr) {
+  int status = 0;
+  int child = task_wait(pid, &status);
+  if (child > 0 && status_ptr && put_user(status, (int *)status_ptr)) return -EFAULT;
+  return child;
+}
+
+static int64_t sys_set_debugreg(int index, uint64_t value) {
+  if (index < 0 || index > 7 || index == 4 || index == 5) return -EINVAL;
+  current->debugreg[index] = value;
+  return 0; /* loaded on the way to the task's next signal handler or switch */
 }
 
 void syscall_dispatch(struct pt_regs *regs) {
   int64_t ret;
   switch (regs->rax) {
-    case SYS_write: ret = sys_write((int64_t)regs->rdi, regs->rsi, regs->rdx); break;
+    case SYS_read: ret = sys_read((int)regs->rdi, regs->rsi, regs->rdx); break;
+    case SYS_write: ret = sys_write((int)regs->rdi, regs->rsi, regs->rdx); break;
+    case SYS_close: ret = sys_close((int)regs->rdi); break;
+    case SYS_pipe: ret = sys_pipe(regs->rdi); break;
     case SYS_getpid: ret = current->pid; break;
-    case SYS_exit: task_exit((int)(regs->rdi & 0xff));
+    case SYS_getppid: ret = current->parent_pid; break;
+    case SYS_sched_yield: schedule(); ret = 0; break;
+    case SYS_exit: task_exit((int)(regs->rdi & 0xff) << 8);
+    case SYS_wait4: ret = sys_wait4((int)regs->rdi, regs->rsi); break;
+    case SYS_kill: ret = sys_kill((int)regs->rdi, (int)regs->rsi); break;
+    case SYS_rt_sigaction:
+      ret = sys_rt_sigaction((int)regs->rdi, regs->rsi, regs->rdx, regs->r10);
+      break;
+    case SYS_rt_sigprocmask:
+      ret = sys_rt_sigprocmask((int)regs->rdi, regs->rsi, regs->rdx, regs->r10);
+      break;
+    case SYS_rt_sigreturn: ret = sys_rt_sigreturn(regs); break;
+    case SYS_rt_sigsuspend: ret = sys_rt_sigsuspend(regs->rdi, regs->rsi); break;
+    case SYS_pause: ret = sys_pause(); break;
     case SYS_phase_begin: ret = sys_phase_begin(regs->rdi, regs->rsi, regs->rdx); break;
     case SYS_phase_end: hc_phase_end(); ret = 0; break;
+    case SYS_spawn: ret = sys_spawn(regs->rdi); break;
+    case SYS_set_debugreg: ret = sys_set_debugreg((int)regs->rdi, regs->rsi); break;
     default: ret = -ENOSYS; break;
   }
   regs->rax = (uint64_t)ret;

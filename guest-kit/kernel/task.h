@@ -1,22 +1,74 @@
-/* Tasks: a user address space, a kernel stack and an exit status. */
+/* Tasks: an address space, a kernel stack, open files, signal state, a parent. */
 #ifndef SIGVISOR_GUEST_KIT_KERNEL_TASK_H_
 #define SIGVISOR_GUEST_KIT_KERNEL_TASK_H_
 
 #include <stdint.h>
 
+#include "arch/x86_64/guest/percpu.h"
+#include "arch/x86_64/guest/pt_regs.h"
+#include "guest-kit/kernel/file.h"
+#include "guest-kit/kernel/signal_types.h"
+
+#define MAX_TASKS 8
 #define TASK_NAME_MAX 16
+#define KERNEL_STACK_SIZE (4 * 4096)
+
+enum task_state {
+  TASK_UNUSED = 0,
+  TASK_RUNNABLE,
+  TASK_SLEEPING, /* interruptible: a signal wakes it */
+  TASK_ZOMBIE,
+};
 
 struct task {
   int pid;
+  int parent_pid;
+  enum task_state state;
   char name[TASK_NAME_MAX];
-  uint64_t page_table; /* root of this task's address space (physical) */
+  uint64_t page_table;       /* root of the address space (physical) */
   uint64_t kernel_stack_top;
+  uint64_t saved_rsp;        /* kernel rsp while switched out */
+  const void *wait_channel;  /* what a sleeping task waits for */
+  int exit_code;             /* wait status (Linux encoding) once a zombie */
+  uint64_t debugreg[8];      /* DR0-3, DR6, DR7 as the task set them */
+  uint64_t fault_address;    /* cr2 of the task's last page fault (for sigcontext) */
+  struct signal_state signal;
+  struct file *files[MAX_FILES];
 };
 
-extern struct task *current;
+/* The running task (per-CPU data: see arch/x86_64/guest/percpu.h). */
+#define current (this_cpu_read(current_task))
 
-/* The current task ends with `status` (already encoded: 0-255, or 128 + signal for
- * a task killed by a signal). Ending init ends the guest. */
+/* The pt_regs a task's trap from user mode saved (top of its kernel stack). */
+static inline struct pt_regs *task_pt_regs(struct task *task) {
+  return (struct pt_regs *)(task->kernel_stack_top - sizeof(struct pt_regs));
+}
+
+/* Creates pid 1 running the built-in program with `args`; does not return. */
+void task_start_init(const char *args) __attribute__((noreturn));
+
+/* A new process running the built-in program with `args` (its open files shared
+ * with the caller's). Returns its pid or a negative errno. */
+int task_spawn(const char *args);
+
+struct task *task_find(int pid);
+
+/* Ends the current task with wait status `status`; ending init ends the guest. */
 void task_exit(int status) __attribute__((noreturn));
+
+/* Waits for a child (`pid` > 0: that one; -1: any) to end; stores its status. */
+int task_wait(int pid, int *status);
+
+/* Gives the CPU to the next runnable task (round robin); returns when this task is
+ * chosen again. Panics if no task can run. */
+void schedule(void);
+
+/* Sleeps until wake_up(channel) or a signal arrives. The caller re-checks its
+ * condition and signal_pending() in a loop around it. */
+void sleep_on(const void *channel);
+void wake_up(const void *channel);
+
+/* Makes a sleeping task runnable because a signal arrived for it. */
+void signal_wake_up(struct task *task);
 
 #endif /* SIGVISOR_GUEST_KIT_KERNEL_TASK_H_ */

@@ -14,7 +14,7 @@ static void put(struct sink *s, char c) {
 }
 
 static void put_number(struct sink *s, uint64_t value, unsigned base, int width, char pad,
-                       int negative) {
+                       int negative, int left) {
   char digits[24];
   int n = 0;
   do {
@@ -26,9 +26,12 @@ static void put_number(struct sink *s, uint64_t value, unsigned base, int width,
     if (pad == '0') put(s, '-');
     width--;
   }
-  for (int i = n; i < width; i++) put(s, pad);
+  if (!left)
+    for (int i = n; i < width; i++) put(s, pad);
   if (negative && pad != '0') put(s, '-');
-  while (n) put(s, digits[--n]);
+  for (int i = n; i;) put(s, digits[--i]);
+  if (left)
+    for (int i = n; i < width; i++) put(s, ' ');
 }
 
 int format_v(char *buf, size_t size, const char *fmt, va_list args) {
@@ -40,35 +43,48 @@ int format_v(char *buf, size_t size, const char *fmt, va_list args) {
     }
     fmt++;
     char pad = ' ';
-    int width = 0, longs = 0;
-    if (*fmt == '0') pad = '0', fmt++;
+    int width = 0, longs = 0, alternate = 0, left = 0;
+    for (;; fmt++) {
+      if (*fmt == '0') pad = '0';
+      else if (*fmt == '#') alternate = 1;
+      else if (*fmt == '-') left = 1;
+      else break;
+    }
+    if (left) pad = ' ';
     while (*fmt >= '0' && *fmt <= '9') width = width * 10 + (*fmt++ - '0');
     while (*fmt == 'l' || *fmt == 'z') longs++, fmt++;
     switch (*fmt) {
       case 'd':
       case 'i': {
         int64_t v = longs ? va_arg(args, int64_t) : va_arg(args, int);
-        put_number(&s, v < 0 ? -(uint64_t)v : (uint64_t)v, 10, width, pad, v < 0);
+        put_number(&s, v < 0 ? -(uint64_t)v : (uint64_t)v, 10, width, pad, v < 0, left);
         break;
       }
       case 'u':
       case 'x': {
         uint64_t v = longs ? va_arg(args, uint64_t) : va_arg(args, unsigned);
-        put_number(&s, v, *fmt == 'u' ? 10 : 16, width, pad, 0);
+        if (*fmt == 'x' && alternate) {
+          put(&s, '0');
+          put(&s, 'x');
+        }
+        put_number(&s, v, *fmt == 'u' ? 10 : 16, width, pad, 0, left);
         break;
       }
       case 'p':
         put(&s, '0');
         put(&s, 'x');
-        put_number(&s, (uint64_t)va_arg(args, void *), 16, width, pad, 0);
+        put_number(&s, (uint64_t)va_arg(args, void *), 16, width, pad, 0, left);
         break;
       case 's': {
         const char *str = va_arg(args, const char *);
         if (!str) str = "(null)";
         int n = 0;
         while (str[n]) n++;
-        for (int i = n; i < width; i++) put(&s, ' ');
+        if (!left)
+          for (int i = n; i < width; i++) put(&s, ' ');
         while (*str) put(&s, *str++);
+        if (left)
+          for (int i = n; i < width; i++) put(&s, ' ');
         break;
       }
       case 'c':

@@ -1,5 +1,5 @@
 /* A small vsnprintf for guest code: %s %c %d %i %u %x %p %% with l/ll/z length
- * modifiers and a field width (e.g. %8u, %016lx). Always NUL-terminates; returns the
+ * modifiers, a field width and the 0, - and # flags (e.g. %8u, %-8s, %016lx, %#lx). Always NUL-terminates; returns the
  * number of characters written (not counting the NUL). */
 #ifndef SIGVISOR_GUEST_KIT_LIB_FORMAT_H_
 #define SIGVISOR_GUEST_KIT_LIB_FORMAT_H_

@@ -10,17 +10,42 @@
 
 #define SYS_read 0
 #define SYS_write 1
+#define SYS_close 3
+#define SYS_rt_sigaction 13
+#define SYS_rt_sigprocmask 14
+#define SYS_rt_sigreturn 15
+#define SYS_pipe 22
+#define SYS_sched_yield 24
+#define SYS_pause 34
 #define SYS_getpid 39
 #define SYS_exit 60
+#define SYS_wait4 61
+#define SYS_kill 62
+#define SYS_getppid 110
+#define SYS_rt_sigsuspend 130
 
-/* sigvisor's own calls: measured-phase markers (passed on to the VMM). */
+/* sigvisor's own calls. */
 #define SYS_phase_begin 500 /* (const char *name, unsigned long ops, unsigned flags) */
 #define SYS_phase_end 501   /* () */
+/* Starts the built-in program again as a new process with argument string `args`
+ * (posix_spawn-like: no fork, whose page copying is expensive at an emulated CPL0).
+ * The child shares the parent's open files. Returns the child's pid. */
+#define SYS_spawn 502 /* (const char *args) */
+/* Sets the calling task's debug register `index` (0-3, 6, 7), as ptrace would. */
+#define SYS_set_debugreg 503 /* (int index, unsigned long value) */
 
+#define EPERM 1
+#define ESRCH 3
+#define EINTR 4
+#define EBADF 9
+#define ECHILD 10
+#define EAGAIN 11
+#define ENOMEM 12
 #define EFAULT 14
 #define EINVAL 22
+#define EMFILE 24
+#define EPIPE 32
 #define ENOSYS 38
-#define EBADF 9
 
 /* Where user programs live: the second GiB of every address space. */
 #define USER_BASE 0x40000000ul

@@ -1,13 +1,20 @@
 /*
- * init: the first user program. The boot command line picks a workload:
- *   workload=hello   (default) greet, then a measured phase of `ops` getpid calls
- *   workload=console a measured phase of `ops` one-line writes (one VM exit each)
- *   workload=fault   divide by zero: the kernel kills init with SIGFPE (status 136)
- * Each measured loop is bracketed by phase markers, which the VMM turns into a
- * per-operation report.
+ * init: the built-in program. The boot command line (or, for a spawned process, the
+ * spawn arguments) picks what it does:
+ *   workload=summary      (default) each classic workload briefly, then a summary
+ *   workload=divzero|lat_sig|sigpingpong|pipe_rw   one workload, `ops` operations
+ *   workload=hello        greet, then a measured phase of `ops` getpid calls
+ *   workload=console      a measured phase of `ops` one-line writes (one VM exit each)
+ *   workload=fault        divide by zero with no handler: killed by SIGFPE
+ *   workload=selftest case=NAME|all   the signal-semantics self-tests
+ *   role=...              a helper process spawned by a workload or a test
  */
 #include "guest-kit/lib/string.h"
+#include "guest-kit/user/selftest.h"
 #include "guest-kit/user/ulib.h"
+#include "guest-kit/user/workloads.h"
+
+#define DEFAULT_OPS 16
 
 static int hello(unsigned long ops) {
   printf("hello from user mode: pid %ld\n", sys_getpid());
@@ -36,13 +43,41 @@ static int fault(void) {
   return (int)quotient;
 }
 
+/* Each classic workload briefly; the VMM's report has their per-op costs. */
+static int summary(unsigned long ops) {
+  printf("sigvisor guest: %lu ops of each workload (see the phases below)\n", ops);
+  int failed = 0;
+  failed |= workload_divzero(ops);
+  failed |= workload_lat_sig(ops);
+  failed |= workload_sigpingpong(ops);
+  failed |= workload_pipe_rw(ops);
+  return failed;
+}
+
+struct workload {
+  const char *name;
+  int (*run)(unsigned long ops);
+};
+
+static const struct workload workloads[] = {
+    {"summary", summary},     {"divzero", workload_divzero},         {"lat_sig", workload_lat_sig},
+    {"sigpingpong", workload_sigpingpong}, {"pipe_rw", workload_pipe_rw}, {"hello", hello},
+    {"console", console},
+};
+
 int main(const char *args) {
-  char workload[32] = "hello";
-  arg_get(args, "workload", workload, sizeof(workload));
-  unsigned long ops = arg_get_ulong(args, "ops", 16);
-  if (strcmp(workload, "hello") == 0) return hello(ops);
-  if (strcmp(workload, "console") == 0) return console(ops);
-  if (strcmp(workload, "fault") == 0) return fault();
-  printf("init: unknown workload '%s' (known: hello console fault)\n", workload);
+  char role[32];
+  if (arg_get(args, "role", role, sizeof(role))) return selftest_child(role, args);
+
+  char name[32] = "summary";
+  arg_get(args, "workload", name, sizeof(name));
+  if (strcmp(name, "selftest") == 0) return selftest_main(args);
+  if (strcmp(name, "fault") == 0) return fault();
+  const unsigned long ops = arg_get_ulong(args, "ops", DEFAULT_OPS);
+  for (unsigned i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
+    if (strcmp(name, workloads[i].name) == 0) return workloads[i].run(ops);
+  printf("init: unknown workload '%s' (known: summary divzero lat_sig sigpingpong pipe_rw "
+         "hello console fault selftest)\n",
+         name);
   return 127;
 }

@@ -10,4 +10,12 @@ _start:
 	int	$0x80
 	ud2
 
+/* Where a signal handler returns to (sa_restorer): the frame's pretcode. */
+	.text
+	.globl __restore_rt
+__restore_rt:
+	mov	$15, %eax	/* SYS_rt_sigreturn */
+	int	$0x80
+	ud2
+
 	.section .note.GNU-stack, "", @progbits

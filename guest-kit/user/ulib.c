@@ -12,6 +12,11 @@ void phase_begin(const char *name, unsigned long ops) {
   sys_phase_begin(name, ops, 0);
 }
 
+long sig_install(int sig, void *handler, uint64_t flags, sigset_t mask) {
+  struct sigaction action = {handler, flags | SA_RESTORER, __restore_rt, mask};
+  return sys_sigaction(sig, &action, 0);
+}
+
 int printf(const char *fmt, ...) {
   char buf[256];
   va_list args;

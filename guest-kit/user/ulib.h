@@ -1,26 +1,57 @@
-/* The user programs' tiny C library: system calls, printing, argument parsing. */
+/* The user programs' tiny C library: system calls, signals, printing, arguments. */
 #ifndef SIGVISOR_GUEST_KIT_USER_ULIB_H_
 #define SIGVISOR_GUEST_KIT_USER_ULIB_H_
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "guest-kit/uapi/signal.h"
 #include "guest-kit/uapi/syscalls.h"
 
 /* System calls go through `int $0x80` (see arch/x86_64/guest/traps.c). */
-static inline long syscall3(long nr, long a, long b, long c) {
+static inline long syscall4(long nr, long a, long b, long c, long d) {
+  register long r10 __asm__("r10") = d;
   long ret;
-  __asm__ volatile("int $0x80" : "=a"(ret) : "a"(nr), "D"(a), "S"(b), "d"(c) : "memory");
+  __asm__ volatile("int $0x80"
+                   : "=a"(ret)
+                   : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10)
+                   : "memory", "rcx", "r11");
   return ret;
 }
+static inline long syscall3(long nr, long a, long b, long c) { return syscall4(nr, a, b, c, 0); }
 
+static inline long sys_read(int fd, void *buf, size_t len) {
+  return syscall3(SYS_read, fd, (long)buf, (long)len);
+}
 static inline long sys_write(int fd, const void *buf, size_t len) {
   return syscall3(SYS_write, fd, (long)buf, (long)len);
 }
+static inline long sys_close(int fd) { return syscall3(SYS_close, fd, 0, 0); }
+static inline long sys_pipe(int fds[2]) { return syscall3(SYS_pipe, (long)fds, 0, 0); }
 static inline long sys_getpid(void) { return syscall3(SYS_getpid, 0, 0, 0); }
-static inline void sys_exit(int status) {
+static inline long sys_getppid(void) { return syscall3(SYS_getppid, 0, 0, 0); }
+static inline long sys_yield(void) { return syscall3(SYS_sched_yield, 0, 0, 0); }
+static inline __attribute__((noreturn)) void sys_exit(int status) {
   syscall3(SYS_exit, status, 0, 0);
   __builtin_unreachable();
+}
+static inline long sys_wait(int pid, int *status) {
+  return syscall4(SYS_wait4, pid, (long)status, 0, 0);
+}
+static inline long sys_kill(int pid, int sig) { return syscall3(SYS_kill, pid, sig, 0); }
+static inline long sys_sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
+  return syscall4(SYS_rt_sigaction, sig, (long)act, (long)old, sizeof(sigset_t));
+}
+static inline long sys_sigprocmask(int how, const sigset_t *set, sigset_t *old) {
+  return syscall4(SYS_rt_sigprocmask, how, (long)set, (long)old, sizeof(sigset_t));
+}
+static inline long sys_sigsuspend(const sigset_t *mask) {
+  return syscall3(SYS_rt_sigsuspend, (long)mask, sizeof(sigset_t), 0);
+}
+static inline long sys_pause(void) { return syscall3(SYS_pause, 0, 0, 0); }
+static inline long sys_spawn(const char *args) { return syscall3(SYS_spawn, (long)args, 0, 0); }
+static inline long sys_set_debugreg(int index, unsigned long value) {
+  return syscall3(SYS_set_debugreg, index, (long)value, 0);
 }
 static inline long sys_phase_begin(const char *name, unsigned long ops, unsigned flags) {
   return syscall3(SYS_phase_begin, (long)name, (long)ops, (long)flags);
@@ -32,6 +63,13 @@ static inline long sys_phase_end(void) { return syscall3(SYS_phase_end, 0, 0, 0)
  * SIGVISOR_PHASE_CALIBRATION in guest-kit/abi/sigvisor_abi.h). */
 void phase_begin(const char *name, unsigned long ops);
 static inline void phase_end(void) { sys_phase_end(); }
+
+/* The signal restorer (start.S): rt_sigreturn. */
+void __restore_rt(void);
+
+/* Installs `handler` for `sig` with SA_RESTORER (required on x86-64) plus `flags`;
+ * with SA_SIGINFO the handler is void (*)(int, siginfo_t *, void *). */
+long sig_install(int sig, void *handler, uint64_t flags, sigset_t mask);
 
 static inline uint64_t rdtsc(void) {
   uint32_t lo, hi;

@@ -4,8 +4,23 @@
  * Every CPL0 instruction costs about a microsecond on a PVM host, so these paths are
  * written to be short: one stub per vector pushes the vector number (and a zero
  * error code where the CPU pushes none), the common path saves the general
- * registers as a struct pt_regs and calls x86_trap(regs) in C.
+ * registers as a struct pt_regs and calls x86_trap(regs) in C, which also delivers
+ * pending signals before a return to user mode.
  */
+#include "guest-kit/kernel/config.h"
+
+#define PT_REGS_CS 144 /* offsetof(struct pt_regs, cs) */
+
+/* Seed 001: with %gs-based per-CPU data the kernel's GS base is swapped in on every
+ * entry from user mode and swapped out on the way back. */
+.macro SWAPGS_IF_USER
+#if !CONFIG_PDA_DIRECT
+	testb	$3, PT_REGS_CS(%rsp)
+	jz	1f
+	swapgs
+1:
+#endif
+.endm
 
 #define KERNEL_STACK_SIZE 16384
 
@@ -77,12 +92,14 @@ trap_common:
 	pushq	%r13
 	pushq	%r14
 	pushq	%r15
+	SWAPGS_IF_USER
 	mov	%rsp, %rdi
 	call	x86_trap
 	/* fall through: return to whatever the frame says (user or kernel) */
 
 	.globl x86_return_from_trap
 x86_return_from_trap:
+	SWAPGS_IF_USER
 	popq	%r15
 	popq	%r14
 	popq	%r13
@@ -102,10 +119,38 @@ x86_return_from_trap:
 	iretq
 
 /* void x86_enter_user(struct pt_regs *regs): leave the kernel through a prepared
- * frame (first entry to a new task). */
+ * frame (the first task's first entry to user mode). */
 	.globl x86_enter_user
 x86_enter_user:
 	mov	%rdi, %rsp
+	jmp	x86_return_from_trap
+
+/* void x86_switch_to(uint64_t *prev_rsp, uint64_t next_rsp): saves the callee-saved
+ * registers on the current kernel stack, switches stacks, restores the next task's
+ * and returns into it (into x86_ret_from_spawn for a task that never ran). */
+	.globl x86_switch_to
+x86_switch_to:
+	pushq	%rbx
+	pushq	%rbp
+	pushq	%r12
+	pushq	%r13
+	pushq	%r14
+	pushq	%r15
+	mov	%rsp, (%rdi)
+	mov	%rsi, %rsp
+	popq	%r15
+	popq	%r14
+	popq	%r13
+	popq	%r12
+	popq	%rbp
+	popq	%rbx
+	ret
+
+/* A spawned task's first run: its kernel stack holds the pt_regs exec prepared. */
+	.globl x86_ret_from_spawn
+x86_ret_from_spawn:
+	mov	%rsp, %rdi
+	call	exit_to_user_mode
 	jmp	x86_return_from_trap
 
 	.bss

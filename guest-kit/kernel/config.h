@@ -1,0 +1,40 @@
+/*
+ * The guest kernel's build configuration: one switch per seed change, as Kconfig
+ * would have it. A variant image sets them with -D; the defaults here are the
+ * 2004-era baseline. Each switch is read in exactly one place, where Linux made the
+ * change:
+ *
+ *   CONFIG_DR7_LAZY         seed 000  arch/x86_64/guest/signal.c    do_signal()
+ *   CONFIG_PDA_DIRECT       seed 001  arch/x86_64/guest/percpu.h     this_cpu_*()
+ *                                     arch/x86_64/guest/entry.S      SWAPGS_IF_USER
+ *   CONFIG_UACCESS_CERR     seed 002  arch/x86_64/guest/signal.c    setup/restore_sigcontext()
+ *   CONFIG_DEQUEUE_POINTER  seed 003  guest-kit/kernel/signal.c     dequeue_signal()
+ */
+#ifndef SIGVISOR_GUEST_KIT_KERNEL_CONFIG_H_
+#define SIGVISOR_GUEST_KIT_KERNEL_CONFIG_H_
+
+/* Seed 000: write DR7 on every signal delivery (0), or only when the task has a
+ * breakpoint enabled (1). */
+#ifndef CONFIG_DR7_LAZY
+#define CONFIG_DR7_LAZY 0
+#endif
+
+/* Seed 001: per-CPU data through %gs with the GS base swapped on every kernel entry
+ * and exit (0), or a plain global structure on this uniprocessor kernel (1). */
+#ifndef CONFIG_PDA_DIRECT
+#define CONFIG_PDA_DIRECT 0
+#endif
+
+/* Seed 002: `err |= __put_user(x, p)` per field (0), or __put_user_cerr(x, p, err)
+ * keeping the cumulative error in a register (1). */
+#ifndef CONFIG_UACCESS_CERR
+#define CONFIG_UACCESS_CERR 0
+#endif
+
+/* Seed 003: dequeue copies the siginfo out (0), or hands back the sigqueue entry,
+ * freed after delivery (1). */
+#ifndef CONFIG_DEQUEUE_POINTER
+#define CONFIG_DEQUEUE_POINTER 0
+#endif
+
+#endif /* SIGVISOR_GUEST_KIT_KERNEL_CONFIG_H_ */

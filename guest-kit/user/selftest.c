@@ -1,0 +1,370 @@
+/*
+ * Guest-side semantics tests: the program checks the kernel's behaviour itself and
+ * reports PASS/FAIL on the console; the host test (tests/signal_test.cc) boots one
+ * case per VM and checks the report and the exit status.
+ */
+#include "guest-kit/user/selftest.h"
+
+#include "guest-kit/lib/format.h"
+#include "guest-kit/lib/string.h"
+#include "guest-kit/user/workloads.h"
+#include "guest-kit/user/ulib.h"
+
+static const char *test_name;
+static int failures;
+
+#define CHECK(cond, ...)                     \
+  do {                                       \
+    if (!(cond)) {                           \
+      char why[160];                         \
+      format(why, sizeof(why), __VA_ARGS__); \
+      printf("FAIL %s: %s\n", test_name, why); \
+      failures++;                            \
+    }                                        \
+  } while (0)
+
+/* ---- siginfo of each exception --------------------------------------------- */
+
+/* Where the catcher resumes (set by FAULT before the faulting instruction). */
+uint64_t selftest_resume_at;
+static volatile int caught_signo, caught_code;
+static volatile uint64_t caught_addr;
+
+static void catcher(int sig, siginfo_t *info, void *context) {
+  caught_signo = info->si_signo;
+  caught_code = info->si_code;
+  caught_addr = info->si_addr;
+  ((ucontext_t *)context)->uc_mcontext.rip = selftest_resume_at;
+}
+
+/* Runs `setup` then the faulting `insn` at label 1, resuming at label 2; stores the
+ * faulting instruction's address in `at` and label 2 in `after`. */
+#define FAULT(setup, insn, at, after)                          \
+  __asm__ volatile(setup "\n\t"                                \
+                   "lea 2f(%%rip), %%r11\n\t"                  \
+                   "mov %%r11, selftest_resume_at(%%rip)\n\t"  \
+                   "lea 1f(%%rip), %0\n\t"                     \
+                   "lea 2f(%%rip), %1\n\t"                     \
+                   "1: " insn "\n\t"                           \
+                   "2:\n\t"                                    \
+                   : "=&r"(at), "=&r"(after)                   \
+                   :                                           \
+                   : "rax", "rcx", "rdx", "r11", "memory")
+
+static void expect_caught(const char *what, int signo, int code, uint64_t addr) {
+  CHECK(caught_signo == signo && caught_code == code && caught_addr == addr,
+        "%s: got signal %d code %#x addr %#lx, want %d %#x %#lx", what, caught_signo,
+        caught_code, caught_addr, signo, code, addr);
+  caught_signo = caught_code = 0;
+  caught_addr = 0;
+}
+
+static void test_siginfo(void) {
+  const int signals[] = {SIGFPE, SIGSEGV, SIGTRAP, SIGILL};
+  for (unsigned i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+    sig_install(signals[i], (void *)catcher, SA_SIGINFO, 0);
+  uint64_t at, after;
+
+  FAULT("xor %%edx, %%edx\n\txor %%ecx, %%ecx\n\tmov $1, %%eax", "divq %%rcx", at, after);
+  expect_caught("#DE", SIGFPE, FPE_INTDIV, at);
+  FAULT("mov $0x10, %%rcx", "mov (%%rcx), %%rax", at, after);
+  expect_caught("#PF unmapped", SIGSEGV, SEGV_MAPERR, 0x10);
+  FAULT("lea 2f(%%rip), %%rcx", "movb $0, (%%rcx)", at, after);
+  expect_caught("#PF read-only text", SIGSEGV, SEGV_ACCERR, after);
+  FAULT("", "int3", at, after);
+  expect_caught("#BP", SIGTRAP, SI_KERNEL, 0);
+  FAULT("", "ud2", at, after);
+  expect_caught("#UD", SIGILL, ILL_ILLOPN, at);
+  FAULT("", "hlt", at, after); /* privileged at CPL3: #GP(0) */
+  expect_caught("#GP", SIGSEGV, SI_KERNEL, 0);
+}
+
+/* ---- registers and mask restored exactly by sigreturn ----------------------- */
+
+#define REG_COUNT 15
+static const char *const reg_names[REG_COUNT] = {"rax", "rbx", "rcx", "rdx", "rsi",
+                                                 "rdi", "rbp", "r8",  "r9",  "r10",
+                                                 "r11", "r12", "r13", "r14", "r15"};
+__attribute__((used)) static uint64_t regs_after[REG_COUNT];
+
+static void on_sigill_skip(int sig, siginfo_t *info, void *context) {
+  ucontext_t *uc = context;
+  uc->uc_mcontext.rip += 2;        /* ud2 */
+  uc->uc_mcontext.r12 ^= 0xff;     /* a change through the frame must take effect */
+}
+
+static void test_registers(void) {
+  sig_install(SIGILL, (void *)on_sigill_skip, SA_SIGINFO, sigmask(SIGUSR2));
+  sigset_t before, after, block = sigmask(SIGUSR1) | sigmask(SIGRTMIN);
+  sys_sigprocmask(SIG_SETMASK, &block, &before);
+  __asm__ volatile(
+      "push %%rbx\n\tpush %%rbp\n\tpush %%r12\n\tpush %%r13\n\tpush %%r14\n\tpush %%r15\n\t"
+      "mov $0x0101010101010101, %%rax\n\t"
+      "mov $0x0202020202020202, %%rbx\n\t"
+      "mov $0x0303030303030303, %%rcx\n\t"
+      "mov $0x0404040404040404, %%rdx\n\t"
+      "mov $0x0505050505050505, %%rsi\n\t"
+      "mov $0x0606060606060606, %%rdi\n\t"
+      "mov $0x0707070707070707, %%rbp\n\t"
+      "mov $0x0808080808080808, %%r8\n\t"
+      "mov $0x0909090909090909, %%r9\n\t"
+      "mov $0x0a0a0a0a0a0a0a0a, %%r10\n\t"
+      "mov $0x0b0b0b0b0b0b0b0b, %%r11\n\t"
+      "mov $0x0c0c0c0c0c0c0c0c, %%r12\n\t"
+      "mov $0x0d0d0d0d0d0d0d0d, %%r13\n\t"
+      "mov $0x0e0e0e0e0e0e0e0e, %%r14\n\t"
+      "mov $0x0f0f0f0f0f0f0f0f, %%r15\n\t"
+      "ud2\n\t"
+      "mov %%rax, regs_after+0(%%rip)\n\t"
+      "mov %%rbx, regs_after+8(%%rip)\n\t"
+      "mov %%rcx, regs_after+16(%%rip)\n\t"
+      "mov %%rdx, regs_after+24(%%rip)\n\t"
+      "mov %%rsi, regs_after+32(%%rip)\n\t"
+      "mov %%rdi, regs_after+40(%%rip)\n\t"
+      "mov %%rbp, regs_after+48(%%rip)\n\t"
+      "mov %%r8, regs_after+56(%%rip)\n\t"
+      "mov %%r9, regs_after+64(%%rip)\n\t"
+      "mov %%r10, regs_after+72(%%rip)\n\t"
+      "mov %%r11, regs_after+80(%%rip)\n\t"
+      "mov %%r12, regs_after+88(%%rip)\n\t"
+      "mov %%r13, regs_after+96(%%rip)\n\t"
+      "mov %%r14, regs_after+104(%%rip)\n\t"
+      "mov %%r15, regs_after+112(%%rip)\n\t"
+      "pop %%r15\n\tpop %%r14\n\tpop %%r13\n\tpop %%r12\n\tpop %%rbp\n\tpop %%rbx"
+      :
+      :
+      : "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "memory");
+  sys_sigprocmask(SIG_SETMASK, &before, &after);
+  for (int i = 0; i < REG_COUNT; i++) {
+    uint64_t want = 0x0101010101010101ull * (uint64_t)(i + 1);
+    if (i == 11) want ^= 0xff; /* r12, changed by the handler through the frame */
+    CHECK(regs_after[i] == want, "%s is %#lx after sigreturn, want %#lx", reg_names[i],
+          regs_after[i], want);
+  }
+  CHECK(after == block, "mask after the handler %#lx, want %#lx", after, block);
+}
+
+/* ---- blocking, queueing, flags, nesting -------------------------------------- */
+
+static volatile int count_usr1, count_rt;
+static void count_handler(int sig) {
+  if (sig == SIGUSR1) count_usr1++;
+  else count_rt++;
+}
+
+static void test_blocked(void) {
+  count_usr1 = count_rt = 0;
+  sig_install(SIGUSR1, (void *)count_handler, 0, 0);
+  sig_install(SIGRTMIN, (void *)count_handler, 0, 0);
+  sigset_t block = sigmask(SIGUSR1) | sigmask(SIGRTMIN), old;
+  sys_sigprocmask(SIG_BLOCK, &block, &old);
+  const int self = (int)sys_getpid();
+  sys_kill(self, SIGUSR1);
+  sys_kill(self, SIGUSR1); /* a classic signal is pending once */
+  sys_kill(self, SIGRTMIN);
+  sys_kill(self, SIGRTMIN); /* a real-time one is queued twice */
+  CHECK(count_usr1 == 0 && count_rt == 0, "delivered while blocked (%d, %d)", count_usr1,
+        count_rt);
+  sys_sigprocmask(SIG_SETMASK, &old, 0);
+  CHECK(count_usr1 == 1, "SIGUSR1 delivered %d times on unblock, want 1", count_usr1);
+  CHECK(count_rt == 2, "SIGRTMIN delivered %d times on unblock, want 2", count_rt);
+}
+
+static char order[16];
+static int order_len;
+static void note(char c) {
+  if (order_len < (int)sizeof(order) - 1) order[order_len++] = c;
+  order[order_len] = '\0';
+}
+
+static volatile int depth;
+static void reentrant_handler(int sig) {
+  note('[');
+  if (depth++ == 0) sys_kill((int)sys_getpid(), sig);
+  note(']');
+}
+
+static void test_nodefer(void) {
+  /* Without SA_NODEFER the signal is blocked in its handler: the second one runs
+   * after the first returns. With it, it nests. */
+  order_len = depth = 0;
+  sig_install(SIGUSR1, (void *)reentrant_handler, 0, 0);
+  sys_kill((int)sys_getpid(), SIGUSR1);
+  CHECK(strcmp(order, "[][]") == 0, "without SA_NODEFER: %s, want [][]", order);
+  order_len = depth = 0;
+  sig_install(SIGUSR1, (void *)reentrant_handler, SA_NODEFER, 0);
+  sys_kill((int)sys_getpid(), SIGUSR1);
+  CHECK(strcmp(order, "[[]]") == 0, "with SA_NODEFER: %s, want [[]]", order);
+}
+
+static void test_resethand(void) {
+  count_usr1 = count_rt = 0;
+  sig_install(SIGURG, (void *)count_handler, SA_RESETHAND, 0);
+  sys_kill((int)sys_getpid(), SIGURG);
+  sys_kill((int)sys_getpid(), SIGURG); /* now SIG_DFL, whose action for SIGURG is ignore */
+  struct sigaction old;
+  sys_sigaction(SIGURG, 0, &old);
+  CHECK(count_rt == 1, "the handler ran %d times, want 1", count_rt);
+  CHECK(old.sa_handler == (void *)SIG_DFL, "the handler is %p after SA_RESETHAND, want SIG_DFL",
+        old.sa_handler);
+}
+
+static void outer_handler(int sig) {
+  note('(');
+  sys_kill((int)sys_getpid(), SIGUSR1); /* a different signal: delivered inside */
+  note(')');
+}
+static void inner_handler(int sig) { note('*'); }
+
+static void test_nested(void) {
+  order_len = 0;
+  sig_install(SIGUSR2, (void *)outer_handler, 0, 0);
+  sig_install(SIGUSR1, (void *)inner_handler, 0, 0);
+  sys_kill((int)sys_getpid(), SIGUSR2);
+  CHECK(strcmp(order, "(*)") == 0, "order %s, want (*)", order);
+}
+
+/* ---- processes: default actions, exit statuses, a bad signal stack ------------ */
+
+static int run_child(const char *args) {
+  long pid = sys_spawn(args);
+  if (pid < 0) return -1;
+  int status = -1;
+  long waited = sys_wait((int)pid, &status);
+  return waited == pid ? status : -1;
+}
+
+static void expect_child(const char *args, int exited, int value) {
+  int status = run_child(args);
+  int ok = exited ? (WIFEXITED(status) && WEXITSTATUS(status) == value)
+                  : (WIFSIGNALED(status) && WTERMSIG(status) == value);
+  CHECK(ok, "child '%s' ended with status %#x, want %s %d", args, status,
+        exited ? "exit" : "signal", value);
+}
+
+static void test_default_actions(void) {
+  expect_child("role=exit code=3", 1, 3);
+  expect_child("role=kill_self sig=10", 0, SIGUSR1);  /* terminate */
+  expect_child("role=kill_self sig=17", 1, 0);        /* SIGCHLD: ignore */
+  expect_child("role=ignore_then_kill sig=10", 1, 0); /* SIG_IGN */
+  expect_child("role=divide", 0, SIGFPE);             /* a fault with no handler */
+  CHECK(sys_wait(-1, 0) == -ECHILD, "a child is left over");
+}
+
+static void test_bad_signal_stack(void) {
+  /* The frame cannot be written: below the user range, and unmapped inside it. */
+  expect_child("role=bad_stack rsp=0x1000", 0, SIGSEGV);
+  expect_child("role=bad_stack rsp=0x50001000", 0, SIGSEGV);
+}
+
+/* ---- pipes across tasks ------------------------------------------------------- */
+
+static void test_pipe(void) {
+  int fds[2];
+  CHECK(sys_pipe(fds) == 0, "pipe");
+  char args[64];
+  format(args, sizeof(args), "role=pipe_writer fd=%d", fds[1]);
+  long child = sys_spawn(args);
+  sys_close(fds[1]); /* only the child writes now */
+  char buf[8] = {0};
+  long n = sys_read(fds[0], buf, sizeof(buf)); /* blocks until the child has written */
+  CHECK(n == 4 && memcmp(buf, "ping", 4) == 0, "read %ld bytes '%s', want 'ping'", n, buf);
+  n = sys_read(fds[0], buf, sizeof(buf));
+  CHECK(n == 0, "read %ld after the writer exited, want 0 (EOF)", n);
+  int status = -1;
+  sys_wait((int)child, &status);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "writer status %#x", status);
+  sys_close(fds[0]);
+
+  CHECK(sys_pipe(fds) == 0, "pipe");
+  sys_close(fds[0]);
+  sig_install(SIGPIPE, (void *)SIG_IGN, 0, 0);
+  n = sys_write(fds[1], "x", 1);
+  CHECK(n == -EPIPE, "write with no reader: %ld, want -EPIPE", n);
+  sys_close(fds[1]);
+}
+
+/* ---- sigsuspend and the mask -------------------------------------------------- */
+
+static void test_sigsuspend(void) {
+  count_usr1 = 0;
+  sig_install(SIGUSR1, (void *)count_handler, 0, 0);
+  sigset_t block = sigmask(SIGUSR1), old, now, wait_mask = 0;
+  sys_sigprocmask(SIG_SETMASK, &block, &old);
+  sys_kill((int)sys_getpid(), SIGUSR1);
+  long ret = sys_sigsuspend(&wait_mask);
+  sys_sigprocmask(SIG_SETMASK, &old, &now);
+  CHECK(ret == -EINTR && count_usr1 == 1, "sigsuspend returned %ld, %d deliveries", ret,
+        count_usr1);
+  CHECK(now == block, "mask after sigsuspend %#lx, want %#lx", now, block);
+}
+
+static void test_pingpong(void) {
+  CHECK(workload_sigpingpong(1000) == 0, "ping-pong lost or doubled a signal");
+}
+
+/* ---- the children the tests spawn --------------------------------------------- */
+
+int selftest_child(const char *role, const char *args) {
+  if (strcmp(role, "exit") == 0) return (int)arg_get_ulong(args, "code", 0);
+  if (strcmp(role, "kill_self") == 0) {
+    sys_kill((int)sys_getpid(), (int)arg_get_ulong(args, "sig", 0));
+    return 0;
+  }
+  if (strcmp(role, "ignore_then_kill") == 0) {
+    int sig = (int)arg_get_ulong(args, "sig", 0);
+    sig_install(sig, (void *)SIG_IGN, 0, 0);
+    sys_kill((int)sys_getpid(), sig);
+    return 0;
+  }
+  if (strcmp(role, "divide") == 0) {
+    __asm__ volatile("xor %%edx, %%edx\n\tdivq %0" : : "r"(0ul), "a"(1ul) : "rdx");
+    return 0;
+  }
+  if (strcmp(role, "bad_stack") == 0) {
+    sig_install(SIGILL, (void *)catcher, SA_SIGINFO, 0);
+    uint64_t rsp = arg_get_ulong(args, "rsp", 0);
+    __asm__ volatile("mov %0, %%rsp\n\tud2" : : "r"(rsp) : "memory");
+    return 0; /* not reached: the frame cannot be written */
+  }
+  if (strcmp(role, "pipe_writer") == 0) {
+    int fd = (int)arg_get_ulong(args, "fd", 99);
+    return sys_write(fd, "ping", 4) == 4 ? 0 : 1;
+  }
+  if (strcmp(role, "pong") == 0) return sigpingpong_child(args);
+  printf("selftest: unknown role '%s'\n", role);
+  return 127;
+}
+
+struct selftest {
+  const char *name;
+  void (*run)(void);
+};
+
+static const struct selftest tests[] = {
+    {"siginfo", test_siginfo},       {"registers", test_registers},
+    {"blocked", test_blocked},       {"nodefer", test_nodefer},
+    {"resethand", test_resethand},   {"nested", test_nested},
+    {"sigsuspend", test_sigsuspend}, {"default_actions", test_default_actions},
+    {"bad_signal_stack", test_bad_signal_stack}, {"pipe", test_pipe},
+    {"pingpong", test_pingpong},
+};
+
+int selftest_main(const char *args) {
+  char which[32] = "all";
+  arg_get(args, "case", which, sizeof(which));
+  int ran = 0;
+  for (unsigned i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+    if (strcmp(which, "all") != 0 && strcmp(which, tests[i].name) != 0) continue;
+    test_name = tests[i].name;
+    int before = failures;
+    tests[i].run();
+    if (failures == before) printf("PASS %s\n", test_name);
+    ran++;
+  }
+  if (!ran) {
+    printf("selftest: no case '%s'\n", which);
+    return 127;
+  }
+  return failures ? 1 : 0;
+}
