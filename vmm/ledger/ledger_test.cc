@@ -2,6 +2,7 @@
 
 #include "vmm/ledger/exit_ledger.h"
 #include "vmm/ledger/phase_tracker.h"
+#include "vmm/ledger/trap_ledger.h"
 
 namespace sigvisor {
 namespace {
@@ -91,6 +92,50 @@ TEST(PhaseTrackerTest, RefusesNestingAndStrayEnd) {
   EXPECT_FALSE(nested.ok());
   EXPECT_NE(nested.message().find("'a'"), std::string::npos);
   EXPECT_TRUE(tracker.open());
+}
+
+TEST(TrapLedgerTest, CountsByKindAndBySite) {
+  TrapLedger ledger;
+  ledger.Record("dr_write", 0x1005cb, "do_signal+0x3b");
+  ledger.Record("dr_write", 0x1005cb, "do_signal+0x3b");
+  ledger.Record("segment_load", 0x100571, "percpu_init+0x11");
+  ledger.Record("msr_write", 0x100571, "percpu_init+0x11");  // a wrmsr site, other ECX
+  ledger.AddDrLoads(1);
+  EXPECT_EQ(ledger.total(), 4u);
+  EXPECT_EQ(ledger.dr_loads(), 1u);
+  EXPECT_EQ(ledger.by_kind(), (TrapCounts{{"dr_write", 2}, {"msr_write", 1}, {"segment_load", 1}}));
+  EXPECT_EQ(ledger.tally().by_site,
+            (TrapCounts{{"do_signal+0x3b", 2}, {"percpu_init+0x11", 2}}));
+  ASSERT_EQ(ledger.by_site().size(), 3u);
+  const TrapSiteCount& row = ledger.by_site().at({0x1005cb, "dr_write"});
+  EXPECT_EQ(row.site, "do_signal+0x3b");
+  EXPECT_EQ(row.count, 2u);
+}
+
+TEST(PhaseTrackerTest, TrapsArePerPhaseAndNetOfTheMarkers) {
+  PhaseTracker tracker;
+  auto sample = [](uint64_t dr_writes, uint64_t swapgs, uint64_t loads) {
+    PhaseSample s;
+    s.traps.by_kind = {{"dr_write", dr_writes}, {"segment_load", swapgs}};
+    s.traps.by_site = {{"do_signal+0x3b", dr_writes}, {"entry+0x10", swapgs}};
+    s.traps.dr_loads = loads;
+    return s;
+  };
+  // The marker path itself swaps GS twice (a syscall in and out).
+  ASSERT_TRUE(tracker.Begin("sig", 0, sample(0, 10, 0), true).ok());
+  ASSERT_TRUE(tracker.End(sample(0, 12, 0)).ok());
+  for (uint64_t ops : {5, 50}) {
+    // Each op: one DR7 write and a syscall's two swapgs; no hardware loads.
+    ASSERT_TRUE(tracker.Begin("sig", ops, sample(100, 20, 3)).ok());
+    ASSERT_TRUE(tracker.End(sample(100 + ops, 20 + 2 * ops + 2, 3)).ok());
+    const PhaseResult& r = tracker.results().back();
+    EXPECT_EQ(r.traps.by_kind, (TrapCounts{{"dr_write", ops}, {"segment_load", 2 * ops}}));
+    EXPECT_EQ(r.traps.total(), 3 * ops);
+    EXPECT_EQ(r.traps.by_site.at("entry+0x10"), 2 * ops);
+    EXPECT_EQ(r.traps.dr_loads, 0u);
+    ASSERT_TRUE(r.marker_overhead.has_value());
+    EXPECT_EQ(r.marker_overhead->traps.total(), 2u);
+  }
 }
 
 }  // namespace

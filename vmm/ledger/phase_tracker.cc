@@ -16,6 +16,19 @@ StatsSnapshot SubtractStats(const StatsSnapshot& after, const StatsSnapshot& bef
 
 uint64_t SaturatingSubtract(uint64_t a, uint64_t b) { return a >= b ? a - b : 0; }
 
+namespace {
+
+// counts - overhead per name, never below zero; names that reach zero go.
+void SubtractOverhead(ExitCounts& counts, const ExitCounts& overhead) {
+  for (auto& [name, count] : counts) {
+    auto it = overhead.find(name);
+    if (it != overhead.end()) count = SaturatingSubtract(count, it->second);
+  }
+  std::erase_if(counts, [](const auto& entry) { return entry.second == 0; });
+}
+
+}  // namespace
+
 absl::Status PhaseTracker::Begin(std::string name, uint64_t ops, const PhaseSample& at_begin,
                                  bool calibration) {
   if (open_) {
@@ -31,6 +44,7 @@ absl::Status PhaseTracker::End(const PhaseSample& at_end) {
   if (!open_) return absl::FailedPreconditionError("phase END without a BEGIN");
   PhaseDeltas raw;
   raw.exits = Subtract(at_end.exits, open_->begin.exits);
+  raw.traps = Subtract(at_end.traps, open_->begin.traps);
   raw.kvm_stats = SubtractStats(at_end.kvm_stats, open_->begin.kvm_stats);
   for (const char* counted_marker_stat : {"exits", "io_exits"}) {
     auto it = raw.kvm_stats.find(counted_marker_stat);
@@ -48,15 +62,15 @@ absl::Status PhaseTracker::End(const PhaseSample& at_end) {
   result.name = open_->name;
   result.ops = open_->ops;
   result.exits = raw.exits;
+  result.traps = raw.traps;
   result.kvm_stats = raw.kvm_stats;
   result.wall_ns = raw.wall_ns;
   result.tsc_cycles = raw.tsc_cycles;
   if (overhead_) {
-    for (auto& [reason, count] : result.exits) {
-      auto it = overhead_->exits.find(reason);
-      if (it != overhead_->exits.end()) count = SaturatingSubtract(count, it->second);
-    }
-    std::erase_if(result.exits, [](const auto& entry) { return entry.second == 0; });
+    SubtractOverhead(result.exits, overhead_->exits);
+    SubtractOverhead(result.traps.by_kind, overhead_->traps.by_kind);
+    SubtractOverhead(result.traps.by_site, overhead_->traps.by_site);
+    result.traps.dr_loads = SaturatingSubtract(result.traps.dr_loads, overhead_->traps.dr_loads);
     for (auto& [name, value] : result.kvm_stats) {
       auto it = overhead_->kvm_stats.find(name);
       if (it != overhead_->kvm_stats.end()) value = SaturatingSubtract(value, it->second);

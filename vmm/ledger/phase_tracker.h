@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "vmm/kvm/stats_fd.h"
 #include "vmm/ledger/exit_ledger.h"
+#include "vmm/ledger/trap_ledger.h"
 
 namespace sigvisor {
 
@@ -21,6 +22,7 @@ struct PhaseSample {
   StatsSnapshot kvm_stats;
   uint64_t wall_ns = 0;    // host CLOCK_MONOTONIC
   uint64_t guest_tsc = 0;  // the guest's rdtsc, as it reported it
+  TrapTally traps;         // what the trap ledger had counted
 };
 
 // What a phase measured between its markers.
@@ -29,6 +31,7 @@ struct PhaseDeltas {
   StatsSnapshot kvm_stats; // likewise
   uint64_t wall_ns = 0;
   uint64_t tsc_cycles = 0;
+  TrapTally traps;         // traps the trap mechanism counted
 };
 
 struct PhaseResult {
@@ -38,6 +41,7 @@ struct PhaseResult {
   // any): what the `ops` operations cost.
   ExitCounts exits;
   uint64_t exits_total = 0;
+  TrapTally traps;  // by kind and by site, and the debug-register loads
   StatsSnapshot kvm_stats;
   uint64_t wall_ns = 0;
   uint64_t tsc_cycles = 0;

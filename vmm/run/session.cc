@@ -90,7 +90,26 @@ bool Session::Fail(Outcome outcome, std::string what) {
   return false;
 }
 
+std::optional<bool> Session::Intercept(const VmExit& exit, std::string& detail) {
+  if (options_.interceptor == nullptr) return std::nullopt;
+  Interception seen = options_.interceptor->Intercept(exit);
+  detail = seen.detail;
+  switch (seen.verdict) {
+    case Interception::Verdict::kNotMine: return std::nullopt;
+    case Interception::Verdict::kHandled:
+      if (seen.trap) result_.traps.Record(seen.trap->kind, seen.trap->address, seen.trap->site);
+      result_.traps.AddDrLoads(seen.dr_loads);
+      return true;
+    case Interception::Verdict::kGuestError:
+      return Fail(Outcome::kUnexpectedExit, std::move(seen.diagnosis));
+    case Interception::Verdict::kHostError:
+      return Fail(Outcome::kHostError, std::move(seen.diagnosis));
+  }
+  return std::nullopt;
+}
+
 bool Session::Dispatch(VmExit& exit, std::string& detail) {
+  if (std::optional<bool> intercepted = Intercept(exit, detail)) return *intercepted;
   switch (exit.kind) {
     case ExitKind::kIo: return DispatchPortIo(exit, detail);
     case ExitKind::kMmio: return DispatchMmio(exit, detail);
@@ -164,6 +183,7 @@ bool Session::DispatchMmio(VmExit& exit, std::string& detail) {
 PhaseSample Session::Sample(uint64_t guest_tsc) {
   PhaseSample sample;
   sample.exits = result_.ledger.Counts();
+  sample.traps = result_.traps.tally();
   absl::StatusOr<StatsSnapshot> stats = backend_.ReadStats();
   if (stats.ok()) sample.kvm_stats = std::move(*stats);
   sample.wall_ns = MonotonicNs();

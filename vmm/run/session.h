@@ -15,8 +15,10 @@
 #include "vmm/kvm/stats_fd.h"
 #include "vmm/ledger/exit_ledger.h"
 #include "vmm/ledger/phase_tracker.h"
+#include "vmm/ledger/trap_ledger.h"
 #include "vmm/machine/bus.h"
 #include "vmm/run/backend.h"
+#include "vmm/run/exit_interceptor.h"
 
 namespace sigvisor {
 
@@ -42,6 +44,8 @@ struct SessionOptions {
   size_t max_console_bytes = 1 << 20;
   // Describes a guest location for diagnoses: rip, symbol, instruction bytes.
   std::function<std::string(const CpuLocation&)> describe;
+  // Sees every exit first (a trap mechanism); may be null. Must outlive the run.
+  ExitInterceptor* interceptor = nullptr;
 };
 
 struct RunResult {
@@ -49,6 +53,7 @@ struct RunResult {
   int exit_code = 1;      // the guest's exit status when kExited, else non-zero
   std::string diagnosis;  // one line: what happened and where (empty for kExited)
   ExitLedger ledger;
+  TrapLedger traps;         // what the interceptor trapped (empty without one)
   StatsSnapshot kvm_stats;  // deltas over the whole run
   std::vector<PhaseResult> phases;
   std::vector<std::string> warnings;
@@ -87,6 +92,8 @@ class Session : public HypercallHandler {
 
   // Handles one exit; returns false when the run is over (result_ filled in).
   bool Dispatch(VmExit& exit, std::string& detail);
+  // The interceptor's turn; nullopt when it did not take the exit.
+  std::optional<bool> Intercept(const VmExit& exit, std::string& detail);
   bool DispatchPortIo(VmExit& exit, std::string& detail);
   bool DispatchMmio(VmExit& exit, std::string& detail);
   bool Fail(Outcome outcome, std::string what);

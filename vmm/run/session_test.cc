@@ -55,11 +55,13 @@ class SessionTest : public ::testing::Test {
  protected:
   SessionTest() : memory_(*GuestMemory::Create(0x10000)) {}
 
-  RunResult RunScript(std::vector<Step> steps, absl::Duration timeout = absl::Seconds(10)) {
+  RunResult RunScript(std::vector<Step> steps, absl::Duration timeout = absl::Seconds(10),
+                      ExitInterceptor* interceptor = nullptr) {
     FakeBackend backend(std::move(steps));
     Bus bus;
     SessionOptions options;
     options.timeout = timeout;
+    options.interceptor = interceptor;
     options.describe = [](const CpuLocation& where) { return "here"; };
     Session session(backend, bus, options);
     HypercallDevice hypercalls(memory_, session);
@@ -168,6 +170,70 @@ TEST_F(SessionTest, StringIoIsOneAccessPerElement) {
   RunResult result = RunScript({rep, Hypercall(SIGVISOR_HC_EXIT, kArgsGpa)});
   EXPECT_EQ(counter_.writes, 5);
   EXPECT_EQ(result.ledger.total(), 2u);  // one exit
+}
+
+// A trap mechanism that takes hlt exits: even raw_detail values are DR7 writes that
+// cost a hardware load when raw_detail is 2, odd ones are not its sites.
+struct HaltTraps : ExitInterceptor {
+  int seen = 0;
+  Interception Intercept(const VmExit& exit) override {
+    ++seen;
+    Interception result;
+    if (exit.kind != ExitKind::kHalt) return result;
+    if (exit.raw_detail % 2) {
+      result.verdict = Interception::Verdict::kGuestError;
+      result.diagnosis = "hlt at 0x100041 is not a trap site";
+      return result;
+    }
+    result.verdict = Interception::Verdict::kHandled;
+    result.detail = "trap dr_write";
+    result.trap = TrapRecord{"dr_write", 0x100040, "signal+0x10"};
+    result.dr_loads = exit.raw_detail == 2 ? 1 : 0;
+    return result;
+  }
+};
+
+Step Halt(uint64_t raw_detail = 0) {
+  Step step;
+  step.kind = ExitKind::kHalt;
+  step.raw_detail = raw_detail;
+  return step;
+}
+
+TEST_F(SessionTest, InterceptedTrapsAreCountedInTheLedgersAndThePhase) {
+  sigvisor_hc_phase_begin begin = {};
+  std::strcpy(begin.name, "sig");
+  begin.ops = 3;
+  ASSERT_TRUE(memory_.WriteObject(kArgsGpa, begin).ok());
+  ASSERT_TRUE(memory_.WriteObject(kOtherArgsGpa, sigvisor_hc_phase_end{0}).ok());
+  ASSERT_TRUE(memory_.WriteObject(0x3000, sigvisor_hc_exit{0}).ok());
+  HaltTraps traps;
+  RunResult result = RunScript({Halt(), Hypercall(SIGVISOR_HC_PHASE_BEGIN, kArgsGpa), Halt(2),
+                                Halt(), Halt(), Hypercall(SIGVISOR_HC_PHASE_END, kOtherArgsGpa),
+                                Hypercall(SIGVISOR_HC_EXIT, 0x3000)},
+                               absl::Seconds(10), &traps);
+  EXPECT_EQ(result.outcome, Outcome::kExited) << result.diagnosis;
+  EXPECT_EQ(traps.seen, 7);  // offered every exit, took the halts only
+  EXPECT_EQ(result.traps.total(), 4u);
+  EXPECT_EQ(result.traps.dr_loads(), 1u);
+  EXPECT_EQ(result.ledger.by_detail().at({"hlt", "trap dr_write"}).count, 4u);
+  EXPECT_EQ(counter_.writes, 0);
+  ASSERT_EQ(result.phases.size(), 1u);
+  EXPECT_EQ(result.phases[0].traps.by_kind, (TrapCounts{{"dr_write", 3}}));
+  EXPECT_EQ(result.phases[0].traps.dr_loads, 1u);
+  EXPECT_EQ(result.phases[0].exits, (ExitCounts{{"hlt", 3}}));
+}
+
+TEST_F(SessionTest, AnInterceptorCanEndTheRun) {
+  HaltTraps traps;
+  RunResult result = RunScript({Halt(1)}, absl::Seconds(10), &traps);
+  EXPECT_EQ(result.outcome, Outcome::kUnexpectedExit);
+  EXPECT_NE(result.diagnosis.find("not a trap site"), std::string::npos);
+  EXPECT_NE(result.diagnosis.find("here"), std::string::npos);  // where the guest is
+  // Without an interceptor a hlt is still the old clear failure.
+  RunResult plain = RunScript({Halt()});
+  EXPECT_EQ(plain.outcome, Outcome::kUnexpectedExit);
+  EXPECT_NE(plain.diagnosis.find("halted"), std::string::npos);
 }
 
 }  // namespace
