@@ -6,24 +6,8 @@
 	.text
 	.globl _start
 _start:
-	/* rdi = boot info; the command line is at offset 40. */
-	lea	40(%rdi), %rsi
-	xor	%ecx, %ecx
-1:	movzbl	(%rsi), %eax	/* skip to '=' */
-	inc	%rsi
-	test	%eax, %eax
-	jz	3f
-	cmp	$'=', %eax
-	jne	1b
-2:	movzbl	(%rsi), %eax	/* decimal digits */
-	sub	$'0', %eax
-	cmp	$9, %eax
-	ja	3f
-	imul	$10, %rcx, %rcx
-	add	%rax, %rcx
-	inc	%rsi
-	jmp	2b
-3:	mov	$0x3f8, %dx
+	PARSE_OPS			/* rcx = N */
+	mov	$0x3f8, %dx
 	mov	$'x', %al
 	test	%rcx, %rcx
 	jz	5f

@@ -53,6 +53,13 @@ std::string Describe(const GuestMemory& memory, const ElfImage& image, const Cpu
   return text;
 }
 
+// Registers, segment registers and events in the kvm_run page (a trap then needs no
+// ioctl for them).
+bool SyncRegsAvailable(const KvmSystem& kvm) {
+  constexpr int kNeeded = KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS | KVM_SYNC_X86_EVENTS;
+  return (kvm.CheckExtension(KVM_CAP_SYNC_REGS) & kNeeded) == kNeeded;
+}
+
 }  // namespace
 
 absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& image,
@@ -97,6 +104,14 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
   if (absl::Status s = WriteBootTables(*memory); !s.ok()) return s;
   if (absl::Status s = WriteBootInfo(*memory, image, config); !s.ok()) return s;
   if (absl::Status s = SetUpVcpu(*vcpu, image.entry(), kBootInfoGpa, *cpuid); !s.ok()) return s;
+  std::unique_ptr<TrapEngine> traps;
+  if (config.trap != TrapMechanism::kOff) {
+    absl::StatusOr<std::unique_ptr<TrapEngine>> installed =
+        TrapEngine::Install(config.trap, image, *memory, *vcpu, *cpuid, SyncRegsAvailable(kvm));
+    if (!installed.ok()) return installed.status();
+    traps = *std::move(installed);
+    report.trap_sites = traps->sites().size();
+  }
   std::optional<StatsFd> stats;
   if (absl::StatusOr<StatsFd> opened = vcpu->OpenStats(); opened.ok()) stats = std::move(*opened);
   report.setup_ns = MonotonicNs() - setup_start;
@@ -107,6 +122,7 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
   options.describe = [&ram, &image](const CpuLocation& where) {
     return Describe(ram, image, where);
   };
+  options.interceptor = traps.get();
   Bus bus;
   Session session(backend, bus, options);
   Serial16550 serial([&session](std::string_view text) { session.OnConsoleWrite(text); });

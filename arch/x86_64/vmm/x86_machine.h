@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "arch/x86_64/vmm/trap_engine.h"
 #include "vmm/kvm/kvm.h"
 #include "vmm/loader/elf_image.h"
 #include "vmm/run/session.h"
@@ -21,13 +22,17 @@ struct MachineConfig {
   uint64_t memory_bytes = 32ull << 20;
   std::string cmdline;          // goes into sigvisor_boot_info.cmdline
   bool cpl0_emulated = false;   // tells the guest (boot-info flag)
-  SessionOptions session;       // timeout, console sink (describe is filled in here)
+  SessionOptions session;       // timeout, console sink (describe, interceptor filled in here)
+  // How guest debug-register accesses and segment loads reach the VMM (trap_engine.h).
+  // Decided by the caller: kOff runs the guest untouched.
+  TrapMechanism trap = TrapMechanism::kOff;
 };
 
 struct MachineReport {
   RunResult result;
   uint64_t vm_create_ns = 0;  // KVM_CREATE_VM to a vCPU ready to run (incl. CPUID)
   uint64_t setup_ns = 0;      // image load, boot tables, registers
+  size_t trap_sites = 0;      // sites the trap mechanism armed (all found, for patch)
 };
 
 // Creates a VM, boots `image` in it and runs it to the end. Errors are for what

@@ -1,0 +1,200 @@
+#include "arch/x86_64/vmm/trap_engine.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "vmm/trap/emulator.h"
+
+namespace sigvisor::x86 {
+namespace {
+
+constexpr uint64_t kDr6StatusBits = 0xe00f;  // B0-B3, BD, BS, BT
+constexpr size_t kMaxInsnBytes = 15;
+constexpr uint64_t kPageSize = 4096;
+
+// RTM and bus-lock detection decide which DR6 bits the guest can clear.
+trap::Dr6Layout Dr6LayoutFor(std::span<const kvm_cpuid_entry2> cpuid) {
+  for (const kvm_cpuid_entry2& entry : cpuid) {
+    if (entry.function == 7 && entry.index == 0) {
+      return trap::Dr6Layout::ForCpu((entry.ebx >> 11) & 1, (entry.ecx >> 24) & 1);
+    }
+  }
+  return trap::Dr6Layout::ForCpu(false, false);
+}
+
+Interception Failure(Interception::Verdict verdict, std::string diagnosis) {
+  Interception result;
+  result.verdict = verdict;
+  result.diagnosis = std::move(diagnosis);
+  return result;
+}
+
+Interception HostFailure(const absl::Status& status, std::string_view doing) {
+  return Failure(Interception::Verdict::kHostError,
+                 absl::StrFormat("trap engine: %s: %s", doing, status.message()));
+}
+
+std::string FaultName(const trap::Fault& fault) {
+  switch (fault.vector) {
+    case trap::kVectorDb: return "#DB";
+    case trap::kVectorUd: return "#UD";
+    case trap::kVectorNp: return "#NP";
+    case trap::kVectorSs: return "#SS";
+    case trap::kVectorGp: return "#GP";
+    case trap::kVectorPf: return "#PF";
+    default: return absl::StrFormat("vector %d", fault.vector);
+  }
+}
+
+}  // namespace
+
+std::string_view TrapMechanismName(TrapMechanism mechanism) {
+  switch (mechanism) {
+    case TrapMechanism::kOff: return "off";
+    case TrapMechanism::kPatch: return "patch";
+    case TrapMechanism::kHwGd: return "hw-gd";
+    case TrapMechanism::kPv: return "pv";
+  }
+  return "?";
+}
+
+std::optional<TrapMechanism> ParseTrapMechanism(std::string_view name) {
+  for (TrapMechanism m :
+       {TrapMechanism::kOff, TrapMechanism::kPatch, TrapMechanism::kHwGd, TrapMechanism::kPv}) {
+    if (TrapMechanismName(m) == name) return m;
+  }
+  return std::nullopt;
+}
+
+TrapEngine::TrapEngine(TrapMechanism mechanism, const ElfImage& image, GuestMemory& memory,
+                       KvmVcpu& vcpu, bool sync_regs, trap::Decoder decoder,
+                       trap::SiteTable sites, trap::DrShadow shadow)
+    : mechanism_(mechanism),
+      image_(image),
+      cpu_(vcpu, memory, sync_regs),
+      decoder_(std::move(decoder)),
+      sites_(std::move(sites)),
+      shadow_(std::move(shadow)) {}
+
+absl::StatusOr<std::unique_ptr<TrapEngine>> TrapEngine::Install(
+    TrapMechanism mechanism, const ElfImage& image, GuestMemory& memory, KvmVcpu& vcpu,
+    std::span<const kvm_cpuid_entry2> cpuid, bool sync_regs) {
+  if (mechanism == TrapMechanism::kPv) {
+    return absl::UnimplementedError(
+        "--trap=pv is not available yet: the guest kernel does not report its own debug-register "
+        "and segment traps to the VMM (use --trap=patch)");
+  }
+  if (mechanism == TrapMechanism::kOff) {
+    return absl::InvalidArgumentError("no trap engine for --trap=off");
+  }
+  absl::StatusOr<trap::Decoder> decoder = trap::Decoder::Create();
+  if (!decoder.ok()) return decoder.status();
+  absl::StatusOr<trap::SiteTable> sites = trap::ScanImage(image, *decoder);
+  if (!sites.ok()) return sites.status();
+  const bool hw_gd = mechanism == TrapMechanism::kHwGd;
+  if (absl::Status s = trap::PatchSites(*sites, memory, /*include_debug_register_sites=*/!hw_gd);
+      !s.ok()) {
+    return s;
+  }
+  KvmTrapCpu probe(vcpu, memory, sync_regs);
+  absl::StatusOr<trap::DebugRegs> hardware = probe.GetDebugRegs();
+  if (!hardware.ok()) return hardware.status();
+  std::unique_ptr<TrapEngine> engine(new TrapEngine(
+      mechanism, image, memory, vcpu, sync_regs, *std::move(decoder), *std::move(sites),
+      trap::DrShadow(*hardware, Dr6LayoutFor(cpuid))));
+  if (absl::Status s = engine->cpu_.Start(); !s.ok()) return s;
+  if (hw_gd) {
+    if (absl::Status s = engine->cpu_.EnterGuestDebug(*hardware); !s.ok()) return s;
+  }
+  return engine;
+}
+
+Interception TrapEngine::Intercept(const VmExit& exit) {
+  switch (exit.kind) {
+    case ExitKind::kHalt: return OnHalt();
+    case ExitKind::kDebug:
+      if (mechanism_ == TrapMechanism::kHwGd) return OnDebug(exit);
+      return {};
+    default: return {};
+  }
+}
+
+Interception TrapEngine::OnHalt() {
+  absl::StatusOr<kvm_regs> regs = cpu_.GetRegs();
+  if (!regs.ok()) return HostFailure(regs.status(), "reading registers at a hlt");
+  // KVM reports the hlt with RIP already past it.
+  const trap::TrapSite* site = sites_.Find(regs->rip - 1);
+  if (site == nullptr) {
+    return Failure(Interception::Verdict::kGuestError,
+                   absl::StrFormat("hlt at %#x (%s) is not one of the image's %d trap sites: the "
+                                   "guest halted with nothing to wake it",
+                                   regs->rip - 1, image_.symbols().Symbolize(regs->rip - 1),
+                                   sites_.size()));
+  }
+  return Emulate(site->insn, site->address, site->symbol, site->text, *regs);
+}
+
+Interception TrapEngine::OnDebug(const VmExit& exit) {
+  const uint64_t dr6 = exit.raw_detail;
+  if (dr6 & trap::kDr6Bd) {  // general detection: a guest DR access at RIP
+    absl::StatusOr<kvm_regs> regs = cpu_.GetRegs();
+    if (!regs.ok()) return HostFailure(regs.status(), "reading registers at a debug exit");
+    absl::StatusOr<kvm_sregs> sregs = cpu_.GetSregs();
+    if (!sregs.ok()) return HostFailure(sregs.status(), "reading segments at a debug exit");
+    // The instruction's bytes, which may end at the last mapped page.
+    std::vector<uint8_t> bytes(kMaxInsnBytes);
+    const size_t first = std::min<size_t>(kMaxInsnBytes, kPageSize - regs->rip % kPageSize);
+    if (!cpu_.ReadVirtual(sregs->cr3, regs->rip, {bytes.data(), first})) {
+      bytes.clear();
+    } else if (first < kMaxInsnBytes &&
+               !cpu_.ReadVirtual(sregs->cr3, regs->rip + first,
+                                 {bytes.data() + first, kMaxInsnBytes - first})) {
+      bytes.resize(first);
+    }
+    std::optional<trap::DecodedInsn> decoded = decoder_.Decode(bytes, regs->rip);
+    const std::string label = image_.symbols().Symbolize(regs->rip);
+    if (!decoded || !decoded->trap || (decoded->trap->op != trap::TrapOp::kMovToDr &&
+                                       decoded->trap->op != trap::TrapOp::kMovFromDr)) {
+      return Failure(Interception::Verdict::kGuestError,
+                     absl::StrFormat("debug exit (DR6.BD) at %#x (%s), which is not a "
+                                     "debug-register move (%s)",
+                                     regs->rip, label, decoded ? decoded->text : "undecodable"));
+    }
+    return Emulate(*decoded->trap, regs->rip, label, decoded->text, *regs);
+  }
+  if (dr6 & kDr6StatusBits) {  // the guest's own breakpoint or single step: its #DB
+    shadow_.DebugExceptionDelivered(dr6);
+    if (absl::Status s = cpu_.InjectFault(trap::Fault{trap::kVectorDb, std::nullopt, 0}); !s.ok()) {
+      return HostFailure(s, "reflecting a #DB to the guest");
+    }
+    Interception result;
+    result.verdict = Interception::Verdict::kHandled;
+    result.detail = "guest #DB reflected";
+    return result;
+  }
+  return {};
+}
+
+Interception TrapEngine::Emulate(const trap::TrapInsn& insn, uint64_t address,
+                                 const std::string& label, const std::string& text,
+                                 kvm_regs& regs) {
+  const uint64_t loads_before = shadow_.loads();
+  absl::StatusOr<trap::Emulation> done = trap::Emulate(insn, address, regs, cpu_, shadow_);
+  if (!done.ok()) return HostFailure(done.status(), absl::StrCat("emulating ", text, " at ", label));
+  if (absl::Status s = cpu_.SetRegs(regs); !s.ok()) {
+    return HostFailure(s, "writing registers after a trap");
+  }
+  Interception result;
+  result.verdict = Interception::Verdict::kHandled;
+  result.detail = "trap " + std::string(trap::TrapKindName(done->kind));
+  if (done->fault) {
+    if (absl::Status s = cpu_.InjectFault(*done->fault); !s.ok()) {
+      return HostFailure(s, "injecting the fault of a trapped instruction");
+    }
+    absl::StrAppend(&result.detail, " raising ", FaultName(*done->fault));
+  }
+  result.trap = TrapRecord{std::string(trap::TrapKindName(done->kind)), address, label};
+  result.dr_loads = shadow_.loads() - loads_before;
+  return result;
+}
+
+}  // namespace sigvisor::x86
