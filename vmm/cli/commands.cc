@@ -16,11 +16,16 @@ std::span<const Command> Commands() {
        "guest measured (BEGIN/END markers), per operation. Exits with the guest's exit\n"
        "status; 1 when the guest failed (triple fault, panic, timeout, ...) with a one-line\n"
        "diagnosis on stderr; 2 when the run could not start.\n"
+       "\nWith --trap, the guest's debug-register accesses and segment-register loads\n"
+       "trap to the VMM, which emulates them (DR7 lazily) and counts them by kind and\n"
+       "site, per phase and per op. auto picks patch (see README.md, \"Traps\").\n"
        "\nExamples:\n"
        "  sigvisor run\n"
        "  sigvisor run --workload console --ops 100 --json\n"
+       "  sigvisor run --workload divzero --ops 100 --trap=auto\n"
        "  sigvisor run --image path/to/guest.elf --timeout 5s",
-       {"image", "workload", "ops", "cmdline", "memory", "timeout", "json", "quiet", "kvm"},
+       {"image", "workload", "ops", "cmdline", "memory", "timeout", "json", "quiet", "kvm",
+        "trap"},
        RunCommand},
       {"probe", "measure what this host's KVM does and what trapping costs",
        "Boots tiny calibration guests and reports whether guest CPL0 is emulated (PVM) or\n"
@@ -32,6 +37,15 @@ std::span<const Command> Commands() {
        "Lists the embedded guest images (usable as --image NAME) with their size, entry\n"
        "point and ABI version.",
        {"json"}, ImagesCommand},
+      {"sites", "list an image's trap sites (debug-register moves, segment loads)",
+       "Scans the image's executable sections with Capstone (restarting at each ELF\n"
+       "symbol) and lists every instruction --trap=patch arms: moves to and from DR0-DR7\n"
+       "and segment-register loads (mov/pop to a segment register, lfs/lgs/lss, swapgs,\n"
+       "wrfsbase/wrgsbase, wrmsr), with address, symbol+offset, bytes and disassembly.\n"
+       "\nExamples:\n"
+       "  sigvisor sites\n"
+       "  sigvisor sites --image path/to/guest.elf --json",
+       {"image", "json"}, SitesCommand},
   };
   return kCommands;
 }

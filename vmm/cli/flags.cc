@@ -21,3 +21,6 @@ ABSL_FLAG(bool, quiet, false, "do not stream the guest console");
 ABSL_FLAG(std::string, kvm, "/dev/kvm", "the KVM device to use");
 ABSL_FLAG(uint32_t, iterations, 200, "probe: trapping operations per measured loop");
 ABSL_FLAG(uint32_t, repeats, 3, "probe: measured loops per mechanism (the median is shown)");
+ABSL_FLAG(std::string, trap, "off",
+          "how guest debug-register accesses and segment loads reach the VMM: auto (the "
+          "cheapest that works here: patch), hw-gd, patch, pv (not available yet) or off");

@@ -20,5 +20,6 @@ ABSL_DECLARE_FLAG(bool, quiet);
 ABSL_DECLARE_FLAG(std::string, kvm);
 ABSL_DECLARE_FLAG(uint32_t, iterations);
 ABSL_DECLARE_FLAG(uint32_t, repeats);
+ABSL_DECLARE_FLAG(std::string, trap);
 
 #endif  // SIGVISOR_VMM_CLI_FLAGS_H_

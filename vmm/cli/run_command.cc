@@ -12,55 +12,14 @@
 #include "vmm/base/clock.h"
 #include "vmm/cli/command.h"
 #include "vmm/cli/flags.h"
-#include "vmm/images/embedded_images.h"
+#include "vmm/cli/image_arg.h"
 #include "vmm/kvm/kvm.h"
-#include "vmm/loader/elf_image.h"
 #include "vmm/probe/probe.h"
 #include "vmm/report/json_report.h"
 #include "vmm/report/text_report.h"
 
 namespace sigvisor::cli {
 namespace {
-
-constexpr uint64_t kMaxImageBytes = 256ull << 20;
-
-struct LoadedImage {
-  std::string label;  // for reports
-  ElfImage elf;
-};
-
-// --image: an embedded image's name, else a file path.
-absl::StatusOr<LoadedImage> LoadImage(const std::string& image) {
-  if (const EmbeddedImage* embedded = FindEmbeddedImage(image)) {
-    absl::StatusOr<ElfImage> elf = ElfImage::Parse(
-        std::vector<uint8_t>(embedded->bytes.begin(), embedded->bytes.end()));
-    if (!elf.ok()) return elf.status();
-    return LoadedImage{absl::StrCat(image, " (embedded)"), *std::move(elf)};
-  }
-  std::ifstream file(image, std::ios::binary);
-  if (!file) {
-    return absl::NotFoundError(absl::StrFormat(
-        "cannot open image '%s': %s (give a file path or an embedded image name: see "
-        "`sigvisor images`)",
-        image, strerror(errno)));
-  }
-  std::vector<uint8_t> bytes;
-  char buffer[65536];
-  while (file.read(buffer, sizeof(buffer)) || file.gcount() > 0) {
-    bytes.insert(bytes.end(), buffer, buffer + file.gcount());
-    if (bytes.size() > kMaxImageBytes) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("image '%s' is larger than %d MiB", image, kMaxImageBytes >> 20));
-    }
-  }
-  if (file.bad()) return absl::DataLossError(absl::StrFormat("cannot read image '%s'", image));
-  absl::StatusOr<ElfImage> elf = ElfImage::Parse(std::move(bytes));
-  if (!elf.ok()) {
-    return absl::Status(elf.status().code(),
-                        absl::StrFormat("image '%s': %s", image, elf.status().message()));
-  }
-  return LoadedImage{image, *std::move(elf)};
-}
 
 // The guest command line from --workload, --ops and --cmdline.
 absl::StatusOr<std::string> GuestCmdline() {
@@ -87,6 +46,53 @@ absl::StatusOr<std::string> GuestCmdline() {
   return absl::StrJoin(words, " ");
 }
 
+struct TrapChoice {
+  x86::TrapMechanism mechanism = x86::TrapMechanism::kOff;
+  std::string reason;
+};
+
+// --trap: which mechanism, and why. `auto` takes patch on every kind of host: `hlt`
+// at CPL0 without an in-kernel irqchip reaches the VMM on PVM and on hardware KVM
+// alike (the probe's hlt_cpl0 row), and it is the one mechanism that sees segment
+// loads as well as debug-register accesses; hw-gd costs the same one exit per trap
+// where it works at all, and on PVM it does not (the probe's vmm_dr7_gd row). So
+// auto needs no probe run beyond DetectHost. An explicit hw-gd runs the probe (a few
+// tens of milliseconds) and refuses when the host's DR7.GD does not exit.
+absl::StatusOr<TrapChoice> ChooseTrap(const std::string& flag, const KvmSystem& kvm,
+                                      const HostInfo& host) {
+  if (flag == "auto") {
+    return TrapChoice{x86::TrapMechanism::kPatch,
+                      absl::StrFormat("--trap=auto on a %s host: hlt at CPL0 exits here and "
+                                      "patching covers debug registers and segment loads",
+                                      host.kind)};
+  }
+  std::optional<x86::TrapMechanism> mechanism = x86::ParseTrapMechanism(flag);
+  if (!mechanism) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--trap '%s': give auto, hw-gd, patch, pv or off", flag));
+  }
+  if (*mechanism == x86::TrapMechanism::kPv) {
+    return absl::UnimplementedError(
+        "--trap=pv is not available yet: the guest kernel does not report its own traps "
+        "through the hypercall port (use --trap=patch or --trap=auto)");
+  }
+  if (*mechanism != x86::TrapMechanism::kHwGd) return TrapChoice{*mechanism, ""};
+  ProbeOptions quick;
+  quick.iterations = 1;
+  quick.repeats = 1;
+  absl::StatusOr<ProbeReport> probe = RunProbe(kvm, quick);
+  if (!probe.ok()) return probe.status();
+  for (const MechanismResult& m : probe->mechanisms) {
+    if (m.name != "vmm_dr7_gd") continue;
+    if (m.works) return TrapChoice{*mechanism, "the probe's vmm_dr7_gd case works here"};
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "--trap=hw-gd does not work on this %s host: the probe found %s (see `sigvisor "
+        "probe`; use --trap=patch or --trap=auto)",
+        probe->host_kind, m.note));
+  }
+  return absl::InternalError("the probe has no vmm_dr7_gd case");
+}
+
 }  // namespace
 
 int RunCommand(std::span<char* const> args) {
@@ -107,11 +113,14 @@ int RunCommand(std::span<char* const> args) {
   if (!kvm.ok()) return ReportError(kvm.status());
   absl::StatusOr<HostInfo> host = DetectHost(*kvm);
   if (!host.ok()) return ReportError(host.status());
+  absl::StatusOr<TrapChoice> trap = ChooseTrap(absl::GetFlag(FLAGS_trap), *kvm, *host);
+  if (!trap.ok()) return ReportError(trap.status());
 
   x86::MachineConfig config;
   config.memory_bytes = uint64_t{absl::GetFlag(FLAGS_memory)} << 20;
   config.cmdline = *cmdline;
   config.cpl0_emulated = host->cpl0_emulated;
+  config.trap = trap->mechanism;
   config.session.timeout = timeout;
   // With --json, stdout carries only the JSON document: the console goes to stderr.
   FILE* console = json ? stderr : stdout;
@@ -128,6 +137,8 @@ int RunCommand(std::span<char* const> args) {
   record.image = image->label;
   record.cmdline = *cmdline;
   record.host = {host->kind, host->cpl0_emulated};
+  record.trap = {std::string(x86::TrapMechanismName(trap->mechanism)), trap->reason,
+                 report->trap_sites};
   record.result = std::move(report->result);
   record.vm_create_ns = report->vm_create_ns;
   record.setup_ns = report->setup_ns;

@@ -1,5 +1,7 @@
 #include "vmm/report/json_report.h"
 
+#include "absl/strings/str_format.h"
+
 namespace sigvisor {
 namespace {
 
@@ -29,11 +31,42 @@ double PerOp(uint64_t total, uint64_t ops) {
   return ops ? static_cast<double>(total) / static_cast<double>(ops) : 0.0;
 }
 
+json CountsToJson(const ExitCounts& counts) {
+  json out = json::object();
+  for (const auto& [name, count] : counts) out[name] = count;
+  return out;
+}
+
+std::string Hex(uint64_t value) { return absl::StrFormat("%#x", value); }
+
+// The run's traps: the mechanism, counts by kind, and one row per site and kind.
+json TrapsToJson(const TrapSummary& trap, const TrapLedger& ledger) {
+  json by_site = json::array();
+  for (const auto& [key, row] : ledger.by_site()) {
+    by_site.push_back(
+        {{"address", Hex(key.first)}, {"site", row.site}, {"kind", row.kind}, {"count", row.count}});
+  }
+  auto kind = [&](const char* name) {
+    auto it = ledger.by_kind().find(name);
+    return it == ledger.by_kind().end() ? uint64_t{0} : it->second;
+  };
+  return {{"mechanism", trap.mechanism},
+          {"reason", trap.reason},
+          {"sites", trap.sites},
+          {"total", ledger.total()},
+          {"by_kind", CountsToJson(ledger.by_kind())},
+          {"dr_writes", kind("dr_write")},
+          {"dr_reads", kind("dr_read")},
+          {"dr_loads", ledger.dr_loads()},
+          {"by_site", by_site}};
+}
+
 json PhaseToJson(const PhaseResult& phase, const HostSummary& host) {
-  json by_reason = json::object();
-  for (const auto& [reason, count] : phase.exits) by_reason[reason] = count;
+  json by_reason = CountsToJson(phase.exits);
   json per_op = {
       {"exits", PerOp(phase.exits_total, phase.ops)},
+      {"traps", PerOp(phase.traps.total(), phase.ops)},
+      {"dr_loads", PerOp(phase.traps.dr_loads, phase.ops)},
       {"tsc_cycles", PerOp(phase.tsc_cycles, phase.ops)},
       {"ns", PerOp(phase.wall_ns, phase.ops)},
   };
@@ -45,6 +78,7 @@ json PhaseToJson(const PhaseResult& phase, const HostSummary& host) {
   json overhead = nullptr;
   if (phase.marker_overhead) {
     overhead = {{"exits", Sum(phase.marker_overhead->exits)},
+                {"traps", phase.marker_overhead->traps.total()},
                 {"kvm_stats", KvmStatsToJson(phase.marker_overhead->kvm_stats)},
                 {"wall_ns", phase.marker_overhead->wall_ns},
                 {"tsc_cycles", phase.marker_overhead->tsc_cycles}};
@@ -52,6 +86,11 @@ json PhaseToJson(const PhaseResult& phase, const HostSummary& host) {
   return {{"name", phase.name},
           {"ops", phase.ops},
           {"exits", {{"total", phase.exits_total}, {"by_reason", by_reason}}},
+          {"traps",
+           {{"total", phase.traps.total()},
+            {"by_kind", CountsToJson(phase.traps.by_kind)},
+            {"by_site", CountsToJson(phase.traps.by_site)},
+            {"dr_loads", phase.traps.dr_loads}}},
           {"kvm_stats", KvmStatsToJson(phase.kvm_stats)},
           {"wall_ns", phase.wall_ns},
           {"tsc_cycles", phase.tsc_cycles},
@@ -84,8 +123,10 @@ nlohmann::ordered_json RunRecordToJson(const RunRecord& record) {
       {"exit_code", result.exit_code},
       {"diagnosis", result.diagnosis.empty() ? json(nullptr) : json(result.diagnosis)},
       {"host", {{"kind", record.host.kind}, {"cpl0_emulated", record.host.cpl0_emulated}}},
+      {"trap_mechanism", record.trap.mechanism},
       {"exits",
        {{"total", result.ledger.total()}, {"by_reason", by_reason}, {"by_detail", by_detail}}},
+      {"traps", TrapsToJson(record.trap, result.traps)},
       {"kvm_stats", KvmStatsToJson(result.kvm_stats)},
       {"phases", phases},
       {"timing",

@@ -14,10 +14,18 @@ struct HostSummary {
   bool cpl0_emulated = false;
 };
 
+// How guest debug-register accesses and segment loads reached the VMM.
+struct TrapSummary {
+  std::string mechanism = "off";  // "off", "patch" or "hw-gd"
+  std::string reason;             // why this one (e.g. what --trap=auto decided)
+  uint64_t sites = 0;             // trap sites armed in the image
+};
+
 struct RunRecord {
   std::string image;    // "kernel (embedded)" or the path given
   std::string cmdline;  // what the guest was told
   HostSummary host;
+  TrapSummary trap;
   RunResult result;
   uint64_t vm_create_ns = 0;
   uint64_t setup_ns = 0;

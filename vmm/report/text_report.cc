@@ -26,6 +26,20 @@ void AppendExitTable(std::string& out, const ExitLedger& ledger) {
   }
 }
 
+void AppendTrapTable(std::string& out, const TrapSummary& trap, const TrapLedger& ledger) {
+  if (trap.mechanism == "off") return;
+  absl::StrAppendFormat(&out, "\n%-30s %10s\n", absl::StrFormat("traps (%s)", trap.mechanism),
+                        "count");
+  for (const auto& [kind, count] : ledger.by_kind()) {
+    absl::StrAppendFormat(&out, "  %-28s %10d\n", kind, count);
+  }
+  absl::StrAppendFormat(&out, "  %-28s %10d\n", "total", ledger.total());
+  absl::StrAppendFormat(&out, "  %-28s %10d\n", "debug-register loads", ledger.dr_loads());
+  for (const auto& [key, row] : ledger.by_site()) {
+    absl::StrAppendFormat(&out, "    %-28s %-12s %8d\n", row.site, row.kind, row.count);
+  }
+}
+
 void AppendKvmStats(std::string& out, const StatsSnapshot& stats) {
   if (stats.empty()) return;
   out += "\nKVM stats (whole run):";
@@ -38,7 +52,8 @@ void AppendKvmStats(std::string& out, const StatsSnapshot& stats) {
   out += "\n";
 }
 
-void AppendPhase(std::string& out, const PhaseResult& phase, const HostSummary& host) {
+void AppendPhase(std::string& out, const PhaseResult& phase, const HostSummary& host,
+                 bool traps) {
   absl::StrAppendFormat(&out, "\nphase %-24s %14s %14s\n",
                         absl::StrFormat("%s (%d ops)", phase.name, phase.ops), "total", "per op");
   auto row = [&](const char* name, uint64_t total) {
@@ -47,6 +62,13 @@ void AppendPhase(std::string& out, const PhaseResult& phase, const HostSummary& 
   row("exits", phase.exits_total);
   for (const auto& [reason, count] : phase.exits) {
     row(absl::StrFormat("  %s", reason).c_str(), count);
+  }
+  if (traps) {
+    row("traps", phase.traps.total());
+    for (const auto& [kind, count] : phase.traps.by_kind) {
+      row(absl::StrFormat("  %s", kind).c_str(), count);
+    }
+    row("dr_loads", phase.traps.dr_loads);
   }
   auto insns = phase.kvm_stats.find("insn_emulation");
   if (host.cpl0_emulated && insns != phase.kvm_stats.end()) row("kernel_insns", insns->second);
@@ -66,6 +88,10 @@ std::string FormatRunReport(const RunRecord& record) {
   absl::StrAppendFormat(&out, " (host %s, guest CPL0 %s)\n", record.host.kind,
                         record.host.cpl0_emulated ? "emulated" : "native");
   if (!result.diagnosis.empty()) absl::StrAppendFormat(&out, "  %s\n", result.diagnosis);
+  absl::StrAppendFormat(&out, "  trap mechanism: %s", record.trap.mechanism);
+  if (record.trap.mechanism != "off") absl::StrAppendFormat(&out, " (%d sites)", record.trap.sites);
+  if (!record.trap.reason.empty()) absl::StrAppendFormat(&out, "; %s", record.trap.reason);
+  out += "\n";
   absl::StrAppendFormat(&out, "  VM create %s, set-up %s, boot %s (to first hypercall), run %s\n",
                         Ms(record.vm_create_ns), Ms(record.setup_ns),
                         Ms(result.first_hypercall_ns), Ms(result.run_ns));
@@ -75,8 +101,11 @@ std::string FormatRunReport(const RunRecord& record) {
                           boot->second);
   }
   AppendExitTable(out, result.ledger);
+  AppendTrapTable(out, record.trap, result.traps);
   AppendKvmStats(out, result.kvm_stats);
-  for (const PhaseResult& phase : result.phases) AppendPhase(out, phase, record.host);
+  for (const PhaseResult& phase : result.phases) {
+    AppendPhase(out, phase, record.host, record.trap.mechanism != "off");
+  }
   for (const std::string& warning : result.warnings) {
     absl::StrAppendFormat(&out, "warning: %s\n", warning);
   }

@@ -1,0 +1,59 @@
+// `sigvisor sites`: the trap sites of an image, as the patch mechanism arms them.
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "vmm/cli/command.h"
+#include "vmm/cli/flags.h"
+#include "vmm/cli/image_arg.h"
+#include "vmm/trap/decoder.h"
+#include "vmm/trap/site_table.h"
+
+namespace sigvisor::cli {
+
+int SitesCommand(std::span<char* const> args) {
+  if (!args.empty()) {
+    return ReportError(absl::StrFormat("`sigvisor sites` takes no argument '%s' (use --image)",
+                                       args[0]));
+  }
+  absl::StatusOr<LoadedImage> image = LoadImage(absl::GetFlag(FLAGS_image));
+  if (!image.ok()) return ReportError(image.status());
+  absl::StatusOr<trap::Decoder> decoder = trap::Decoder::Create();
+  if (!decoder.ok()) return ReportError(decoder.status());
+  absl::StatusOr<trap::SiteTable> sites = trap::ScanImage(image->elf, *decoder);
+  if (!sites.ok()) return ReportError(sites.status());
+
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  std::string text = absl::StrFormat("%s: %d trap sites\n", image->label, sites->size());
+  if (!sites->empty()) {
+    absl::StrAppendFormat(&text, "  %-18s %-28s %-13s %-24s %s\n", "address", "symbol", "kind",
+                          "bytes", "disassembly");
+  }
+  for (const trap::TrapSite& site : sites->sites()) {
+    std::vector<std::string> hex;
+    for (uint8_t b : site.bytes) hex.push_back(absl::StrFormat("%02x", b));
+    const std::string bytes = absl::StrJoin(hex, " ");
+    const std::string kind(trap::SiteClassName(site.insn.op));
+    const std::string address = absl::StrFormat("%#x", site.address);
+    rows.push_back({{"address", address},
+                    {"symbol", site.symbol},
+                    {"kind", kind},
+                    {"bytes", bytes},
+                    {"disassembly", site.text}});
+    absl::StrAppendFormat(&text, "  %-18s %-28s %-13s %-24s %s\n", address, site.symbol, kind,
+                          bytes, site.text);
+  }
+  if (absl::GetFlag(FLAGS_json)) {
+    nlohmann::ordered_json doc = {
+        {"schema", "sigvisor.sites/1"}, {"image", image->label}, {"sites", rows}};
+    std::printf("%s\n", doc.dump(2).c_str());
+  } else {
+    std::fputs(text.c_str(), stdout);
+  }
+  return 0;
+}
+
+}  // namespace sigvisor::cli
