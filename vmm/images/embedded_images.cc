@@ -1,10 +1,18 @@
 #include "vmm/images/embedded_images.h"
 
-#include <array>
+#include <map>
 
-// Defined by the embedded_image() rules in BUILD.bazel (objcopy'd image files).
-extern "C" const uint8_t sigvisor_image_kernel_start[];
-extern "C" const uint8_t sigvisor_image_kernel_end[];
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+// Each variant's image bytes, defined by the embedded_image() rules in BUILD.bazel.
+#define SIGVISOR_SEED(key, old_value, new_value, seed, config)
+#define SIGVISOR_VARIANT(symbol, name, ...)    \
+  extern "C" const uint8_t symbol##_start[]; \
+  extern "C" const uint8_t symbol##_end[];
+#include "vmm/images/variant_table.inc"
+#undef SIGVISOR_SEED
+#undef SIGVISOR_VARIANT
 
 namespace sigvisor {
 namespace {
@@ -15,11 +23,93 @@ std::span<const uint8_t> Between(const uint8_t* start, const uint8_t* end) {
 
 }  // namespace
 
+std::span<const SeedSwitch> SeedSwitches() {
+  static const SeedSwitch kSeeds[] = {
+#define SIGVISOR_SEED(key, old_value, new_value, seed, config) \
+  {key, old_value, new_value, seed, config},
+#define SIGVISOR_VARIANT(symbol, name, ...)
+#include "vmm/images/variant_table.inc"
+#undef SIGVISOR_SEED
+#undef SIGVISOR_VARIANT
+  };
+  return kSeeds;
+}
+
+std::span<const KernelVariant> KernelVariants() {
+  static const std::vector<KernelVariant> kVariants = {
+#define SIGVISOR_SEED(key, old_value, new_value, seed, config)
+#define SIGVISOR_VARIANT(symbol, name, ...) \
+  {name, {__VA_ARGS__}, Between(symbol##_start, symbol##_end)},
+#include "vmm/images/variant_table.inc"
+#undef SIGVISOR_SEED
+#undef SIGVISOR_VARIANT
+  };
+  return kVariants;
+}
+
+std::string DescribeVariant(const KernelVariant& variant) {
+  std::vector<std::string> words;
+  std::span<const SeedSwitch> seeds = SeedSwitches();
+  for (size_t i = 0; i < seeds.size(); ++i) {
+    words.push_back(absl::StrFormat("%s=%s", seeds[i].key, variant.values[i]));
+  }
+  return absl::StrJoin(words, " ");
+}
+
+absl::StatusOr<const KernelVariant*> ResolveVariant(std::string_view spec) {
+  std::span<const SeedSwitch> seeds = SeedSwitches();
+  std::vector<std::string_view> wanted;
+  for (const SeedSwitch& seed : seeds) wanted.push_back(seed.old_value);
+
+  std::vector<std::string_view> parts;
+  for (size_t begin = 0;;) {
+    size_t comma = spec.find(',', begin);
+    parts.push_back(spec.substr(begin, comma - begin));
+    if (comma == std::string_view::npos) break;
+    begin = comma + 1;
+  }
+  for (size_t i = 0; i < parts.size(); ++i) {
+    std::string_view part = parts[i];
+    if (i == 0 && (part == "baseline" || part == "accelerated")) {
+      if (part == "accelerated") {
+        for (size_t s = 0; s < seeds.size(); ++s) wanted[s] = seeds[s].new_value;
+      }
+      continue;
+    }
+    size_t equals = part.find('=');
+    std::string_view key = part.substr(0, equals);
+    size_t index = 0;
+    while (index < seeds.size() && seeds[index].key != key) ++index;
+    if (equals == std::string_view::npos || index == seeds.size()) {
+      std::vector<std::string> keys;
+      for (const SeedSwitch& seed : seeds) keys.push_back(std::string(seed.key));
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--variant '%s': '%s' is not baseline, accelerated or key=value with a key of: %s",
+          spec, part, absl::StrJoin(keys, ", ")));
+    }
+    std::string_view value = part.substr(equals + 1);
+    if (value != seeds[index].old_value && value != seeds[index].new_value) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--variant '%s': %s takes %s or %s (seed %s), not '%s'", spec, key,
+          seeds[index].old_value, seeds[index].new_value, seeds[index].seed, value));
+    }
+    wanted[index] = value;
+  }
+  std::vector<std::string> built;
+  for (const KernelVariant& variant : KernelVariants()) {
+    if (variant.values == wanted) return &variant;
+    built.push_back(std::string(variant.name));
+  }
+  return absl::NotFoundError(absl::StrFormat(
+      "--variant '%s' is not built (the built variants are: %s)", spec,
+      absl::StrJoin(built, "; ")));
+}
+
 std::span<const EmbeddedImage> EmbeddedImages() {
-  static const std::array<EmbeddedImage, 1> kImages = {{
-      {"kernel", "the sigvisor guest kernel with its built-in workloads",
-       Between(sigvisor_image_kernel_start, sigvisor_image_kernel_end)},
-  }};
+  static const EmbeddedImage kImages[] = {
+      {"kernel", "the sigvisor guest kernel (baseline variant; see --variant)",
+       KernelVariants()[0].bytes},
+  };
   return kImages;
 }
 

@@ -1,23 +1,56 @@
-// The guest images built into the sigvisor binary, so `sigvisor run` needs no file.
+// The guest images built into the sigvisor binary, so `sigvisor run` needs no file:
+// the bundled kernel in each of its variants (guest-kit/build/variants.bzl).
 #ifndef SIGVISOR_VMM_IMAGES_EMBEDDED_IMAGES_H_
 #define SIGVISOR_VMM_IMAGES_EMBEDDED_IMAGES_H_
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
 
 namespace sigvisor {
 
-struct EmbeddedImage {
-  std::string_view name;         // what --image-name / reports call it
-  std::string_view description;  // one line for --help and `sigvisor images`
-  std::span<const uint8_t> bytes;
+// One of the seed changes a kernel variant may have.
+struct SeedSwitch {
+  std::string_view key;        // "dr7"
+  std::string_view old_value;  // "always": the 2004-era behaviour
+  std::string_view new_value;  // "lazy": the change Linux made
+  std::string_view seed;       // "000": ../shared/seeds/000_*
+  std::string_view config;     // "CONFIG_DR7_LAZY" in guest-kit/kernel/config.h
 };
 
-// Every embedded image; the first is the default.
-std::span<const EmbeddedImage> EmbeddedImages();
+// The seed switches, in the order KernelVariant::values uses.
+std::span<const SeedSwitch> SeedSwitches();
 
-// The image called `name`, or nullptr.
+// A built kernel image.
+struct KernelVariant {
+  std::string_view name;               // canonical: "baseline", "dr7=lazy", ...
+  std::vector<std::string_view> values;  // one per SeedSwitches() entry
+  std::span<const uint8_t> bytes;      // the ELF image
+};
+
+// Every built variant; the first is the baseline (the default).
+std::span<const KernelVariant> KernelVariants();
+
+// Resolves a --variant spec: "baseline" or "accelerated", optionally followed by
+// key=value overrides ("accelerated,dr7=always"), or overrides alone (on top of the
+// baseline: "dr7=lazy"). Unknown keys or values, and combinations that are not built,
+// are refused with the list of what is.
+absl::StatusOr<const KernelVariant*> ResolveVariant(std::string_view spec);
+
+// "dr7=always pda=gs ..." for reports.
+std::string DescribeVariant(const KernelVariant& variant);
+
+// Images by name, for --image NAME: "kernel" is the baseline variant.
+struct EmbeddedImage {
+  std::string_view name;
+  std::string_view description;
+  std::span<const uint8_t> bytes;
+};
+std::span<const EmbeddedImage> EmbeddedImages();
 const EmbeddedImage* FindEmbeddedImage(std::string_view name);
 
 }  // namespace sigvisor

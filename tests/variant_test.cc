@@ -1,0 +1,98 @@
+// Every kernel variant behaves identically to its programs (the full self-test suite
+// passes), and each seed's change moves the counts the way it should.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+#include "arch/x86_64/vmm/x86_machine.h"
+#include "tests/kvm_test_support.h"
+#include "vmm/images/embedded_images.h"
+
+namespace sigvisor {
+namespace {
+
+RunResult BootVariant(const KvmSystem& kvm, const KernelVariant& variant,
+                      const std::string& cmdline) {
+  absl::StatusOr<ElfImage> image =
+      ElfImage::Parse(std::vector<uint8_t>(variant.bytes.begin(), variant.bytes.end()));
+  EXPECT_TRUE(image.ok()) << image.status();
+  if (!image.ok()) return {};
+  x86::MachineConfig config;
+  config.cmdline = cmdline;
+  config.session.timeout = absl::Seconds(120);
+  absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(kvm, *image, config);
+  EXPECT_TRUE(report.ok()) << report.status();
+  return report.ok() ? std::move(report->result) : RunResult{};
+}
+
+// Kernel instructions per op of `phase` (this host counts them: insn_emulation).
+double InsnsPerOp(const RunResult& result, const std::string& phase_name) {
+  for (const PhaseResult& phase : result.phases) {
+    if (phase.name != phase_name) continue;
+    auto it = phase.kvm_stats.find("insn_emulation");
+    return it == phase.kvm_stats.end() ? -1 : double(it->second) / double(phase.ops);
+  }
+  ADD_FAILURE() << "no phase " << phase_name;
+  return -1;
+}
+
+class EveryVariant : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(EveryVariant, PassesTheSignalSemanticsSuite) {
+  SIGVISOR_REQUIRE_KVM(kvm);
+  const KernelVariant& variant = KernelVariants()[GetParam()];
+  RunResult r = BootVariant(*kvm, variant, "workload=selftest case=all");
+  EXPECT_EQ(r.outcome, Outcome::kExited) << variant.name << ": " << r.diagnosis;
+  EXPECT_EQ(r.exit_code, 0) << variant.name << "\n" << r.console;
+  EXPECT_EQ(r.console.find("FAIL"), std::string::npos) << variant.name << "\n" << r.console;
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, EveryVariant,
+                         ::testing::Range(size_t{0}, KernelVariants().size()),
+                         [](const ::testing::TestParamInfo<size_t>& info) {
+                           std::string name(KernelVariants()[info.param].name);
+                           for (char& c : name) {
+                             if (c == ',' || c == '=') c = '_';
+                           }
+                           return name;
+                         });
+
+// Only meaningful where the host counts kernel instructions (CPL0 emulated).
+bool HostCountsKernelInstructions(const RunResult& result) {
+  auto it = result.kvm_stats.find("insn_emulation");
+  return it != result.kvm_stats.end() && it->second > 0;
+}
+
+TEST(SeedEffectTest, CerrExecutesFewerKernelInstructionsPerSignal) {
+  SIGVISOR_REQUIRE_KVM(kvm);
+  RunResult err_or = BootVariant(*kvm, **ResolveVariant("baseline"), "workload=lat_sig ops=10");
+  RunResult cerr = BootVariant(*kvm, **ResolveVariant("uaccess=cerr"), "workload=lat_sig ops=10");
+  if (!HostCountsKernelInstructions(err_or)) GTEST_SKIP() << "CPL0 is not emulated here";
+  const double before = InsnsPerOp(err_or, "sig_hndl"), after = InsnsPerOp(cerr, "sig_hndl");
+  std::printf("sig_hndl kernel instructions per signal: err_or %.1f, cerr %.1f\n", before, after);
+  EXPECT_LT(after, before);
+}
+
+TEST(SeedEffectTest, DirectPerCpuDataExecutesFewerKernelInstructionsPerSyscall) {
+  SIGVISOR_REQUIRE_KVM(kvm);
+  RunResult gs = BootVariant(*kvm, **ResolveVariant("baseline"), "workload=pipe_rw ops=10");
+  RunResult direct = BootVariant(*kvm, **ResolveVariant("pda=direct"), "workload=pipe_rw ops=10");
+  if (!HostCountsKernelInstructions(gs)) GTEST_SKIP() << "CPL0 is not emulated here";
+  const double before = InsnsPerOp(gs, "pipe_rw"), after = InsnsPerOp(direct, "pipe_rw");
+  std::printf("pipe_rw kernel instructions per iteration: gs %.1f, direct %.1f\n", before, after);
+  EXPECT_LT(after, before);
+}
+
+TEST(SeedEffectTest, LazyDr7SkipsTheWriteWhenNoBreakpointIsSet) {
+  SIGVISOR_REQUIRE_KVM(kvm);
+  RunResult always = BootVariant(*kvm, **ResolveVariant("baseline"), "workload=divzero ops=10");
+  RunResult lazy = BootVariant(*kvm, **ResolveVariant("dr7=lazy"), "workload=divzero ops=10");
+  if (!HostCountsKernelInstructions(always)) GTEST_SKIP() << "CPL0 is not emulated here";
+  const double before = InsnsPerOp(always, "divzero"), after = InsnsPerOp(lazy, "divzero");
+  std::printf("divzero kernel instructions per signal: always %.1f, lazy %.1f\n", before, after);
+  EXPECT_NE(after, before);
+}
+
+}  // namespace
+}  // namespace sigvisor
