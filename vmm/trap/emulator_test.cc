@@ -92,13 +92,12 @@ class EmulatorTest : public ::testing::Test {
   kvm_regs regs_ = {};
 };
 
+// [REX.B] 0f 23|21 /r: mov %gpr, %dbN or mov %dbN, %gpr.
 std::vector<uint8_t> DrMove(bool to_dr, int dr, int gpr) {
-  std::vector<uint8_t> bytes;
-  const uint8_t rex = 0x40 | (gpr >= 8 ? 1 : 0);
-  if (rex != 0x40) bytes.push_back(rex);
-  bytes.insert(bytes.end(), {0x0f, static_cast<uint8_t>(to_dr ? 0x23 : 0x21),
-                             static_cast<uint8_t>(0xc0 | (dr << 3) | (gpr & 7))});
-  return bytes;
+  const uint8_t opcode = to_dr ? 0x23 : 0x21;
+  const auto modrm = static_cast<uint8_t>(0xc0 | (dr << 3) | (gpr & 7));
+  if (gpr >= 8) return {0x41, 0x0f, opcode, modrm};
+  return {0x0f, opcode, modrm};
 }
 
 TEST_F(EmulatorTest, DebugRegistersRoundTripThroughEveryGeneralRegister) {
