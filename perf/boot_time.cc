@@ -45,9 +45,7 @@ int Main() {
     std::fprintf(stderr, "boot_time: %s\n", std::string(kvm.status().message()).c_str());
     return 2;
   }
-  const EmbeddedImage* kernel = FindEmbeddedImage("kernel");
-  absl::StatusOr<ElfImage> image =
-      ElfImage::Parse(std::vector<uint8_t>(kernel->bytes.begin(), kernel->bytes.end()));
+  absl::StatusOr<ElfImage> image = ParseKernel(KernelVariants()[0]);
   if (!image.ok()) return 2;
 
   x86::MachineConfig config;

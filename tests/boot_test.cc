@@ -11,16 +11,8 @@
 namespace sigvisor {
 namespace {
 
+using ::sigvisor::testing::BundledKernel;
 using ::sigvisor::testing::LoadTestGuest;
-
-ElfImage BundledKernel() {
-  const EmbeddedImage* kernel = FindEmbeddedImage("kernel");
-  EXPECT_NE(kernel, nullptr);
-  absl::StatusOr<ElfImage> image =
-      ElfImage::Parse(std::vector<uint8_t>(kernel->bytes.begin(), kernel->bytes.end()));
-  EXPECT_TRUE(image.ok()) << image.status();
-  return *std::move(image);
-}
 
 x86::MachineReport Boot(const KvmSystem& kvm, const ElfImage& image, const std::string& cmdline,
                         absl::Duration timeout = absl::Seconds(60)) {

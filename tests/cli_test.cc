@@ -155,7 +155,9 @@ TEST(CliTest, JsonHasTheDocumentedFields) {
   ASSERT_EQ(r.status, 0) << r.err;
   nlohmann::json doc = nlohmann::json::parse(r.out);  // stdout is only the document
   EXPECT_EQ(doc["schema"], "sigvisor.run/1");
-  EXPECT_EQ(doc["image"], "kernel (embedded)");
+  EXPECT_EQ(doc["image"], "kernel baseline (embedded)");
+  EXPECT_EQ(doc["variant"]["name"], "baseline");
+  EXPECT_EQ(doc["variant"]["settings"], "dr7=always pda=gs uaccess=err_or dequeue=copy");
   EXPECT_EQ(doc["exit_code"], 0);
   EXPECT_EQ(doc["outcome"], "exited");
   EXPECT_TRUE(doc["host"]["kind"] == "pvm" || doc["host"]["kind"] == "hardware");

@@ -7,8 +7,10 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "vmm/images/embedded_images.h"
 #include "vmm/kvm/kvm.h"
 #include "vmm/loader/elf_image.h"
 
@@ -25,6 +27,15 @@ inline std::vector<uint8_t> ReadRunfile(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   EXPECT_TRUE(file.good()) << "missing runfile " << path;
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(file), {});
+}
+
+// The bundled kernel in build `variant` (a --variant spec; baseline by default).
+inline ElfImage BundledKernel(std::string_view variant = "baseline") {
+  absl::StatusOr<const KernelVariant*> build = ResolveVariant(variant);
+  EXPECT_TRUE(build.ok()) << build.status();
+  absl::StatusOr<ElfImage> image = ParseKernel(**build);
+  EXPECT_TRUE(image.ok()) << image.status();
+  return *std::move(image);
 }
 
 inline ElfImage LoadTestGuest(const std::string& name) {

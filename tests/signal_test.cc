@@ -12,13 +12,7 @@
 namespace sigvisor {
 namespace {
 
-ElfImage BundledKernel() {
-  const EmbeddedImage* kernel = FindEmbeddedImage("kernel");
-  absl::StatusOr<ElfImage> image =
-      ElfImage::Parse(std::vector<uint8_t>(kernel->bytes.begin(), kernel->bytes.end()));
-  EXPECT_TRUE(image.ok()) << image.status();
-  return *std::move(image);
-}
+using ::sigvisor::testing::BundledKernel;
 
 RunResult Boot(const KvmSystem& kvm, const std::string& cmdline) {
   x86::MachineConfig config;

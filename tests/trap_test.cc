@@ -254,14 +254,10 @@ TEST(TrapSitesTest, TheScannerFindsEverySiteOfTheGuests) {
 
 TEST(TrapSitesTest, TheBundledKernelRunsTheSameWithPatchAsWithout) {
   SIGVISOR_REQUIRE_KVM(kvm);
-  const EmbeddedImage* embedded = FindEmbeddedImage("kernel");
-  ASSERT_NE(embedded, nullptr);
-  absl::StatusOr<ElfImage> kernel =
-      ElfImage::Parse(std::vector<uint8_t>(embedded->bytes.begin(), embedded->bytes.end()));
-  ASSERT_TRUE(kernel.ok());
+  ElfImage kernel = testing::BundledKernel();
   x86::MachineConfig config;
   config.trap = TrapMechanism::kPatch;
-  absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(*kvm, *kernel, config);
+  absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(*kvm, kernel, config);
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->result.outcome, Outcome::kExited) << report->result.diagnosis;
   EXPECT_EQ(report->result.exit_code, 0);

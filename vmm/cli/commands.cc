@@ -24,7 +24,7 @@ std::span<const Command> Commands() {
        "  sigvisor run --workload console --ops 100 --json\n"
        "  sigvisor run --workload divzero --ops 100 --trap=auto\n"
        "  sigvisor run --image path/to/guest.elf --timeout 5s",
-       {"image", "workload", "ops", "cmdline", "memory", "timeout", "json", "quiet", "kvm",
+       {"image", "variant", "workload", "ops", "cmdline", "memory", "timeout", "json", "quiet", "kvm",
         "trap"},
        RunCommand},
       {"probe", "measure what this host's KVM does and what trapping costs",
@@ -33,7 +33,7 @@ std::span<const Command> Commands() {
        "mechanisms reach the VMM, with their round-trip cost (median over --repeats loops of\n"
        "--iterations operations, minus an empty loop).",
        {"iterations", "repeats", "json", "kvm"}, ProbeCommand},
-      {"images", "list the guest images built into this binary",
+      {"images", "list the builds of the bundled kernel (its --variant values)",
        "Lists the embedded guest images (usable as --image NAME) with their size, entry\n"
        "point and ABI version.",
        {"json"}, ImagesCommand},
@@ -45,7 +45,7 @@ std::span<const Command> Commands() {
        "\nExamples:\n"
        "  sigvisor sites\n"
        "  sigvisor sites --image path/to/guest.elf --json",
-       {"image", "json"}, SitesCommand},
+       {"image", "variant", "json"}, SitesCommand},
   };
   return kCommands;
 }

@@ -5,6 +5,11 @@
 ABSL_FLAG(std::string, image, "kernel",
           "the guest to boot: the name of an embedded image (see `sigvisor images`) or the "
           "path of an ELF64 file built against guest-kit/abi/sigvisor_abi.h");
+ABSL_FLAG(std::string, variant, "baseline",
+          "which build of the bundled kernel: baseline or accelerated, optionally with "
+          "key=value overrides (dr7=always|lazy, pda=gs|direct, uaccess=err_or|cerr, "
+          "dequeue=copy|pointer), e.g. accelerated,dr7=always; `sigvisor images` lists "
+          "the builds");
 ABSL_FLAG(std::string, workload, "",
           "the workload the bundled kernel's init runs (hello, console, fault); empty: "
           "the image's default");

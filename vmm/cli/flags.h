@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 
 ABSL_DECLARE_FLAG(std::string, image);
+ABSL_DECLARE_FLAG(std::string, variant);
 ABSL_DECLARE_FLAG(std::string, workload);
 ABSL_DECLARE_FLAG(std::string, ops);
 ABSL_DECLARE_FLAG(std::string, cmdline);

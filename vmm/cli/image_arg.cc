@@ -12,15 +12,24 @@ namespace sigvisor::cli {
 namespace {
 
 constexpr uint64_t kMaxImageBytes = 256ull << 20;
+constexpr char kBundledKernel[] = "kernel";
 
 }  // namespace
 
-absl::StatusOr<LoadedImage> LoadImage(const std::string& image) {
-  if (const EmbeddedImage* embedded = FindEmbeddedImage(image)) {
-    absl::StatusOr<ElfImage> elf = ElfImage::Parse(
-        std::vector<uint8_t>(embedded->bytes.begin(), embedded->bytes.end()));
+absl::StatusOr<LoadedImage> LoadImage(const std::string& image, const std::string& variant) {
+  if (image == kBundledKernel) {
+    absl::StatusOr<const KernelVariant*> build = ResolveVariant(variant);
+    if (!build.ok()) return build.status();
+    absl::StatusOr<ElfImage> elf = ParseKernel(**build);
     if (!elf.ok()) return elf.status();
-    return LoadedImage{absl::StrCat(image, " (embedded)"), *std::move(elf)};
+    return LoadedImage{absl::StrFormat("%s %s (embedded)", image, (*build)->name), *std::move(elf),
+                       std::string((*build)->name), DescribeVariant(**build)};
+  }
+  if (variant != "baseline") {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--variant '%s' selects a build of the bundled kernel; it does not apply to --image "
+        "'%s'",
+        variant, image));
   }
   std::ifstream file(image, std::ios::binary);
   if (!file) {

@@ -12,10 +12,15 @@ namespace sigvisor::cli {
 struct LoadedImage {
   std::string label;  // for reports: "kernel (embedded)" or the path
   ElfImage elf;
+  // The bundled kernel's variant ("baseline", "dr7=lazy", ...) and its seed
+  // settings ("dr7=always pda=gs ..."); empty for an image from a file.
+  std::string variant;
+  std::string variant_settings;
 };
 
-// The embedded image called `image`, else the file at that path.
-absl::StatusOr<LoadedImage> LoadImage(const std::string& image);
+// The embedded image called `image` (for the bundled kernel: in build `variant`, a
+// --variant spec), else the file at that path (then `variant` must be "baseline").
+absl::StatusOr<LoadedImage> LoadImage(const std::string& image, const std::string& variant);
 
 }  // namespace sigvisor::cli
 

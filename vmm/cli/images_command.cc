@@ -1,3 +1,4 @@
+// `sigvisor images`: the builds of the bundled kernel (--image kernel --variant V).
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -6,28 +7,30 @@
 #include "vmm/cli/command.h"
 #include "vmm/cli/flags.h"
 #include "vmm/images/embedded_images.h"
-#include "vmm/loader/elf_image.h"
 
 namespace sigvisor::cli {
 
 int ImagesCommand(std::span<char* const>) {
-  nlohmann::json images = nlohmann::json::array();
-  for (const EmbeddedImage& image : EmbeddedImages()) {
-    absl::StatusOr<ElfImage> elf =
-        ElfImage::Parse(std::vector<uint8_t>(image.bytes.begin(), image.bytes.end()));
+  const bool json = absl::GetFlag(FLAGS_json);
+  nlohmann::ordered_json variants = nlohmann::ordered_json::array();
+  if (!json) std::printf("the bundled kernel (--image kernel), by --variant:\n");
+  for (const KernelVariant& variant : KernelVariants()) {
+    absl::StatusOr<ElfImage> elf = ParseKernel(variant);
     if (!elf.ok()) return ReportError(elf.status());
-    images.push_back({{"name", image.name},
-                      {"description", image.description},
-                      {"bytes", image.bytes.size()},
-                      {"entry", elf->entry()},
-                      {"abi_version", elf->abi_version().value_or(0)}});
-    if (!absl::GetFlag(FLAGS_json)) {
-      std::printf("%-10s %8zu bytes  entry %#lx  ABI %u  %.*s\n", std::string(image.name).c_str(),
-                  image.bytes.size(), elf->entry(), elf->abi_version().value_or(0),
-                  static_cast<int>(image.description.size()), image.description.data());
+    uint64_t text_bytes = 0;
+    for (const ElfSection& section : elf->executable_sections()) text_bytes += section.bytes.size();
+    const std::string settings = DescribeVariant(variant);
+    variants.push_back({{"name", variant.name},
+                        {"settings", settings},
+                        {"image_bytes", variant.bytes.size()},
+                        {"text_bytes", text_bytes},
+                        {"abi_version", elf->abi_version().value_or(0)}});
+    if (!json) {
+      std::printf("  %-28s %-50s text %6lu bytes\n", std::string(variant.name).c_str(),
+                  settings.c_str(), text_bytes);
     }
   }
-  if (absl::GetFlag(FLAGS_json)) std::printf("%s\n", images.dump(2).c_str());
+  if (json) std::printf("%s\n", variants.dump(2).c_str());
   return 0;
 }
 

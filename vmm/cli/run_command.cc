@@ -107,7 +107,7 @@ int RunCommand(std::span<char* const> args) {
 
   absl::StatusOr<std::string> cmdline = GuestCmdline();
   if (!cmdline.ok()) return ReportError(cmdline.status());
-  absl::StatusOr<LoadedImage> image = LoadImage(absl::GetFlag(FLAGS_image));
+  absl::StatusOr<LoadedImage> image = LoadImage(absl::GetFlag(FLAGS_image), absl::GetFlag(FLAGS_variant));
   if (!image.ok()) return ReportError(image.status());
   absl::StatusOr<KvmSystem> kvm = KvmSystem::Open(absl::GetFlag(FLAGS_kvm));
   if (!kvm.ok()) return ReportError(kvm.status());
@@ -135,6 +135,8 @@ int RunCommand(std::span<char* const> args) {
 
   RunRecord record;
   record.image = image->label;
+  record.variant = image->variant;
+  record.variant_settings = image->variant_settings;
   record.cmdline = *cmdline;
   record.host = {host->kind, host->cpl0_emulated};
   record.trap = {std::string(x86::TrapMechanismName(trap->mechanism)), trap->reason,

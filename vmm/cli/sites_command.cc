@@ -19,7 +19,7 @@ int SitesCommand(std::span<char* const> args) {
     return ReportError(absl::StrFormat("`sigvisor sites` takes no argument '%s' (use --image)",
                                        args[0]));
   }
-  absl::StatusOr<LoadedImage> image = LoadImage(absl::GetFlag(FLAGS_image));
+  absl::StatusOr<LoadedImage> image = LoadImage(absl::GetFlag(FLAGS_image), absl::GetFlag(FLAGS_variant));
   if (!image.ok()) return ReportError(image.status());
   absl::StatusOr<trap::Decoder> decoder = trap::Decoder::Create();
   if (!decoder.ok()) return ReportError(decoder.status());

@@ -105,19 +105,8 @@ absl::StatusOr<const KernelVariant*> ResolveVariant(std::string_view spec) {
       absl::StrJoin(built, "; ")));
 }
 
-std::span<const EmbeddedImage> EmbeddedImages() {
-  static const EmbeddedImage kImages[] = {
-      {"kernel", "the sigvisor guest kernel (baseline variant; see --variant)",
-       KernelVariants()[0].bytes},
-  };
-  return kImages;
-}
-
-const EmbeddedImage* FindEmbeddedImage(std::string_view name) {
-  for (const EmbeddedImage& image : EmbeddedImages()) {
-    if (image.name == name) return &image;
-  }
-  return nullptr;
+absl::StatusOr<ElfImage> ParseKernel(const KernelVariant& variant) {
+  return ElfImage::Parse(std::vector<uint8_t>(variant.bytes.begin(), variant.bytes.end()));
 }
 
 }  // namespace sigvisor

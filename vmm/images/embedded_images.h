@@ -1,5 +1,6 @@
 // The guest images built into the sigvisor binary, so `sigvisor run` needs no file:
-// the bundled kernel in each of its variants (guest-kit/build/variants.bzl).
+// the bundled kernel in each of its variants (guest-kit/build/variants.bzl), which
+// --image kernel (the default) and --variant select.
 #ifndef SIGVISOR_VMM_IMAGES_EMBEDDED_IMAGES_H_
 #define SIGVISOR_VMM_IMAGES_EMBEDDED_IMAGES_H_
 
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "vmm/loader/elf_image.h"
 
 namespace sigvisor {
 
@@ -44,14 +46,8 @@ absl::StatusOr<const KernelVariant*> ResolveVariant(std::string_view spec);
 // "dr7=always pda=gs ..." for reports.
 std::string DescribeVariant(const KernelVariant& variant);
 
-// Images by name, for --image NAME: "kernel" is the baseline variant.
-struct EmbeddedImage {
-  std::string_view name;
-  std::string_view description;
-  std::span<const uint8_t> bytes;
-};
-std::span<const EmbeddedImage> EmbeddedImages();
-const EmbeddedImage* FindEmbeddedImage(std::string_view name);
+// The variant's image, parsed (a copy the ElfImage owns).
+absl::StatusOr<ElfImage> ParseKernel(const KernelVariant& variant);
 
 }  // namespace sigvisor
 

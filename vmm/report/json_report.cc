@@ -118,6 +118,9 @@ nlohmann::ordered_json RunRecordToJson(const RunRecord& record) {
   return {
       {"schema", kRunSchema},
       {"image", record.image},
+      {"variant", record.variant.empty()
+                      ? json(nullptr)
+                      : json({{"name", record.variant}, {"settings", record.variant_settings}})},
       {"cmdline", record.cmdline},
       {"outcome", OutcomeName(result.outcome)},
       {"exit_code", result.exit_code},

@@ -22,7 +22,9 @@ struct TrapSummary {
 };
 
 struct RunRecord {
-  std::string image;    // "kernel (embedded)" or the path given
+  std::string image;    // "kernel baseline (embedded)" or the path given
+  std::string variant;           // the bundled kernel's build, "" for other images
+  std::string variant_settings;  // "dr7=always pda=gs uaccess=err_or dequeue=copy"
   std::string cmdline;  // what the guest was told
   HostSummary host;
   TrapSummary trap;
