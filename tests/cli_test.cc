@@ -6,58 +6,23 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "tests/cli_test_support.h"
 #include <sstream>
 #include <string>
 #include <vector>
 
 namespace {
 
-struct CommandResult {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
+using ::sigvisor::testing::CommandResult;
+using ::sigvisor::testing::ExpectOneLineError;
+using ::sigvisor::testing::HaveKvm;
+using ::sigvisor::testing::Lines;
+using ::sigvisor::testing::Sigvisor;
+using ::sigvisor::testing::TempPath;
 
-std::string TempPath(const std::string& name) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return std::string(dir ? dir : "/tmp") + "/" + name;
-}
 
-std::string Slurp(const std::string& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
 
-// Runs vmm/cli/sigvisor (from the runfiles) with `args` through the shell.
-CommandResult Sigvisor(const std::string& args) {
-  const std::string out = TempPath("stdout"), err = TempPath("stderr");
-  const std::string command =
-      "vmm/cli/sigvisor " + args + " >" + out + " 2>" + err + " </dev/null";
-  const int raw = std::system(command.c_str());
-  CommandResult result;
-  result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  result.out = Slurp(out);
-  result.err = Slurp(err);
-  return result;
-}
-
-int Lines(const std::string& text) {
-  int lines = 0;
-  for (char c : text) lines += c == '\n';
-  return lines;
-}
-
-// A bad-input case: status 2, exactly one line on stderr containing `fragment`.
-void ExpectOneLineError(const CommandResult& r, const std::string& fragment) {
-  EXPECT_EQ(r.status, 2) << r.err;
-  EXPECT_EQ(Lines(r.err), 1) << r.err;
-  EXPECT_NE(r.err.find("sigvisor: error: "), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find(fragment), std::string::npos) << r.err;
-}
-
-bool HaveKvm() { return access("/dev/kvm", R_OK | W_OK) == 0; }
 
 TEST(CliTest, MissingImageFile) {
   ExpectOneLineError(Sigvisor("run --image /nonexistent/guest.elf"),

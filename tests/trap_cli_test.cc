@@ -10,30 +10,12 @@
 #include <sstream>
 #include <string>
 
+#include "tests/cli_test_support.h"
+
 namespace {
 
-struct Output {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-// vmm/cli/sigvisor (from the runfiles) with `args`, stdout and stderr captured.
-Output Sigvisor(const std::string& args) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  const std::string base = std::string(dir ? dir : "/tmp") + "/trap_cli_";
-  const int raw = std::system(("vmm/cli/sigvisor " + args + " >" + base + "out 2>" + base +
-                               "err </dev/null")
-                                  .c_str());
-  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, ReadAll(base + "out"), ReadAll(base + "err")};
-}
+using Output = ::sigvisor::testing::CommandResult;
+using ::sigvisor::testing::Sigvisor;
 
 // Status 2 and exactly one stderr line "sigvisor: error: ...<fragment>...".
 void ExpectRefusal(const Output& r, const std::string& fragment) {

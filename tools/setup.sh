@@ -13,6 +13,7 @@ packages=(
   libgtest-dev          # GoogleTest / GoogleMock
   libbenchmark-dev      # host micro-benchmarks in perf/
   nlohmann-json3-dev    # JSON reports
+  qemu-system-x86       # tests: sigvisor's images also boot under QEMU (TCG)
 )
 
 missing=()

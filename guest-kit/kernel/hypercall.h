@@ -5,6 +5,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Without sigvisor's hypercall port (booted by a Multiboot loader such as QEMU's):
+ * the console goes to COM1, exit to isa-debug-exit, phase markers are dropped. */
+void hypercalls_use_pc_devices(void);
+
 void hc_console_write(const char *data, size_t len);
 void hc_phase_begin(const char *name, uint64_t ops, uint32_t flags);
 void hc_phase_end(void);

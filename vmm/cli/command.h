@@ -39,6 +39,7 @@ int RunCommand(std::span<char* const> args);
 int ProbeCommand(std::span<char* const> args);
 int ImagesCommand(std::span<char* const> args);
 int SitesCommand(std::span<char* const> args);
+int TraceCommand(std::span<char* const> args);
 
 }  // namespace sigvisor::cli
 

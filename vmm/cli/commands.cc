@@ -3,6 +3,7 @@
 
 #include "absl/flags/reflection.h"
 #include "absl/strings/str_format.h"
+#include "vmm/cli/bench_commands.h"
 #include "vmm/cli/command.h"
 
 namespace sigvisor::cli {
@@ -23,9 +24,10 @@ std::span<const Command> Commands() {
        "  sigvisor run\n"
        "  sigvisor run --workload console --ops 100 --json\n"
        "  sigvisor run --workload divzero --ops 100 --trap=auto\n"
-       "  sigvisor run --image path/to/guest.elf --timeout 5s",
+       "  sigvisor run --image path/to/guest.elf --timeout 5s\n"
+       "  sigvisor run --workload divzero --gdb 1234   (then: gdb FILE -ex 'target remote :1234')",
        {"image", "variant", "workload", "ops", "cmdline", "memory", "timeout", "json", "quiet", "kvm",
-        "trap"},
+        "trap", "gdb"},
        RunCommand},
       {"probe", "measure what this host's KVM does and what trapping costs",
        "Boots tiny calibration guests and reports whether guest CPL0 is emulated (PVM) or\n"
@@ -46,6 +48,68 @@ std::span<const Command> Commands() {
        "  sigvisor sites\n"
        "  sigvisor sites --image path/to/guest.elf --json",
        {"image", "variant", "json"}, SitesCommand},
+      {"trace", "single-step a measured phase: every instruction, per-function profile",
+       "Boots the bundled kernel with --workload and --ops K and single-steps the guest\n"
+       "(KVM_GUESTDBG_SINGLESTEP) from the measured phase's BEGIN marker to its END:\n"
+       "every instruction with address, symbol+offset, bytes and Capstone's disassembly,\n"
+       "exits, traps, exceptions and privilege changes marked where they happen. Code the\n"
+       "host does not step (CPL3 on PVM hosts) is one opaque step with its entry and exit.\n"
+       "Then a summary per op: kernel instructions per function and per stage of signal\n"
+       "delivery, checked against the kernel instruction count the ledger reports.\n"
+       "\nExamples:\n"
+       "  sigvisor trace --workload divzero --ops 1\n"
+       "  sigvisor trace --workload divzero --ops 1 --stages\n"
+       "  sigvisor trace --workload divzero --ops 1 --variant dr7=always --diff dr7=lazy\n"
+       "  sigvisor trace --workload lat_sig --phase sig_hndl --ops 1 --json",
+       {"image", "variant", "workload", "ops", "phase", "cmdline", "memory", "timeout", "json",
+        "kvm", "trap", "diff", "stages"},
+       TraceCommand},
+      {"bench", "run workloads x kernel variants x trap mechanisms, variants interleaved",
+       "Runs a matrix of the bundled kernel's workloads x builds (--variants) x trap\n"
+       "mechanisms (--traps) x --repetitions in one process, one fresh VM per run, the\n"
+       "variants alternating (A B A B ...) so that drift touches all alike. Per cell and\n"
+       "phase: exits, traps and kernel instructions per op, which must agree across\n"
+       "repetitions (flagged when not), and time per op as median [min - max]. Progress\n"
+       "goes to stderr; Ctrl-C stops after the current run and reports what completed.\n"
+       "--shard i/n runs one slice of the matrix; `sigvisor merge` combines the slices'\n"
+       "--json results. Exit status: 0 complete, 1 runs failed or missing, 2 bad input.\n"
+       "\nExamples:\n"
+       "  sigvisor bench\n"
+       "  sigvisor bench --workloads divzero --variants 'baseline;dr7=lazy' --traps off,auto\n"
+       "  sigvisor bench --variants all --repetitions 10 --json > bench.json\n"
+       "  sigvisor bench --shard 2/4 --json > part2.json    # then: sigvisor merge part*.json\n"
+       "  sigvisor bench --csv --svg bench.svg",
+       {"workloads", "variants", "traps", "ops", "repetitions", "shard", "json", "csv", "svg",
+        "memory", "timeout", "kvm"},
+       BenchCommand},
+      {"study", "reproduce a seed's experiment: dr7, pda, cerr, dequeue or all",
+       "Runs one seed's experiment (../shared/seeds/000-003) as a bench of the baseline\n"
+       "against the build with the seed's change, prints a table shaped like the seed's,\n"
+       "then the VM-level figures (time, kernel instructions, exits and traps per op; the\n"
+       "kernel's text size, the signal object's size and stack, bloat-o-meter) and for each\n"
+       "whether it goes the seed's way; one that goes against it is marked FINDING.\n"
+       "  dr7      seed 000: divzero, dr7=always vs lazy, traps off and patch\n"
+       "  pda      seed 001: pipe_rw, pda=gs vs direct, traps off and patch, kernel text\n"
+       "  cerr     seed 002: lat_sig sig inst/sig hndl, uaccess=err_or vs cerr, size, stack\n"
+       "  dequeue  seed 003: sigpingpong mean/stddev, dequeue=copy vs pointer, bloat-o-meter\n"
+       "  all      the four, in that order (a minute or two here)\n"
+       "--ops, --repetitions and --traps override every chosen study's own.\n"
+       "\nExamples:\n"
+       "  sigvisor study all\n"
+       "  sigvisor study dr7 --repetitions 20 --svg dr7.svg\n"
+       "  sigvisor study cerr dequeue --json > studies.json",
+       {"ops", "repetitions", "traps", "json", "csv", "svg", "memory", "timeout", "kvm"},
+       StudyCommand},
+      {"merge", "combine `sigvisor bench --shard i/n --json` results into one",
+       "Reads the JSON results of bench runs of one matrix cut into shards (any order) and\n"
+       "prints the combined result as text, --json or --csv, as `sigvisor bench` would\n"
+       "have printed it in one run. Refuses results of different matrices, kernel builds\n"
+       "or hosts and a shard given twice; missing shards leave the result INCOMPLETE\n"
+       "(exit status 1).\n"
+       "\nExample:\n"
+       "  sigvisor merge part1.json part2.json part3.json part4.json --json > bench.json",
+       {"json", "csv", "svg"},
+       MergeCommand},
   };
   return kCommands;
 }

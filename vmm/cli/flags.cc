@@ -15,7 +15,7 @@ ABSL_FLAG(std::string, workload, "",
           "the image's default");
 ABSL_FLAG(std::string, ops, "",
           "operations in the workload's measured phase (a count); empty: the workload's "
-          "default");
+          "default (bench: 100, a study: its own)");
 ABSL_FLAG(std::string, cmdline, "",
           "extra key=value words for the guest command line (boot info)");
 ABSL_FLAG(uint32_t, memory, 32, "guest RAM in MiB (2 to 1024, a multiple of 2)");
@@ -29,3 +29,32 @@ ABSL_FLAG(uint32_t, repeats, 3, "probe: measured loops per mechanism (the median
 ABSL_FLAG(std::string, trap, "off",
           "how guest debug-register accesses and segment loads reach the VMM: auto (the "
           "cheapest that works here: patch), hw-gd, patch, pv (not available yet) or off");
+ABSL_FLAG(std::string, phase, "",
+          "trace: the measured phase to trace (e.g. sig_hndl for --workload lat_sig); empty: "
+          "the workload's first");
+ABSL_FLAG(std::string, diff, "",
+          "trace: a second --variant to trace the same op in, shown side by side with the "
+          "first (e.g. dr7=lazy)");
+ABSL_FLAG(bool, stages, false,
+          "trace: print only the summary and the signal-path stages of one op (no listing)");
+ABSL_FLAG(std::string, gdb, "",
+          "run: wait for gdb on [ADDR:]PORT (loopback by default) before the first guest "
+          "instruction and serve the GDB remote protocol");
+// bench, study, merge (vmm/cli/bench_command.cc, study_command.cc, merge_command.cc).
+ABSL_FLAG(std::string, workloads, "",
+          "bench: workloads, comma-separated (divzero, lat_sig, sigpingpong, pipe_rw, hello, "
+          "console) or all; empty: divzero,lat_sig,sigpingpong,pipe_rw");
+ABSL_FLAG(std::string, variants, "",
+          "bench: kernel builds, separated by ';' or spaces (each a --variant spec, e.g. "
+          "'baseline; accelerated,dr7=always'), or all; empty: baseline;accelerated");
+ABSL_FLAG(std::string, traps, "",
+          "bench, study: trap mechanisms to measure each variant under, comma-separated "
+          "(off, auto, patch, hw-gd); empty: bench off,auto, a study its own");
+ABSL_FLAG(std::string, repetitions, "",
+          "bench, study: runs of each workload x variant x trap (a count); empty: bench 5, "
+          "a study its own");
+ABSL_FLAG(std::string, shard, "",
+          "bench: run only slice i of n of the matrix (i/n, 1 <= i <= n); `sigvisor merge` "
+          "combines the slices' --json results");
+ABSL_FLAG(bool, csv, false, "print CSV on stdout instead of the text report");
+ABSL_FLAG(std::string, svg, "", "also write an SVG chart to this file");

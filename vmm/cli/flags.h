@@ -22,5 +22,16 @@ ABSL_DECLARE_FLAG(std::string, kvm);
 ABSL_DECLARE_FLAG(uint32_t, iterations);
 ABSL_DECLARE_FLAG(uint32_t, repeats);
 ABSL_DECLARE_FLAG(std::string, trap);
+ABSL_DECLARE_FLAG(std::string, phase);
+ABSL_DECLARE_FLAG(std::string, diff);
+ABSL_DECLARE_FLAG(bool, stages);
+ABSL_DECLARE_FLAG(std::string, gdb);
+ABSL_DECLARE_FLAG(std::string, workloads);
+ABSL_DECLARE_FLAG(std::string, variants);
+ABSL_DECLARE_FLAG(std::string, traps);
+ABSL_DECLARE_FLAG(std::string, repetitions);
+ABSL_DECLARE_FLAG(std::string, shard);
+ABSL_DECLARE_FLAG(bool, csv);
+ABSL_DECLARE_FLAG(std::string, svg);
 
 #endif  // SIGVISOR_VMM_CLI_FLAGS_H_

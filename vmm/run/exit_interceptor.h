@@ -1,14 +1,28 @@
-// The session's hook for exits that a trap mechanism consumes: the session offers
-// every exit to its interceptor (if it has one) before its own dispatch. An exit the
-// interceptor handles is counted in the exit ledger like any other (with the
-// interceptor's detail) and, when it was a trap, in the trap ledger.
+// The session's hooks for mechanisms that work inside the run loop: a trap mechanism
+// (exits it consumes), the instruction tracer (single steps, phase markers) and the
+// gdb stub (debug exits, a client that holds the guest stopped).
+//
+// A session has an ordered list of interceptors. Every exit is offered to them in
+// order before the session's own dispatch; the first that does not answer kNotMine
+// takes it. An exit an interceptor handles is counted in the exit ledger like any
+// other (with the interceptor's detail; unless it says the exit was its own
+// instrument's, like a single step) and, when it was a trap, in the trap ledger.
+// Then every interceptor observes the exit as it was handled, and the phase markers
+// the guest set during it, before the guest re-enters.
+//
+// Several interceptors coexist because each takes only what it caused or asked for:
+// the trap engine its patched `hlt`s and DR7.GD exits, the tracer its single steps,
+// the debugger its breakpoints and its own steps (x86: GuestDebug arbitrates the one
+// KVM_SET_GUEST_DEBUG state among them).
 #ifndef SIGVISOR_VMM_RUN_EXIT_INTERCEPTOR_H_
 #define SIGVISOR_VMM_RUN_EXIT_INTERCEPTOR_H_
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
+#include "absl/status/status.h"
 #include "vmm/run/vm_exit.h"
 
 namespace sigvisor {
@@ -22,22 +36,64 @@ struct TrapRecord {
 
 struct Interception {
   enum class Verdict {
-    kNotMine,     // the session dispatches the exit as usual
+    kNotMine,     // the next interceptor, then the session, dispatches the exit
     kHandled,     // consumed; the guest resumes
     kGuestError,  // the guest did something the mechanism cannot handle: the run ends
     kHostError,   // an ioctl failed: the run ends
+    kKill,        // the run ends now at the mechanism's request (a debugger's kill)
   };
   Verdict verdict = Verdict::kNotMine;
   std::string detail;              // kHandled: the exit's detail in the ledger
   std::optional<TrapRecord> trap;  // kHandled: the trap it was, if any
   uint64_t dr_loads = 0;           // hardware debug-register loads it caused
-  std::string diagnosis;           // kGuestError / kHostError: one line
+  std::string diagnosis;           // kGuestError / kHostError / kKill: one line
+  // kHandled: the exit is an artefact of the interceptor's own instrument (a single
+  // step it asked for), not something the guest did: kept out of the exit ledger.
+  bool instrument = false;
+};
+
+// An exit as it was handled, for observers.
+struct ObservedExit {
+  const VmExit& exit;
+  std::string_view detail;         // as in the exit ledger
+  const TrapRecord* trap;          // the trap it was, or null
+  bool instrument;                 // an interceptor's own (not in the ledger)
+};
+
+// A BEGIN or END marker the guest set (hypercall), seen after its exit was handled.
+struct PhaseMarker {
+  bool begin = true;
+  std::string name;   // BEGIN: the phase's name
+  uint64_t ops = 0;   // BEGIN: its operations
+  bool calibration = false;  // BEGIN: an empty calibration phase (not reported)
+};
+
+// How the run ended, for interceptors that report it onward (a debugger's client).
+struct RunEnd {
+  std::string_view outcome;  // OutcomeName()
+  int exit_code = 0;
+  std::string_view diagnosis;
 };
 
 class ExitInterceptor {
  public:
   virtual ~ExitInterceptor() = default;
+
+  // Before the first guest instruction (a debugger waits for its client here). An
+  // error ends the run as a host error before it starts (kCancelled: as killed).
+  virtual absl::Status OnStart() { return absl::OkStatus(); }
+
+  // Takes the exit or leaves it (kNotMine).
   virtual Interception Intercept(const VmExit& exit) = 0;
+
+  // Every exit once handled and counted, before the guest re-enters.
+  virtual void Observe(const ObservedExit& exit) {}
+
+  // A phase marker of the exit just handled (after Observe).
+  virtual void OnPhaseMarker(const PhaseMarker& marker) {}
+
+  // The run is over (the guest exited, failed or was stopped).
+  virtual void OnEnd(const RunEnd& end) {}
 };
 
 }  // namespace sigvisor

@@ -23,6 +23,7 @@ std::string_view OutcomeName(Outcome outcome) {
     case Outcome::kBadDeviceAccess: return "bad_device_access";
     case Outcome::kUnexpectedExit: return "unexpected_exit";
     case Outcome::kHostError: return "host_error";
+    case Outcome::kKilled: return "killed";
   }
   return "unknown";
 }
@@ -39,6 +40,15 @@ RunResult Session::Run() {
     return std::move(result_);
   }
   stats_at_start_ = *stats_at_start;
+  for (ExitInterceptor* interceptor : options_.interceptors) {
+    if (interceptor == nullptr) continue;
+    if (absl::Status s = interceptor->OnStart(); !s.ok()) {
+      // Cancelled: a debugger killed the guest before it ran.
+      Fail(s.code() == absl::StatusCode::kCancelled ? Outcome::kKilled : Outcome::kHostError,
+           std::string(s.message()));
+      return Finish();
+    }
+  }
   start_ns_ = MonotonicNs();
   {
     Watchdog watchdog(backend_, options_.timeout);
@@ -57,8 +67,13 @@ RunResult Session::Run() {
         break;
       }
       std::string detail;
-      const bool keep_going = Dispatch(*exit, detail);
-      result_.ledger.Record(ExitKindName(exit->kind), detail, MonotonicNs() - exit_ns);
+      bool instrument = false;
+      std::optional<TrapRecord> trap;
+      const bool keep_going = Dispatch(*exit, detail, instrument, trap);
+      if (!instrument) {
+        result_.ledger.Record(ExitKindName(exit->kind), detail, MonotonicNs() - exit_ns);
+      }
+      Notify(*exit, detail, instrument, trap);
       if (!keep_going) break;
       if (pending_begin_) {
         // BEGIN is sampled just before re-entry, after its own exit was counted by
@@ -76,7 +91,27 @@ RunResult Session::Run() {
   if (stats_at_end.ok()) result_.kvm_stats = SubtractStats(*stats_at_end, *stats_at_start);
   if (phases_.open()) result_.warnings.push_back("the run ended inside a phase; it is not reported");
   result_.phases = phases_.results();
+  return Finish();
+}
+
+RunResult Session::Finish() {
+  const RunEnd end{OutcomeName(result_.outcome), result_.exit_code, result_.diagnosis};
+  for (ExitInterceptor* interceptor : options_.interceptors) {
+    if (interceptor != nullptr) interceptor->OnEnd(end);
+  }
   return std::move(result_);
+}
+
+void Session::Notify(const VmExit& exit, std::string_view detail, bool instrument,
+                     const std::optional<TrapRecord>& trap) {
+  std::vector<PhaseMarker> markers = std::move(pending_markers_);
+  pending_markers_.clear();
+  const ObservedExit observed{exit, detail, trap ? &*trap : nullptr, instrument};
+  for (ExitInterceptor* interceptor : options_.interceptors) {
+    if (interceptor == nullptr) continue;
+    interceptor->Observe(observed);
+    for (const PhaseMarker& marker : markers) interceptor->OnPhaseMarker(marker);
+  }
 }
 
 bool Session::Fail(Outcome outcome, std::string what) {
@@ -90,26 +125,42 @@ bool Session::Fail(Outcome outcome, std::string what) {
   return false;
 }
 
-std::optional<bool> Session::Intercept(const VmExit& exit, std::string& detail) {
-  if (options_.interceptor == nullptr) return std::nullopt;
-  Interception seen = options_.interceptor->Intercept(exit);
-  detail = seen.detail;
-  switch (seen.verdict) {
-    case Interception::Verdict::kNotMine: return std::nullopt;
-    case Interception::Verdict::kHandled:
-      if (seen.trap) result_.traps.Record(seen.trap->kind, seen.trap->address, seen.trap->site);
-      result_.traps.AddDrLoads(seen.dr_loads);
-      return true;
-    case Interception::Verdict::kGuestError:
-      return Fail(Outcome::kUnexpectedExit, std::move(seen.diagnosis));
-    case Interception::Verdict::kHostError:
-      return Fail(Outcome::kHostError, std::move(seen.diagnosis));
+std::optional<bool> Session::Intercept(const VmExit& exit, std::string& detail,
+                                       bool& instrument, std::optional<TrapRecord>& trap) {
+  for (ExitInterceptor* interceptor : options_.interceptors) {
+    if (interceptor == nullptr) continue;
+    Interception seen = interceptor->Intercept(exit);
+    if (seen.verdict == Interception::Verdict::kNotMine) continue;
+    detail = seen.detail;
+    switch (seen.verdict) {
+      case Interception::Verdict::kNotMine: break;
+      case Interception::Verdict::kHandled:
+        instrument = seen.instrument;
+        if (seen.trap) {
+          result_.traps.Record(seen.trap->kind, seen.trap->address, seen.trap->site);
+          trap = std::move(seen.trap);
+        }
+        result_.traps.AddDrLoads(seen.dr_loads);
+        return true;
+      case Interception::Verdict::kGuestError:
+        return Fail(Outcome::kUnexpectedExit, std::move(seen.diagnosis));
+      case Interception::Verdict::kHostError:
+        return Fail(Outcome::kHostError, std::move(seen.diagnosis));
+      case Interception::Verdict::kKill:
+        result_.outcome = Outcome::kKilled;
+        result_.exit_code = kFailureExitCode;
+        result_.diagnosis = std::move(seen.diagnosis);
+        return false;
+    }
   }
   return std::nullopt;
 }
 
-bool Session::Dispatch(VmExit& exit, std::string& detail) {
-  if (std::optional<bool> intercepted = Intercept(exit, detail)) return *intercepted;
+bool Session::Dispatch(VmExit& exit, std::string& detail, bool& instrument,
+                       std::optional<TrapRecord>& trap) {
+  if (std::optional<bool> intercepted = Intercept(exit, detail, instrument, trap)) {
+    return *intercepted;
+  }
   switch (exit.kind) {
     case ExitKind::kIo: return DispatchPortIo(exit, detail);
     case ExitKind::kMmio: return DispatchMmio(exit, detail);
@@ -217,12 +268,14 @@ void Session::OnExit(int64_t status) {
 
 void Session::OnPhaseBegin(std::string name, uint64_t ops, uint64_t guest_tsc, bool calibration) {
   NoteHypercall();
+  pending_markers_.push_back(PhaseMarker{true, name, ops, calibration});
   pending_begin_ = PendingBegin{std::move(name), ops, guest_tsc, calibration};
 }
 
 void Session::OnPhaseEnd(uint64_t guest_tsc) {
   absl::Status s = phases_.End(Sample(guest_tsc));
   if (!s.ok()) result_.warnings.emplace_back(s.message());
+  pending_markers_.push_back(PhaseMarker{false, "", 0, false});
 }
 
 void Session::OnTimeReport(std::string name, uint64_t tsc_cycles, uint64_t count) {

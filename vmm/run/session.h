@@ -33,6 +33,7 @@ enum class Outcome {
   kBadDeviceAccess,   // port or MMIO access nothing answers, or a malformed hypercall
   kUnexpectedExit,    // an exit the VMM does not handle
   kHostError,         // an ioctl failed
+  kKilled,            // a debugger killed the guest (gdb `kill`)
 };
 std::string_view OutcomeName(Outcome outcome);
 
@@ -44,8 +45,9 @@ struct SessionOptions {
   size_t max_console_bytes = 1 << 20;
   // Describes a guest location for diagnoses: rip, symbol, instruction bytes.
   std::function<std::string(const CpuLocation&)> describe;
-  // Sees every exit first (a trap mechanism); may be null. Must outlive the run.
-  ExitInterceptor* interceptor = nullptr;
+  // See every exit first, in this order (trap mechanism, tracer, debugger: see
+  // exit_interceptor.h); null entries are skipped. Each must outlive the run.
+  std::vector<ExitInterceptor*> interceptors;
 };
 
 struct RunResult {
@@ -91,9 +93,17 @@ class Session : public HypercallHandler {
   };
 
   // Handles one exit; returns false when the run is over (result_ filled in).
-  bool Dispatch(VmExit& exit, std::string& detail);
-  // The interceptor's turn; nullopt when it did not take the exit.
-  std::optional<bool> Intercept(const VmExit& exit, std::string& detail);
+  bool Dispatch(VmExit& exit, std::string& detail, bool& instrument,
+                std::optional<TrapRecord>& trap);
+  // Tells the interceptors how the run ended and hands over the result.
+  RunResult Finish();
+  // The interceptors' turn; nullopt when none took the exit. `instrument`: the exit
+  // was an interceptor's own (kept out of the ledger); `trap`: the trap it was.
+  std::optional<bool> Intercept(const VmExit& exit, std::string& detail, bool& instrument,
+                                std::optional<TrapRecord>& trap);
+  // After each exit: the interceptors observe it, then its phase markers.
+  void Notify(const VmExit& exit, std::string_view detail, bool instrument,
+              const std::optional<TrapRecord>& trap);
   bool DispatchPortIo(VmExit& exit, std::string& detail);
   bool DispatchMmio(VmExit& exit, std::string& detail);
   bool Fail(Outcome outcome, std::string what);
@@ -108,6 +118,7 @@ class Session : public HypercallHandler {
   RunResult result_;
   PhaseTracker phases_;
   std::optional<PendingBegin> pending_begin_;
+  std::vector<PhaseMarker> pending_markers_;  // set by the exit being handled
   bool stop_requested_ = false;
   uint64_t start_ns_ = 0;
   StatsSnapshot stats_at_start_;

@@ -61,7 +61,7 @@ class SessionTest : public ::testing::Test {
     Bus bus;
     SessionOptions options;
     options.timeout = timeout;
-    options.interceptor = interceptor;
+    options.interceptors = {interceptor};
     options.describe = [](const CpuLocation& where) { return "here"; };
     Session session(backend, bus, options);
     HypercallDevice hypercalls(memory_, session);
@@ -234,6 +234,108 @@ TEST_F(SessionTest, AnInterceptorCanEndTheRun) {
   RunResult plain = RunScript({Halt()});
   EXPECT_EQ(plain.outcome, Outcome::kUnexpectedExit);
   EXPECT_NE(plain.diagnosis.find("halted"), std::string::npos);
+}
+
+// An instrument (a tracer, a debugger): takes the debug exits it caused as its own,
+// records what it observes, the phase markers and the end.
+struct Instrument : ExitInterceptor {
+  absl::Status start = absl::OkStatus();
+  bool kill_on_debug = false;
+  std::vector<std::string> log;
+  absl::Status OnStart() override {
+    log.push_back("start");
+    return start;
+  }
+  Interception Intercept(const VmExit& exit) override {
+    Interception result;
+    if (exit.kind != ExitKind::kDebug) return result;
+    result.verdict = kill_on_debug ? Interception::Verdict::kKill : Interception::Verdict::kHandled;
+    result.detail = "single step";
+    result.diagnosis = "killed by the test";
+    result.instrument = true;
+    return result;
+  }
+  void Observe(const ObservedExit& observed) override {
+    log.push_back(std::string(ExitKindName(observed.exit.kind)) +
+                  (observed.instrument ? " (instrument)" : "") +
+                  (observed.trap != nullptr ? " trap " + observed.trap->kind : ""));
+  }
+  void OnPhaseMarker(const PhaseMarker& marker) override {
+    log.push_back(marker.begin ? "begin " + marker.name + (marker.calibration ? " (cal)" : "")
+                               : "end");
+  }
+  void OnEnd(const RunEnd& end) override { log.push_back("end of run: " + std::string(end.outcome)); }
+};
+
+class MultiInterceptorTest : public SessionTest {
+ protected:
+  RunResult RunWith(std::vector<Step> steps, std::vector<ExitInterceptor*> interceptors) {
+    FakeBackend backend(std::move(steps));
+    Bus bus;
+    SessionOptions options;
+    options.interceptors = std::move(interceptors);
+    Session session(backend, bus, options);
+    HypercallDevice hypercalls(memory_, session);
+    EXPECT_TRUE(bus.Register(AddressSpace::kPort, SIGVISOR_HC_PORT_BASE,
+                             HypercallDevice::kPortCount, &hypercalls)
+                    .ok());
+    return session.Run();
+  }
+};
+
+Step Debug() {
+  Step step;
+  step.kind = ExitKind::kDebug;
+  step.raw_detail = 0x4000;  // DR6.BS
+  return step;
+}
+
+TEST_F(MultiInterceptorTest, EachTakesItsOwnAndAllObserveInOrder) {
+  sigvisor_hc_phase_begin begin = {};
+  std::strcpy(begin.name, "sig");
+  begin.ops = 1;
+  ASSERT_TRUE(memory_.WriteObject(kArgsGpa, begin).ok());
+  ASSERT_TRUE(memory_.WriteObject(kOtherArgsGpa, sigvisor_hc_phase_end{0}).ok());
+  ASSERT_TRUE(memory_.WriteObject(0x3000, sigvisor_hc_exit{0}).ok());
+  HaltTraps traps;
+  Instrument tracer;
+  RunResult result =
+      RunWith({Hypercall(SIGVISOR_HC_PHASE_BEGIN, kArgsGpa), Debug(), Halt(), Debug(),
+               Hypercall(SIGVISOR_HC_PHASE_END, kOtherArgsGpa), Hypercall(SIGVISOR_HC_EXIT, 0x3000)},
+              {&traps, nullptr, &tracer});
+  EXPECT_EQ(result.outcome, Outcome::kExited) << result.diagnosis;
+  EXPECT_EQ(traps.seen, 6);
+  EXPECT_EQ(tracer.log, (std::vector<std::string>{
+                            "start", "io", "begin sig", "debug (instrument)", "hlt trap dr_write",
+                            "debug (instrument)", "io", "end", "io", "end of run: exited"}));
+  // The instrument's own exits are kept out of the ledger and the phase.
+  EXPECT_EQ(result.ledger.total(), 4u);
+  ASSERT_EQ(result.phases.size(), 1u);
+  EXPECT_EQ(result.phases[0].exits, (ExitCounts{{"hlt", 1}}));
+}
+
+TEST_F(MultiInterceptorTest, AKillEndsTheRunAsKilled) {
+  Instrument debugger;
+  debugger.kill_on_debug = true;
+  RunResult result = RunWith({Debug(), Debug()}, {&debugger});
+  EXPECT_EQ(result.outcome, Outcome::kKilled);
+  EXPECT_EQ(OutcomeName(result.outcome), "killed");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.diagnosis, "killed by the test");
+  EXPECT_EQ(debugger.log.back(), "end of run: killed");
+}
+
+TEST_F(MultiInterceptorTest, OnStartCanRefuseTheRun) {
+  Instrument debugger;
+  debugger.start = absl::CancelledError("killed before the first instruction");
+  RunResult killed = RunWith({Debug()}, {&debugger});
+  EXPECT_EQ(killed.outcome, Outcome::kKilled);
+  Instrument broken;
+  broken.start = absl::UnavailableError("accept failed");
+  RunResult failed = RunWith({Debug()}, {&broken});
+  EXPECT_EQ(failed.outcome, Outcome::kHostError);
+  EXPECT_EQ(failed.diagnosis, "accept failed");
+  EXPECT_EQ(failed.ledger.total(), 0u);
 }
 
 }  // namespace

@@ -18,6 +18,10 @@ Watchdog::~Watchdog() {
 
 void Watchdog::Watch(absl::Duration timeout) {
   std::unique_lock<std::mutex> lock(mutex_);
+  if (timeout == absl::InfiniteDuration()) {  // no deadline (a run held by a debugger)
+    stop_requested_.wait(lock, [this] { return stopping_; });
+    return;
+  }
   auto deadline = std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(timeout);
   if (stop_requested_.wait_until(lock, deadline, [this] { return stopping_; })) return;
   fired_.store(true, std::memory_order_release);

@@ -16,7 +16,7 @@ namespace sigvisor {
 
 class Watchdog {
  public:
-  // Starts watching `backend`; it fires after `timeout`.
+  // Starts watching `backend`; it fires after `timeout` (never if it is infinite).
   Watchdog(Backend& backend, absl::Duration timeout);
   // Stops the thread (joins it).
   ~Watchdog();

@@ -5,6 +5,7 @@
 #include <csignal>
 
 #include "absl/strings/str_format.h"
+#include "arch/x86_64/vmm/vcpu_state.h"
 
 namespace sigvisor::x86 {
 namespace {
@@ -72,14 +73,20 @@ VmExit ExitFromRun(kvm_run* run, size_t run_size) {
 
 }  // namespace
 
-KvmBackend::KvmBackend(KvmVcpu& vcpu, std::optional<StatsFd> stats)
-    : vcpu_(vcpu), stats_(std::move(stats)) {
+KvmBackend::KvmBackend(KvmVcpu& vcpu, std::optional<StatsFd> stats, VcpuState* state)
+    : vcpu_(vcpu), stats_(std::move(stats)), state_(state) {
   InstallKickHandler();
 }
 
 absl::StatusOr<VmExit> KvmBackend::Run() {
   run_thread_.store(pthread_self(), std::memory_order_release);
   if (absl::Status s = vcpu_.Run(); !s.ok()) return s;
+  if (state_ != nullptr) state_->NoteExit();
+  if (vcpu_.run()->exit_reason == KVM_EXIT_INTR) {
+    // A kick is consumed by the exit it caused: the next KVM_RUN enters the guest
+    // (the watchdog keeps kicking while it wants the run to end).
+    __atomic_store_n(&vcpu_.run()->immediate_exit, 0, __ATOMIC_RELEASE);
+  }
   return ExitFromRun(vcpu_.run(), vcpu_.run_size());
 }
 

@@ -13,10 +13,14 @@
 
 namespace sigvisor::x86 {
 
+class VcpuState;
+
 class KvmBackend : public Backend {
  public:
-  // `vcpu` must outlive the backend. `stats` may be absent (older kernels).
-  KvmBackend(KvmVcpu& vcpu, std::optional<StatsFd> stats);
+  // `vcpu` must outlive the backend. `stats` may be absent (older kernels). `state`
+  // (optional; must outlive the backend) learns of every exit: its synchronized
+  // registers are then valid.
+  KvmBackend(KvmVcpu& vcpu, std::optional<StatsFd> stats, VcpuState* state = nullptr);
 
   absl::StatusOr<VmExit> Run() override;
   void Kick() override;
@@ -27,6 +31,7 @@ class KvmBackend : public Backend {
  private:
   KvmVcpu& vcpu_;
   std::optional<StatsFd> stats_;
+  VcpuState* state_;
   // The thread inside Run(), for the watchdog's signal (0 until the first Run()).
   std::atomic<pthread_t> run_thread_{0};
 };

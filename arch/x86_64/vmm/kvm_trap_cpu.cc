@@ -124,6 +124,15 @@ absl::StatusOr<trap::DebugRegs> KvmTrapCpu::GetDebugRegs() {
 }
 
 absl::Status KvmTrapCpu::SetDebugRegs(const trap::DebugRegs& regs) {
+  if (guest_debug_ && arbiter_ != nullptr) {
+    if (absl::Status s = arbiter_->SetGuestOwned({regs.dr[0], regs.dr[1], regs.dr[2], regs.dr[3]},
+                                                 regs.dr7);
+        !s.ok()) {
+      return s;
+    }
+    guest_debug_ = regs;
+    return absl::OkStatus();
+  }
   if (guest_debug_) {
     kvm_guest_debug debug = {};
     debug.control = KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_USE_HW_BP;

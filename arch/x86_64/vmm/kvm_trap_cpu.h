@@ -20,6 +20,7 @@
 
 #include <optional>
 
+#include "arch/x86_64/vmm/guest_debug.h"
 #include "vmm/kvm/kvm.h"
 #include "vmm/machine/guest_memory.h"
 #include "vmm/trap/emulator.h"
@@ -29,9 +30,12 @@ namespace sigvisor::x86 {
 class KvmTrapCpu : public trap::TrapCpu {
  public:
   // Both must outlive this object. `sync_regs`: the host has KVM_CAP_SYNC_REGS for
-  // registers, segment registers and events.
-  KvmTrapCpu(KvmVcpu& vcpu, GuestMemory& memory, bool sync_regs)
-      : vcpu_(vcpu), memory_(memory), sync_regs_(sync_regs) {}
+  // registers, segment registers and events. `guest_debug` (may be null; must
+  // outlive this object): the vCPU's guest-debug arbiter, through which guest-debug
+  // mode loads its registers so that a debugger's breakpoints and steps coexist.
+  KvmTrapCpu(KvmVcpu& vcpu, GuestMemory& memory, bool sync_regs,
+             GuestDebug* guest_debug = nullptr)
+      : vcpu_(vcpu), memory_(memory), sync_regs_(sync_regs), arbiter_(guest_debug) {}
 
   // Before the first KVM_RUN: asks KVM for synchronized registers at every exit and
   // reads KERNEL_GS_BASE once.
@@ -67,6 +71,7 @@ class KvmTrapCpu : public trap::TrapCpu {
   GuestMemory& memory_;
   const bool sync_regs_;
   std::optional<uint64_t> kernel_gs_base_;
+  GuestDebug* arbiter_;
   std::optional<trap::DebugRegs> guest_debug_;  // set in guest-debug mode
 };
 

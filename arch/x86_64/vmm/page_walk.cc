@@ -29,6 +29,24 @@ absl::StatusOr<uint64_t> TranslateGva(const GuestMemory& memory, uint64_t cr3, u
   return absl::InternalError("unreachable");
 }
 
+absl::StatusOr<bool> UserAccessible(const GuestMemory& memory, uint64_t cr3, uint64_t gva) {
+  constexpr uint64_t kUser = 1ull << 2;
+  uint64_t table = cr3 & kAddressMask;
+  bool user = true;
+  for (int level = 3; level >= 0; --level) {
+    const int shift = 12 + 9 * level;
+    absl::StatusOr<uint64_t> entry = memory.ReadObject<uint64_t>(table + ((gva >> shift) & 511) * 8);
+    if (!entry.ok()) return entry.status();
+    if (!(*entry & kPresent)) {
+      return absl::NotFoundError(absl::StrFormat("guest address %#x is not mapped", gva));
+    }
+    user = user && (*entry & kUser);
+    if (level == 0 || ((level == 1 || level == 2) && (*entry & kLargePage))) return user;
+    table = *entry & kAddressMask;
+  }
+  return absl::InternalError("unreachable");
+}
+
 std::vector<uint8_t> ReadGuestVirtual(const GuestMemory& memory, uint64_t cr3, uint64_t gva,
                                       size_t len) {
   std::vector<uint8_t> bytes;

@@ -14,6 +14,10 @@ namespace sigvisor::x86 {
 
 absl::StatusOr<uint64_t> TranslateGva(const GuestMemory& memory, uint64_t cr3, uint64_t gva);
 
+// Whether `gva` is mapped user-accessible (U/S set at every level): code there runs
+// at CPL3.
+absl::StatusOr<bool> UserAccessible(const GuestMemory& memory, uint64_t cr3, uint64_t gva);
+
 // Up to `len` bytes at `gva`, stopping early at an unmapped page.
 std::vector<uint8_t> ReadGuestVirtual(const GuestMemory& memory, uint64_t cr3, uint64_t gva,
                                       size_t len);

@@ -66,18 +66,19 @@ std::optional<TrapMechanism> ParseTrapMechanism(std::string_view name) {
 }
 
 TrapEngine::TrapEngine(TrapMechanism mechanism, const ElfImage& image, GuestMemory& memory,
-                       KvmVcpu& vcpu, bool sync_regs, trap::Decoder decoder,
-                       trap::SiteTable sites, trap::DrShadow shadow)
+                       KvmVcpu& vcpu, bool sync_regs, GuestDebug* guest_debug,
+                       trap::Decoder decoder, trap::SiteTable sites, trap::DrShadow shadow)
     : mechanism_(mechanism),
       image_(image),
-      cpu_(vcpu, memory, sync_regs),
+      guest_debug_(guest_debug),
+      cpu_(vcpu, memory, sync_regs, guest_debug),
       decoder_(std::move(decoder)),
       sites_(std::move(sites)),
       shadow_(std::move(shadow)) {}
 
 absl::StatusOr<std::unique_ptr<TrapEngine>> TrapEngine::Install(
     TrapMechanism mechanism, const ElfImage& image, GuestMemory& memory, KvmVcpu& vcpu,
-    std::span<const kvm_cpuid_entry2> cpuid, bool sync_regs) {
+    std::span<const kvm_cpuid_entry2> cpuid, bool sync_regs, GuestDebug* guest_debug) {
   if (mechanism == TrapMechanism::kPv) {
     return absl::UnimplementedError(
         "--trap=pv is not available yet: the guest kernel does not report its own debug-register "
@@ -99,7 +100,8 @@ absl::StatusOr<std::unique_ptr<TrapEngine>> TrapEngine::Install(
   absl::StatusOr<trap::DebugRegs> hardware = probe.GetDebugRegs();
   if (!hardware.ok()) return hardware.status();
   std::unique_ptr<TrapEngine> engine(new TrapEngine(
-      mechanism, image, memory, vcpu, sync_regs, *std::move(decoder), *std::move(sites),
+      mechanism, image, memory, vcpu, sync_regs, guest_debug, *std::move(decoder),
+      *std::move(sites),
       trap::DrShadow(*hardware, Dr6LayoutFor(cpuid))));
   if (absl::Status s = engine->cpu_.Start(); !s.ok()) return s;
   if (hw_gd) {
@@ -160,6 +162,10 @@ Interception TrapEngine::OnDebug(const VmExit& exit) {
                                      regs->rip, label, decoded ? decoded->text : "undecodable"));
     }
     return Emulate(*decoded->trap, regs->rip, label, decoded->text, *regs);
+  }
+  if (guest_debug_ != nullptr &&
+      (guest_debug_->IsVmmStep(dr6) || guest_debug_->VmmBreakpointHit(dr6))) {
+    return {};  // a debugger's or tracer's (they come first; this is a fallback)
   }
   if (dr6 & kDr6StatusBits) {  // the guest's own breakpoint or single step: its #DB
     shadow_.DebugExceptionDelivered(dr6);

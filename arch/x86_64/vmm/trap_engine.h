@@ -43,10 +43,12 @@ class TrapEngine : public ExitInterceptor {
   // Arms `mechanism` (not kOff) for `image`, already loaded into `memory`, on a vCPU
   // that SetUpVcpu prepared with `cpuid`: scans the image, patches the sites, takes
   // over the debug registers. `sync_regs`: the host has KVM_CAP_SYNC_REGS for
-  // registers, segment registers and events. Every argument must outlive the engine.
+  // registers, segment registers and events. `guest_debug` (may be null): the vCPU's
+  // guest-debug arbiter, which hw-gd then shares with a debugger or tracer. Every
+  // argument must outlive the engine.
   static absl::StatusOr<std::unique_ptr<TrapEngine>> Install(
       TrapMechanism mechanism, const ElfImage& image, GuestMemory& memory, KvmVcpu& vcpu,
-      std::span<const kvm_cpuid_entry2> cpuid, bool sync_regs);
+      std::span<const kvm_cpuid_entry2> cpuid, bool sync_regs, GuestDebug* guest_debug = nullptr);
 
   Interception Intercept(const VmExit& exit) override;
 
@@ -56,8 +58,8 @@ class TrapEngine : public ExitInterceptor {
 
  private:
   TrapEngine(TrapMechanism mechanism, const ElfImage& image, GuestMemory& memory, KvmVcpu& vcpu,
-             bool sync_regs, trap::Decoder decoder, trap::SiteTable sites,
-             trap::DrShadow shadow);
+             bool sync_regs, GuestDebug* guest_debug, trap::Decoder decoder,
+             trap::SiteTable sites, trap::DrShadow shadow);
 
   Interception OnHalt();
   Interception OnDebug(const VmExit& exit);
@@ -66,6 +68,7 @@ class TrapEngine : public ExitInterceptor {
 
   TrapMechanism mechanism_;
   const ElfImage& image_;
+  GuestDebug* guest_debug_;
   KvmTrapCpu cpu_;
   trap::Decoder decoder_;
   trap::SiteTable sites_;

@@ -104,25 +104,40 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
   if (absl::Status s = WriteBootTables(*memory); !s.ok()) return s;
   if (absl::Status s = WriteBootInfo(*memory, image, config); !s.ok()) return s;
   if (absl::Status s = SetUpVcpu(*vcpu, image.entry(), kBootInfoGpa, *cpuid); !s.ok()) return s;
+  const bool sync_regs = SyncRegsAvailable(kvm);
+  VcpuState state(*vcpu, *memory, sync_regs);
   std::unique_ptr<TrapEngine> traps;
   if (config.trap != TrapMechanism::kOff) {
-    absl::StatusOr<std::unique_ptr<TrapEngine>> installed =
-        TrapEngine::Install(config.trap, image, *memory, *vcpu, *cpuid, SyncRegsAvailable(kvm));
+    absl::StatusOr<std::unique_ptr<TrapEngine>> installed = TrapEngine::Install(
+        config.trap, image, *memory, *vcpu, *cpuid, sync_regs, &state.debug());
     if (!installed.ok()) return installed.status();
     traps = *std::move(installed);
     report.trap_sites = traps->sites().size();
   }
   std::optional<StatsFd> stats;
   if (absl::StatusOr<StatsFd> opened = vcpu->OpenStats(); opened.ok()) stats = std::move(*opened);
+
+  KvmBackend backend(*vcpu, std::move(stats), &state);
+  MachineContext context{image, state, backend, traps.get(), sync_regs};
+  std::vector<std::unique_ptr<ExitInterceptor>> extensions;
+  for (const ExtensionFactory& make : config.extensions) {
+    absl::StatusOr<std::unique_ptr<ExitInterceptor>> made = make(context);
+    if (!made.ok()) return made.status();
+    extensions.push_back(*std::move(made));
+  }
   report.setup_ns = MonotonicNs() - setup_start;
 
-  KvmBackend backend(*vcpu, std::move(stats));
   SessionOptions options = config.session;
   const GuestMemory& ram = *memory;
   options.describe = [&ram, &image](const CpuLocation& where) {
     return Describe(ram, image, where);
   };
-  options.interceptor = traps.get();
+  // The trap engine first: it takes only its own sites' exits (and, under hw-gd,
+  // leaves the debug exits GuestDebug names as a debugger's or tracer's to them).
+  options.interceptors.push_back(traps.get());
+  for (const std::unique_ptr<ExitInterceptor>& extension : extensions) {
+    options.interceptors.push_back(extension.get());
+  }
   Bus bus;
   Session session(backend, bus, options);
   Serial16550 serial([&session](std::string_view text) { session.OnConsoleWrite(text); });

@@ -4,10 +4,14 @@
 #define SIGVISOR_ARCH_X86_64_VMM_X86_MACHINE_H_
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "arch/x86_64/vmm/trap_engine.h"
+#include "arch/x86_64/vmm/vcpu_state.h"
 #include "vmm/kvm/kvm.h"
 #include "vmm/loader/elf_image.h"
 #include "vmm/run/session.h"
@@ -18,6 +22,22 @@ namespace sigvisor::x86 {
 inline constexpr uint64_t kSerialPort = 0x3f8;
 inline constexpr uint64_t kDebugExitPort = 0xf4;
 
+// What a run extension (the instruction tracer, the gdb stub) works with. Valid from
+// the extension's creation to the end of the run.
+struct MachineContext {
+  const ElfImage& image;
+  VcpuState& cpu;              // registers, guest memory, guest debug (one arbiter)
+  Backend& backend;            // Kick() interrupts a running guest
+  const TrapEngine* traps;     // the trap mechanism, or null for --trap=off
+  bool sync_regs;              // registers travel in kvm_run (KVM_CAP_SYNC_REGS)
+};
+
+// Makes one extension once the machine is set up, before the first guest
+// instruction; it joins the session's interceptors after the trap engine (each takes
+// only the exits it caused or asked for, see exit_interceptor.h).
+using ExtensionFactory =
+    std::function<absl::StatusOr<std::unique_ptr<ExitInterceptor>>(MachineContext&)>;
+
 struct MachineConfig {
   uint64_t memory_bytes = 32ull << 20;
   std::string cmdline;          // goes into sigvisor_boot_info.cmdline
@@ -26,6 +46,8 @@ struct MachineConfig {
   // How guest debug-register accesses and segment loads reach the VMM (trap_engine.h).
   // Decided by the caller: kOff runs the guest untouched.
   TrapMechanism trap = TrapMechanism::kOff;
+  // Extensions (tracer, debugger), in the order they see exits.
+  std::vector<ExtensionFactory> extensions;
 };
 
 struct MachineReport {

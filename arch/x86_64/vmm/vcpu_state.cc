@@ -1,0 +1,103 @@
+#include "arch/x86_64/vmm/vcpu_state.h"
+
+#include "arch/x86_64/vmm/page_walk.h"
+
+namespace sigvisor::x86 {
+namespace {
+
+constexpr uint64_t kPageSize = 4096;
+constexpr uint32_t kSyncAll = KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS | KVM_SYNC_X86_EVENTS;
+
+}  // namespace
+
+VcpuState::VcpuState(KvmVcpu& vcpu, GuestMemory& memory, bool sync_regs)
+    : vcpu_(vcpu), memory_(memory), sync_regs_(sync_regs), debug_(vcpu) {}
+
+void VcpuState::RequestSync() {
+  if (sync_regs_) vcpu_.run()->kvm_valid_regs |= kSyncAll;
+}
+
+bool VcpuState::Synced() const {
+  return sync_regs_ && exited_ && (vcpu_.run()->kvm_valid_regs & kSyncAll) == kSyncAll;
+}
+
+absl::StatusOr<kvm_regs> VcpuState::GetRegs() {
+  if (Synced()) return vcpu_.run()->s.regs.regs;
+  return vcpu_.GetRegs();
+}
+
+absl::Status VcpuState::SetRegs(const kvm_regs& regs) {
+  if (!Synced()) return vcpu_.SetRegs(regs);
+  vcpu_.run()->s.regs.regs = regs;
+  vcpu_.run()->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<kvm_sregs> VcpuState::GetSregs() {
+  if (Synced()) return vcpu_.run()->s.regs.sregs;
+  return vcpu_.GetSregs();
+}
+
+absl::Status VcpuState::SetSregs(const kvm_sregs& sregs) {
+  if (!Synced()) return vcpu_.SetSregs(sregs);
+  vcpu_.run()->s.regs.sregs = sregs;
+  vcpu_.run()->kvm_dirty_regs |= KVM_SYNC_X86_SREGS;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> VcpuState::Cpl() {
+  absl::StatusOr<kvm_sregs> sregs = GetSregs();
+  if (!sregs.ok()) return sregs.status();
+  return sregs->cs.dpl;
+}
+
+bool VcpuState::ReadVirtual(uint64_t cr3, uint64_t gva, std::span<uint8_t> out) const {
+  std::vector<std::pair<uint64_t, size_t>> pieces;  // gpa, length
+  for (size_t done = 0; done < out.size();) {
+    const uint64_t at = gva + done;
+    const size_t chunk = std::min<size_t>(out.size() - done, kPageSize - at % kPageSize);
+    absl::StatusOr<uint64_t> gpa = TranslateGva(memory_, cr3, at);
+    if (!gpa.ok() || !memory_.Contains(*gpa, chunk)) return false;
+    pieces.emplace_back(*gpa, chunk);
+    done += chunk;
+  }
+  size_t offset = 0;
+  for (auto [gpa, length] : pieces) {
+    if (!memory_.Read(gpa, out.subspan(offset, length)).ok()) return false;
+    offset += length;
+  }
+  return true;
+}
+
+bool VcpuState::WriteVirtual(uint64_t cr3, uint64_t gva, std::span<const uint8_t> data) {
+  std::vector<std::pair<uint64_t, size_t>> pieces;
+  for (size_t done = 0; done < data.size();) {
+    const uint64_t at = gva + done;
+    const size_t chunk = std::min<size_t>(data.size() - done, kPageSize - at % kPageSize);
+    absl::StatusOr<uint64_t> gpa = TranslateGva(memory_, cr3, at);
+    if (!gpa.ok() || !memory_.Contains(*gpa, chunk)) return false;
+    pieces.emplace_back(*gpa, chunk);
+    done += chunk;
+  }
+  size_t offset = 0;
+  for (auto [gpa, length] : pieces) {
+    if (!memory_.Write(gpa, data.subspan(offset, length)).ok()) return false;
+    offset += length;
+  }
+  return true;
+}
+
+std::vector<uint8_t> VcpuState::ReadVirtualUpTo(uint64_t cr3, uint64_t gva, size_t len) const {
+  std::vector<uint8_t> out(len);
+  size_t done = 0;
+  while (done < len) {
+    const uint64_t at = gva + done;
+    const size_t chunk = std::min<size_t>(len - done, kPageSize - at % kPageSize);
+    if (!ReadVirtual(cr3, at, {out.data() + done, chunk})) break;
+    done += chunk;
+  }
+  out.resize(done);
+  return out;
+}
+
+}  // namespace sigvisor::x86

@@ -1,0 +1,201 @@
+#include "vmm/bench/bench_format.h"
+
+#include <cmath>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "vmm/report/csv.h"
+#include "vmm/report/svg_chart.h"
+
+namespace sigvisor::bench {
+namespace {
+
+std::string Plural(size_t n, const char* word) {
+  return absl::StrFormat("%d %s%s", n, word, n == 1 ? "" : "s");
+}
+
+// The cell of the first variant with the same workload, phase and trap: what ratios
+// are relative to.
+const Cell* Reference(const std::vector<Cell>& cells, const Cell& cell) {
+  for (const Cell& other : cells) {
+    if (other.workload == cell.workload && other.phase == cell.phase && other.trap == cell.trap &&
+        other.variant == 0) {
+      return &other;
+    }
+  }
+  return nullptr;
+}
+
+double Ratio(const std::vector<Cell>& cells, const Cell& cell) {
+  const Cell* ref = Reference(cells, cell);
+  if (ref == nullptr || ref->ns.n == 0 || cell.ns.n == 0 || ref->ns.median == 0) return NAN;
+  return cell.ns.median / ref->ns.median;
+}
+
+std::string Count(double v) {
+  if (v == std::floor(v)) return absl::StrFormat("%.0f", v);
+  return absl::StrFormat("%.2f", v);
+}
+
+}  // namespace
+
+std::string FormatNs(double ns) {
+  if (std::isnan(ns)) return "-";
+  if (ns >= 1e9) return absl::StrFormat("%.3f s", ns / 1e9);
+  if (ns >= 1e6) return absl::StrFormat("%.3f ms", ns / 1e6);
+  if (ns >= 1e3) return absl::StrFormat("%.1f us", ns / 1e3);
+  return absl::StrFormat("%.0f ns", ns);
+}
+
+std::string DescribeMatrix(const Matrix& m) {
+  return absl::StrFormat("%s x %s x %s x %s = %s of %d ops", Plural(m.workloads.size(), "workload"),
+                         Plural(m.variants.size(), "variant"),
+                         Plural(m.traps.size(), "trap mechanism"),
+                         Plural(m.repetitions, "repetition"), Plural(m.runs(), "run"), m.ops);
+}
+
+std::string CompletenessLine(const BenchResult& result) {
+  std::string shards;
+  if (result.shard_count > 1) {
+    std::vector<std::string> names;
+    for (uint32_t s : result.shards) names.push_back(absl::StrFormat("%d", s));
+    shards = absl::StrFormat(" (shard%s %s of %d)", result.shards.size() == 1 ? "" : "s",
+                             absl::StrJoin(names, ","), result.shard_count);
+  }
+  if (result.complete()) {
+    return absl::StrFormat("complete: %d of %d runs measured%s", result.runs_ok(),
+                           result.runs_expected, shards);
+  }
+  std::vector<std::string> why;
+  if (result.runs_failed()) why.push_back(absl::StrFormat("%d failed", result.runs_failed()));
+  if (result.interrupted) why.push_back("interrupted");
+  if (result.shards.size() < result.shard_count) {
+    why.push_back(absl::StrFormat("%d of %d shards", result.shards.size(), result.shard_count));
+  }
+  return absl::StrFormat("INCOMPLETE: %d of %d runs measured%s%s", result.runs_ok(),
+                         result.runs_expected, shards,
+                         why.empty() ? "" : " (" + absl::StrJoin(why, ", ") + ")");
+}
+
+std::string FormatBenchText(const BenchResult& result) {
+  const Matrix& m = result.matrix;
+  std::string out = absl::StrFormat("sigvisor bench: %s (%s host%s)\n%s\n", DescribeMatrix(m),
+                                    result.host.kind,
+                                    result.host.cpl0_emulated ? ", guest CPL0 emulated" : "",
+                                    CompletenessLine(result));
+  const std::vector<Cell> cells = Cells(result);
+  std::string current;
+  for (const Cell& cell : cells) {
+    const std::string heading =
+        absl::StrFormat("%s, phase %s", m.workloads[cell.workload], cell.phase);
+    if (heading != current) {
+      current = heading;
+      absl::StrAppendFormat(&out,
+                            "\n%s: per op (%d ops per run); time: median [min - max] over runs\n"
+                            "  %-27s %-6s %5s %12s %6s %6s %7s %7s %8s %11s  %-23s %6s\n",
+                            heading, cell.ops, "variant", "trap", "runs", "kernel_insns", "exits",
+                            "traps", "dr_write", "seg_load", "dr_loads", "time/op", "[min - max]",
+                            "ratio");
+    }
+    const std::string name = m.variants[cell.variant].name;
+    if (cell.samples.empty()) {
+      absl::StrAppendFormat(&out, "  %-27s %-6s %5d  (no completed run)\n", name, m.traps[cell.trap], 0);
+      continue;
+    }
+    const PerOpCounts& c = cell.per_op;
+    const double ratio = Ratio(cells, cell);
+    absl::StrAppendFormat(
+        &out, "  %-27s %-6s %5d %12s %6s %6s %7s %7s %8s %11s  %-23s %6s%s\n", name,
+        m.traps[cell.trap], cell.samples.size(), c.kernel_insns ? Count(*c.kernel_insns) : "-",
+        Count(c.exits), Count(c.traps), Count(c.traps_by_kind.at("dr_write")),
+        Count(c.traps_by_kind.at("segment_load")), Count(c.dr_loads), FormatNs(cell.ns.median),
+        absl::StrFormat("[%s - %s]", FormatNs(cell.ns.min), FormatNs(cell.ns.max)),
+        std::isnan(ratio) ? "-" : absl::StrFormat("%.3f", ratio),
+        cell.counts_agree ? "" : "  COUNTS DIFFER");
+    for (const std::string& mismatch : cell.mismatches) {
+      absl::StrAppendFormat(&out, "      counts differ across repetitions: %s\n", mismatch);
+    }
+  }
+  if (!result.warnings.empty()) {
+    out += "\nwarnings:\n";
+    for (const std::string& w : result.warnings) absl::StrAppendFormat(&out, "  %s\n", w);
+  }
+  if (!result.complete()) absl::StrAppendFormat(&out, "\n%s\n", CompletenessLine(result));
+  return out;
+}
+
+std::string FormatBenchCsv(const BenchResult& result) {
+  const Matrix& m = result.matrix;
+  CsvWriter csv({"workload", "phase", "variant", "settings", "trap", "ops", "samples",
+                 "counts_agree", "exits_per_op", "traps_per_op", "dr_write_per_op",
+                 "dr_read_per_op", "segment_load_per_op", "msr_write_per_op", "dr_loads_per_op",
+                 "kernel_insns_per_op", "ns_per_op_median", "ns_per_op_min", "ns_per_op_max",
+                 "ns_per_op_mean", "ns_per_op_stddev", "tsc_cycles_per_op_median",
+                 "tsc_cycles_per_op_min", "tsc_cycles_per_op_max", "ratio_to_first_variant"});
+  const std::vector<Cell> cells = Cells(result);
+  for (const Cell& cell : cells) {
+    const VariantInfo& v = m.variants[cell.variant];
+    std::vector<std::string> row = {m.workloads[cell.workload], cell.phase, v.name, v.settings,
+                                    m.traps[cell.trap], absl::StrFormat("%d", cell.ops),
+                                    absl::StrFormat("%d", cell.samples.size()),
+                                    cell.counts_agree ? "true" : "false"};
+    if (!cell.samples.empty()) {
+      const PerOpCounts& c = cell.per_op;
+      for (double value : {c.exits, c.traps, c.traps_by_kind.at("dr_write"),
+                           c.traps_by_kind.at("dr_read"), c.traps_by_kind.at("segment_load"),
+                           c.traps_by_kind.at("msr_write"), c.dr_loads}) {
+        row.push_back(CsvWriter::Number(value));
+      }
+      row.push_back(c.kernel_insns ? CsvWriter::Number(*c.kernel_insns) : "");
+      for (double value : {cell.ns.median, cell.ns.min, cell.ns.max, cell.ns.mean, cell.ns.stddev,
+                           cell.tsc.median, cell.tsc.min, cell.tsc.max}) {
+        row.push_back(CsvWriter::Number(value, 1));
+      }
+      row.push_back(CsvWriter::Number(Ratio(cells, cell), 4));
+    }
+    csv.AddRow(std::move(row));
+  }
+  return csv.str();
+}
+
+std::string FormatBenchSvg(const BenchResult& result) {
+  const Matrix& m = result.matrix;
+  const std::vector<Cell> cells = Cells(result);
+  std::vector<ChartSection> sections;
+  for (const Cell& cell : cells) {
+    const std::string heading =
+        absl::StrFormat("%s, phase %s", m.workloads[cell.workload], cell.phase);
+    if (sections.empty() || sections.back().heading != heading) {
+      sections.push_back({heading, absl::StrFormat("%d ops per run", cell.ops), {}});
+    }
+    const std::string title = absl::StrFormat("trap %s", m.traps[cell.trap]);
+    ChartSection& section = sections.back();
+    if (section.panels.empty() || section.panels.back().title != title) {
+      section.panels.push_back(
+          {title, "us per op: median over runs, whiskers min - max; on the bar: time / the first variant's", {}});
+    }
+    ChartBar bar;
+    bar.label = m.variants[cell.variant].name;
+    if (cell.samples.empty()) {
+      bar.annotation = "no completed run";
+    } else {
+      bar.value = cell.ns.median / 1e3;
+      bar.low = cell.ns.min / 1e3;
+      bar.high = cell.ns.max / 1e3;
+      const double ratio = Ratio(cells, cell);
+      bar.on_bar = std::isnan(ratio) ? "" : absl::StrFormat("%.3fx", ratio);
+      bar.annotation = absl::StrFormat(
+          "%s per op%s", FormatNs(cell.ns.median),
+          cell.per_op.kernel_insns
+              ? absl::StrFormat(", %s kernel insns", Count(*cell.per_op.kernel_insns))
+              : "");
+    }
+    section.panels.back().bars.push_back(std::move(bar));
+  }
+  return RenderBarChartSvg(absl::StrFormat("sigvisor bench: %s%s", DescribeMatrix(m),
+                                           result.complete() ? "" : " (INCOMPLETE)"),
+                           sections);
+}
+
+}  // namespace sigvisor::bench

@@ -1,0 +1,28 @@
+// A bench result as text (one table per workload phase), CSV (one row per cell) and
+// an SVG chart (one panel per workload phase and trap mechanism).
+#ifndef SIGVISOR_VMM_BENCH_BENCH_FORMAT_H_
+#define SIGVISOR_VMM_BENCH_BENCH_FORMAT_H_
+
+#include <string>
+
+#include "vmm/bench/results.h"
+
+namespace sigvisor::bench {
+
+std::string FormatBenchText(const BenchResult& result);
+std::string FormatBenchCsv(const BenchResult& result);
+std::string FormatBenchSvg(const BenchResult& result);
+
+// "4 workloads x 2 variants x 2 trap mechanisms x 5 repetitions = 80 runs of 100 ops"
+std::string DescribeMatrix(const Matrix& matrix);
+
+// The first line of a result's status: "complete: 80 of 80 runs measured" or
+// "INCOMPLETE: 12 of 80 runs measured, 1 failed (interrupted)".
+std::string CompletenessLine(const BenchResult& result);
+
+// "1.234 ms" / "703.6 us" / "950 ns" for a time in nanoseconds.
+std::string FormatNs(double ns);
+
+}  // namespace sigvisor::bench
+
+#endif  // SIGVISOR_VMM_BENCH_BENCH_FORMAT_H_

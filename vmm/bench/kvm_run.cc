@@ -1,0 +1,45 @@
+#include "vmm/bench/kvm_run.h"
+
+#include "absl/strings/str_format.h"
+#include "arch/x86_64/vmm/x86_machine.h"
+#include "vmm/images/embedded_images.h"
+
+namespace sigvisor::bench {
+
+absl::StatusOr<KvmBenchTarget> KvmBenchTarget::Create(const KvmSystem& kvm, const Matrix& matrix,
+                                                      bool cpl0_emulated, absl::Duration timeout) {
+  KvmBenchTarget target(kvm, matrix);
+  target.cpl0_emulated_ = cpl0_emulated;
+  target.timeout_ = timeout;
+  for (const VariantInfo& variant : matrix.variants) {
+    absl::StatusOr<const KernelVariant*> build = ResolveVariant(variant.name);
+    if (!build.ok()) return build.status();
+    absl::StatusOr<ElfImage> image = ParseKernel(**build);
+    if (!image.ok()) return image.status();
+    target.images_.push_back(*std::move(image));
+  }
+  for (const std::string& trap : matrix.traps) {
+    std::optional<x86::TrapMechanism> mechanism = x86::ParseTrapMechanism(trap);
+    if (!mechanism || *mechanism == x86::TrapMechanism::kPv) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("trap mechanism '%s' cannot run a bench", trap));
+    }
+    target.mechanisms_.push_back(*mechanism);
+  }
+  return target;
+}
+
+absl::StatusOr<RunSample> KvmBenchTarget::Run(const RunSpec& spec) const {
+  x86::MachineConfig config;
+  config.memory_bytes = uint64_t{matrix_.memory_mib} << 20;
+  config.cmdline =
+      absl::StrFormat("workload=%s ops=%d", matrix_.workloads[spec.workload], matrix_.ops);
+  config.cpl0_emulated = cpl0_emulated_;
+  config.trap = mechanisms_[spec.trap];
+  config.session.timeout = timeout_;
+  absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(*kvm_, images_[spec.variant], config);
+  if (!report.ok()) return report.status();
+  return SampleFromResult(spec, report->result, cpl0_emulated_);
+}
+
+}  // namespace sigvisor::bench

@@ -1,0 +1,40 @@
+// The bench's runs under KVM: each boots the bundled kernel's variant in a fresh VM
+// with `workload=W ops=N` on its command line and the run's trap mechanism.
+#ifndef SIGVISOR_VMM_BENCH_KVM_RUN_H_
+#define SIGVISOR_VMM_BENCH_KVM_RUN_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "arch/x86_64/vmm/trap_engine.h"
+#include "vmm/bench/matrix.h"
+#include "vmm/bench/results.h"
+#include "vmm/kvm/kvm.h"
+#include "vmm/loader/elf_image.h"
+
+namespace sigvisor::bench {
+
+class KvmBenchTarget {
+ public:
+  // Parses every variant's image once and checks the trap names. `kvm` must outlive
+  // the target.
+  static absl::StatusOr<KvmBenchTarget> Create(const KvmSystem& kvm, const Matrix& matrix,
+                                               bool cpl0_emulated, absl::Duration timeout);
+
+  absl::StatusOr<RunSample> Run(const RunSpec& spec) const;
+
+ private:
+  KvmBenchTarget(const KvmSystem& kvm, const Matrix& matrix) : kvm_(&kvm), matrix_(matrix) {}
+
+  const KvmSystem* kvm_;
+  Matrix matrix_;
+  std::vector<ElfImage> images_;                 // per variant
+  std::vector<x86::TrapMechanism> mechanisms_;   // per trap name
+  bool cpl0_emulated_ = false;
+  absl::Duration timeout_;
+};
+
+}  // namespace sigvisor::bench
+
+#endif  // SIGVISOR_VMM_BENCH_KVM_RUN_H_

@@ -1,0 +1,135 @@
+#include "vmm/cli/run_setup.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "absl/flags/reflection.h"
+#include "arch/x86_64/vmm/gdb_stub.h"
+
+#include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "vmm/cli/flags.h"
+
+namespace sigvisor::cli {
+
+// The guest command line from --workload, --ops and --cmdline.
+absl::StatusOr<std::string> GuestCmdline() {
+  std::vector<std::string> words;
+  const std::string workload = absl::GetFlag(FLAGS_workload);
+  if (!workload.empty()) {
+    if (workload.find_first_of(" =") != std::string::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--workload '%s': a workload name has no spaces or '='", workload));
+    }
+    words.push_back("workload=" + workload);
+  }
+  const std::string ops = absl::GetFlag(FLAGS_ops);
+  if (!ops.empty()) {
+    uint64_t count;
+    if (!absl::SimpleAtoi(ops, &count)) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--ops '%s' is not a count (a whole number >= 0)", ops));
+    }
+    words.push_back(absl::StrCat("ops=", count));
+  }
+  const std::string extra = absl::GetFlag(FLAGS_cmdline);
+  if (!extra.empty()) words.push_back(extra);
+  return absl::StrJoin(words, " ");
+}
+
+
+// --trap: which mechanism, and why. `auto` takes patch on every kind of host: `hlt`
+// at CPL0 without an in-kernel irqchip reaches the VMM on PVM and on hardware KVM
+// alike (the probe's hlt_cpl0 row), and it is the one mechanism that sees segment
+// loads as well as debug-register accesses; hw-gd costs the same one exit per trap
+// where it works at all, and on PVM it does not (the probe's vmm_dr7_gd row). So
+// auto needs no probe run beyond DetectHost. An explicit hw-gd runs the probe (a few
+// tens of milliseconds) and refuses when the host's DR7.GD does not exit.
+absl::StatusOr<TrapChoice> ChooseTrap(const std::string& flag, const KvmSystem& kvm,
+                                      const HostInfo& host) {
+  if (flag == "auto") {
+    return TrapChoice{x86::TrapMechanism::kPatch,
+                      absl::StrFormat("--trap=auto on a %s host: hlt at CPL0 exits here and "
+                                      "patching covers debug registers and segment loads",
+                                      host.kind)};
+  }
+  std::optional<x86::TrapMechanism> mechanism = x86::ParseTrapMechanism(flag);
+  if (!mechanism) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--trap '%s': give auto, hw-gd, patch, pv or off", flag));
+  }
+  if (*mechanism == x86::TrapMechanism::kPv) {
+    return absl::UnimplementedError(
+        "--trap=pv is not available yet: the guest kernel does not report its own traps "
+        "through the hypercall port (use --trap=patch or --trap=auto)");
+  }
+  if (*mechanism != x86::TrapMechanism::kHwGd) return TrapChoice{*mechanism, ""};
+  ProbeOptions quick;
+  quick.iterations = 1;
+  quick.repeats = 1;
+  absl::StatusOr<ProbeReport> probe = RunProbe(kvm, quick);
+  if (!probe.ok()) return probe.status();
+  for (const MechanismResult& m : probe->mechanisms) {
+    if (m.name != "vmm_dr7_gd") continue;
+    if (m.works) return TrapChoice{*mechanism, "the probe's vmm_dr7_gd case works here"};
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "--trap=hw-gd does not work on this %s host: the probe found %s (see `sigvisor "
+        "probe`; use --trap=patch or --trap=auto)",
+        probe->host_kind, m.note));
+  }
+  return absl::InternalError("the probe has no vmm_dr7_gd case");
+}
+
+absl::StatusOr<RunHost> OpenRunHost() {
+  absl::StatusOr<KvmSystem> kvm = KvmSystem::Open(absl::GetFlag(FLAGS_kvm));
+  if (!kvm.ok()) return kvm.status();
+  absl::StatusOr<HostInfo> info = DetectHost(*kvm);
+  if (!info.ok()) return info.status();
+  absl::StatusOr<TrapChoice> trap = ChooseTrap(absl::GetFlag(FLAGS_trap), *kvm, *info);
+  if (!trap.ok()) return trap.status();
+  return RunHost{*std::move(kvm), *std::move(info), *std::move(trap)};
+}
+
+absl::Status AddGdbStub(x86::MachineConfig& config, const LoadedImage& image,
+                        const HostInfo& host, std::string* symbols_file) {
+  symbols_file->clear();
+  const std::string listen = absl::GetFlag(FLAGS_gdb);
+  if (listen.empty()) return absl::OkStatus();
+  x86::GdbStubOptions options;
+  options.listen = listen;
+  options.host_emulates_cpl0 = host.cpl0_emulated;
+  if (!image.variant.empty()) {  // embedded: give gdb a file to read the symbols from
+    std::error_code error;
+    const std::filesystem::path path =
+        std::filesystem::temp_directory_path(error) /
+        absl::StrFormat("sigvisor-%d-kernel-%s.elf", getpid(), image.variant);
+    std::ofstream out(path, std::ios::binary);
+    const auto bytes = image.elf.bytes();
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    if (out.good()) {
+      options.symbols_path = path.string();
+      *symbols_file = path.string();
+    }
+  } else {
+    options.symbols_path = image.label;
+  }
+  absl::StatusOr<x86::ExtensionFactory> stub = x86::GdbStub::Factory(options);
+  if (!stub.ok()) {
+    if (!symbols_file->empty()) std::remove(symbols_file->c_str());
+    return stub.status();
+  }
+  config.extensions.push_back(*std::move(stub));
+  absl::CommandLineFlag* timeout = absl::FindCommandLineFlag("timeout");
+  if (timeout != nullptr && timeout->CurrentValue() == timeout->DefaultValue()) {
+    config.session.timeout = absl::InfiniteDuration();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace sigvisor::cli

@@ -1,0 +1,49 @@
+// What every command that boots the bundled kernel's workloads decides the same way
+// (`run`, `trace`): the guest command line from --workload/--ops/--cmdline, and the
+// trap mechanism from --trap.
+#ifndef SIGVISOR_VMM_CLI_RUN_SETUP_H_
+#define SIGVISOR_VMM_CLI_RUN_SETUP_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "arch/x86_64/vmm/trap_engine.h"
+#include "arch/x86_64/vmm/x86_machine.h"
+#include "vmm/cli/image_arg.h"
+#include "vmm/kvm/kvm.h"
+#include "vmm/probe/probe.h"
+
+namespace sigvisor::cli {
+
+// The guest command line from --workload, --ops and --cmdline.
+absl::StatusOr<std::string> GuestCmdline();
+
+struct TrapChoice {
+  x86::TrapMechanism mechanism = x86::TrapMechanism::kOff;
+  std::string reason;
+};
+
+// --trap (`flag`): which mechanism, and why (see run_setup.cc).
+absl::StatusOr<TrapChoice> ChooseTrap(const std::string& flag, const KvmSystem& kvm,
+                                      const HostInfo& host);
+
+// The host a run uses: --kvm opened, what kind of host it is, and --trap resolved.
+struct RunHost {
+  KvmSystem kvm;
+  HostInfo info;
+  TrapChoice trap;
+};
+absl::StatusOr<RunHost> OpenRunHost();
+
+// --gdb [ADDR:]PORT: adds the gdb stub to `config` (its socket is bound now, so an
+// address in use is refused before boot) and, unless --timeout was given, turns the
+// watchdog off (a debugged guest may sit at a breakpoint for as long as its user
+// likes). An embedded image is written to a temporary file for gdb's symbols;
+// `symbols_file` receives its path (to remove after the run), or "". Does nothing
+// without --gdb.
+absl::Status AddGdbStub(x86::MachineConfig& config, const LoadedImage& image,
+                        const HostInfo& host, std::string* symbols_file);
+
+}  // namespace sigvisor::cli
+
+#endif  // SIGVISOR_VMM_CLI_RUN_SETUP_H_

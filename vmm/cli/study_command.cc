@@ -1,0 +1,98 @@
+// `sigvisor study dr7|pda|cerr|dequeue|all`: each seed's experiment, its table and
+// the VM-level figures, with a verdict against the seed per figure.
+#include <cstdio>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_format.h"
+#include "vmm/bench/bench_format.h"
+#include "vmm/bench/kvm_run.h"
+#include "vmm/bench/progress.h"
+#include "vmm/bench/runner.h"
+#include "vmm/cli/bench_commands.h"
+#include "vmm/cli/command.h"
+#include "vmm/cli/flags.h"
+#include "vmm/study/study.h"
+
+namespace sigvisor::cli {
+
+int StudyCommand(std::span<char* const> args) {
+  std::vector<std::string> names(args.begin(), args.end());
+  absl::StatusOr<std::vector<const study::StudyDef*>> studies = study::ParseStudyNames(names);
+  if (!studies.ok()) return ReportError(studies.status());
+  absl::StatusOr<BenchOutput> output = ParseOutput();
+  if (!output.ok()) return ReportError(output.status());
+  absl::StatusOr<RunLimits> limits = ParseRunLimits();
+  if (!limits.ok()) return ReportError(limits.status());
+  absl::StatusOr<std::optional<uint64_t>> ops = ParseCountFlag("ops", absl::GetFlag(FLAGS_ops), 1u << 24);
+  if (!ops.ok()) return ReportError(ops.status());
+  absl::StatusOr<std::optional<uint64_t>> reps =
+      ParseCountFlag("repetitions", absl::GetFlag(FLAGS_repetitions), 100000);
+  if (!reps.ok()) return ReportError(reps.status());
+  std::optional<uint32_t> repetitions;
+  if (*reps) repetitions = static_cast<uint32_t>(**reps);
+
+  // Each study's own trap mechanisms unless --traps says otherwise.
+  const std::string traps_flag = absl::GetFlag(FLAGS_traps);
+  absl::StatusOr<BenchHost> host = OpenBenchHost(traps_flag, {});
+  if (!host.ok()) return ReportError(host.status());
+  std::vector<bench::Matrix> matrices;
+  size_t total_runs = 0;
+  for (const study::StudyDef* s : *studies) {
+    absl::StatusOr<bench::Matrix> matrix =
+        study::StudyMatrix(*s, *ops, repetitions, host->traps, limits->memory_mib);
+    if (!matrix.ok()) return ReportError(matrix.status());
+    total_runs += matrix->runs();
+    matrices.push_back(*std::move(matrix));
+  }
+
+  // Every target up front: nothing after the first run can fail to start.
+  std::vector<bench::KvmBenchTarget> targets;
+  for (const bench::Matrix& matrix : matrices) {
+    absl::StatusOr<bench::KvmBenchTarget> target = bench::KvmBenchTarget::Create(
+        host->kvm, matrix, host->info.cpl0_emulated, limits->timeout);
+    if (!target.ok()) return ReportError(target.status());
+    targets.push_back(*std::move(target));
+  }
+
+  bench::InstallInterruptHandler();
+  bench::ProgressPrinter progress(total_runs);
+  std::vector<study::StudyReport> reports;
+  for (size_t i = 0; i < matrices.size() && !bench::InterruptRequested(); ++i) {
+    const study::StudyDef& s = *(*studies)[i];
+    const bench::KvmBenchTarget* target = &targets[i];
+    bench::RunnerOptions options;
+    options.host = {host->info.kind, host->info.cpl0_emulated};
+    options.on_progress = progress.Callback(matrices[i], absl::StrFormat("study %s", s.name));
+    options.stop_requested = bench::InterruptRequested;
+    bench::BenchResult result = bench::RunMatrix(
+        matrices[i], [&](const bench::RunSpec& spec) { return target->Run(spec); }, options);
+    progress.Finish();
+    reports.push_back(study::AnalyzeStudy(s, std::move(result)));
+    if (output->format == OutputFormat::kText) {
+      std::printf("%s%s", i ? "\n" : "", reports.back().text.c_str());
+      std::fflush(stdout);
+    }
+  }
+  std::vector<std::string> not_run;
+  for (size_t i = reports.size(); i < studies->size(); ++i) not_run.emplace_back((*studies)[i]->name);
+  if (output->format == OutputFormat::kJson) {
+    std::printf("%s\n", study::StudiesToJson(reports, not_run).dump(2).c_str());
+  } else if (output->format == OutputFormat::kCsv) {
+    std::printf("%s", study::StudiesToCsv(reports).c_str());
+  }
+  std::fflush(stdout);
+  if (!WriteSvg(*output, study::StudiesToSvg(reports))) return 1;
+  bool complete = not_run.empty();
+  for (const study::StudyReport& r : reports) complete = complete && r.complete();
+  if (!complete) {
+    std::fprintf(stderr, "sigvisor: INCOMPLETE: %d of %d studies ran to the end%s\n",
+                 static_cast<int>(std::count_if(reports.begin(), reports.end(),
+                                                [](const study::StudyReport& r) { return r.complete(); })),
+                 static_cast<int>(studies->size()),
+                 bench::InterruptRequested() ? " (interrupted)" : "");
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace sigvisor::cli

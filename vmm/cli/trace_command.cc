@@ -1,0 +1,173 @@
+// `sigvisor trace`: single-step one measured phase of the bundled kernel's workload
+// and show every instruction, the per-function profile and the stages of one op.
+#include <cstdio>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "arch/x86_64/vmm/step_tracer.h"
+#include "arch/x86_64/vmm/x86_machine.h"
+#include "vmm/cli/command.h"
+#include "vmm/cli/flags.h"
+#include "vmm/cli/image_arg.h"
+#include "vmm/cli/run_setup.h"
+#include "vmm/kvm/kvm.h"
+#include "vmm/probe/probe.h"
+#include "vmm/trace/analysis.h"
+#include "vmm/trace/format.h"
+
+namespace sigvisor::cli {
+namespace {
+
+constexpr char kOpaqueOnPvm[] =
+    "this host (PVM) does not single-step CPL3 code: KVM_GUESTDBG_SINGLESTEP stops at CPL0 "
+    "only, so each stretch of user code is one opaque step from the kernel's iretq to the "
+    "next kernel entry (kvm-host-notes.md; `sigvisor probe`)";
+
+struct Traced {
+  trace::TraceSource source;
+  trace::Trace trace;
+  trace::Analysis analysis;
+  RunResult result;
+};
+
+absl::StatusOr<Traced> TraceOnce(const KvmSystem& kvm, const HostInfo& host,
+                                 const LoadedImage& image, const std::string& cmdline,
+                                 const TrapChoice& trap) {
+  Traced t;
+  t.source = {image.label, image.variant, cmdline};
+  t.trace.variant = image.variant;
+  t.trace.host_kind = host.kind;
+  t.trace.trap = std::string(x86::TrapMechanismName(trap.mechanism));
+  x86::MachineConfig config;
+  config.memory_bytes = uint64_t{absl::GetFlag(FLAGS_memory)} << 20;
+  config.cmdline = cmdline;
+  config.cpl0_emulated = host.cpl0_emulated;
+  config.trap = trap.mechanism;
+  config.session.timeout = absl::GetFlag(FLAGS_timeout);
+  config.session.console_sink = [](std::string_view text) {
+    std::fwrite(text.data(), 1, text.size(), stderr);
+  };
+  x86::StepTracerOptions options;
+  options.phase = absl::GetFlag(FLAGS_phase);
+  options.opaque_reason = host.cpl0_emulated
+                              ? kOpaqueOnPvm
+                              : "this host did not single-step that code (KVM_GUESTDBG_SINGLESTEP "
+                                "stopped only in the kernel)";
+  config.extensions.push_back(x86::StepTracer::Factory(options, &t.trace));
+  absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(kvm, image.elf, config);
+  if (!report.ok()) return report.status();
+  t.result = std::move(report->result);
+  if (t.trace.phase.empty()) {
+    return absl::NotFoundError(absl::StrFormat(
+        "the guest measured no phase%s to trace (%s; the run's outcome: %s)",
+        options.phase.empty() ? "" : absl::StrCat(" called '", options.phase, "'"), cmdline,
+        OutcomeName(t.result.outcome)));
+  }
+  // The ledger's count for the same phase, where the host counts kernel instructions.
+  if (host.cpl0_emulated) {
+    for (const PhaseResult& phase : t.result.phases) {
+      if (phase.name != t.trace.phase) continue;
+      if (auto it = phase.kvm_stats.find("insn_emulation"); it != phase.kvm_stats.end()) {
+        t.trace.ledger_kernel_insns = it->second;
+      }
+      if (phase.marker_overhead) {
+        auto it = phase.marker_overhead->kvm_stats.find("insn_emulation");
+        if (it != phase.marker_overhead->kvm_stats.end()) {
+          t.trace.ledger_marker_kernel_insns = it->second;
+        }
+      }
+      break;
+    }
+  }
+  t.analysis = trace::Analyze(t.trace);
+  return t;
+}
+
+}  // namespace
+
+int TraceCommand(std::span<char* const> args) {
+  if (!args.empty()) {
+    return ReportError(absl::StrFormat("`sigvisor trace` takes no argument '%s' (see --help)",
+                                       args[0]));
+  }
+  if (absl::GetFlag(FLAGS_workload).empty()) absl::SetFlag(&FLAGS_workload, "divzero");
+  if (absl::GetFlag(FLAGS_ops).empty()) absl::SetFlag(&FLAGS_ops, "1");
+  if (absl::GetFlag(FLAGS_timeout) <= absl::ZeroDuration()) {
+    return ReportError("--timeout must be positive");
+  }
+  absl::StatusOr<std::string> cmdline = GuestCmdline();
+  if (!cmdline.ok()) return ReportError(cmdline.status());
+  absl::StatusOr<LoadedImage> image =
+      LoadImage(absl::GetFlag(FLAGS_image), absl::GetFlag(FLAGS_variant));
+  if (!image.ok()) return ReportError(image.status());
+  std::optional<LoadedImage> other;
+  const std::string diff = absl::GetFlag(FLAGS_diff);
+  if (!diff.empty()) {
+    absl::StatusOr<LoadedImage> loaded = LoadImage(absl::GetFlag(FLAGS_image), diff);
+    if (!loaded.ok()) return ReportError(loaded.status());
+    other = *std::move(loaded);
+  }
+  absl::StatusOr<RunHost> run_host = OpenRunHost();
+  if (!run_host.ok()) return ReportError(run_host.status());
+  const KvmSystem* kvm = &run_host->kvm;
+  const HostInfo* host = &run_host->info;
+  const TrapChoice* trap = &run_host->trap;
+
+  absl::StatusOr<Traced> left = TraceOnce(*kvm, *host, *image, *cmdline, *trap);
+  if (!left.ok()) return ReportError(left.status());
+  std::optional<Traced> right;
+  if (other) {
+    absl::StatusOr<Traced> traced = TraceOnce(*kvm, *host, *other, *cmdline, *trap);
+    if (!traced.ok()) return ReportError(traced.status());
+    right = *std::move(traced);
+  }
+
+  const bool json = absl::GetFlag(FLAGS_json);
+  const bool stages_only = absl::GetFlag(FLAGS_stages);
+  if (json) {
+    nlohmann::ordered_json doc =
+        trace::TraceToJson(left->source, left->trace, left->analysis);
+    if (right) {
+      trace::TraceDiff d = trace::DiffTraces(left->source, left->trace, left->analysis,
+                                             right->source, right->trace, right->analysis);
+      nlohmann::ordered_json both;
+      both["schema"] = "sigvisor.trace-diff/1";
+      both["left"] = std::move(doc);
+      both["right"] = trace::TraceToJson(right->source, right->trace, right->analysis);
+      both["diff"] = std::move(d.json);
+      doc = std::move(both);
+    }
+    std::printf("%s\n", doc.dump(2).c_str());
+  } else if (right) {
+    std::printf("%s\n", trace::FormatSummary(left->source, left->trace, left->analysis).c_str());
+    std::printf("%s\n",
+                trace::FormatSummary(right->source, right->trace, right->analysis).c_str());
+    std::printf("%s", trace::DiffTraces(left->source, left->trace, left->analysis, right->source,
+                                        right->trace, right->analysis)
+                          .text.c_str());
+  } else {
+    if (!stages_only) {
+      std::printf("%s\n", trace::FormatListing(left->trace, left->analysis).c_str());
+    }
+    std::printf("%s", trace::FormatSummary(left->source, left->trace, left->analysis).c_str());
+  }
+
+  for (const Traced* t : {&*left, right ? &*right : nullptr}) {
+    if (t == nullptr) continue;
+    if (t->result.outcome != Outcome::kExited) {
+      std::fprintf(stderr, "sigvisor: %s: %s\n", std::string(OutcomeName(t->result.outcome)).c_str(),
+                   t->result.diagnosis.c_str());
+      return 1;
+    }
+    if (!t->trace.complete) {
+      std::fprintf(stderr, "sigvisor: the trace of %s is incomplete: %s\n", t->source.image.c_str(),
+                   t->trace.stopped_why.c_str());
+      return 1;
+    }
+  }
+  return left->result.exit_code != 0 ? left->result.exit_code
+                                     : (right ? right->result.exit_code : 0);
+}
+
+}  // namespace sigvisor::cli

@@ -1,0 +1,102 @@
+// `sigvisor study dr7|pda|cerr|dequeue|all`: each reproduces one seed's experiment
+// (../shared/seeds/00N_*) with the baseline kernel and the variant that has the
+// seed's change, prints a table shaped like the seed's, then the VM-level figures
+// (kernel instructions, exits and traps per op next to time), and says for each
+// figure whether it goes the seed's way.
+#ifndef SIGVISOR_VMM_STUDY_STUDY_H_
+#define SIGVISOR_VMM_STUDY_STUDY_H_
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/status/statusor.h"
+#include "vmm/bench/matrix.h"
+#include "vmm/bench/results.h"
+
+namespace sigvisor::study {
+
+inline constexpr const char* kStudySchema = "sigvisor.study/1";
+
+struct StudyDef {
+  std::string_view name;         // "dr7"
+  std::string_view seed;         // "000"
+  std::string_view title;        // what the seed changed
+  std::string_view workload;     // the guest workload that reproduces its benchmark
+  std::string_view old_variant;  // "baseline"
+  std::string_view new_variant;  // "dr7=lazy"
+  uint64_t default_ops;
+  uint32_t default_repetitions;
+  std::vector<std::string_view> default_traps;  // resolved mechanism names
+};
+
+std::span<const StudyDef> Studies();
+const StudyDef* FindStudy(std::string_view name);
+
+// "dr7 pda" / "all" -> the studies, in the order given (all: dr7, pda, cerr,
+// dequeue). Unknown names and repeats are refused.
+absl::StatusOr<std::vector<const StudyDef*>> ParseStudyNames(std::span<const std::string> names);
+
+// The bench matrix of a study (ops/repetitions/traps: the study's defaults unless
+// given).
+absl::StatusOr<bench::Matrix> StudyMatrix(const StudyDef& study, std::optional<uint64_t> ops,
+                                          std::optional<uint32_t> repetitions,
+                                          const std::vector<std::string>& traps,
+                                          uint32_t memory_mib);
+
+// One figure of the old build against the new one.
+struct Comparison {
+  std::string metric;   // "ns_per_op_median", "kernel_insns_per_op", "text_bytes", ... (README)
+  std::string label;    // for people: "time per signal (median)"
+  std::string phase;    // "" for a static figure (sizes)
+  std::string trap;     // "" for a static figure
+  std::string unit;     // "ns", "instructions", "bytes", "traps", "exits"
+  double old_value = 0;
+  double new_value = 0;
+  std::optional<double> p_value;  // for times: Mann-Whitney over the runs
+  bool exact = false;             // a count or a size: no noise
+  // The seed: which way it went ("lower", "higher", "same"; "" when the seed does
+  // not say), its own numbers when it gives them, and where they come from.
+  std::string seed_direction;
+  std::optional<double> seed_old, seed_new;
+  std::string seed_note;
+
+  double change() const { return new_value - old_value; }
+  double change_percent() const;
+  std::string direction() const;  // "lower", "higher", "same"
+  bool significant() const;       // exact, or p < 0.05
+  // true: goes the seed's way; false: against it (a finding); nullopt: not
+  // significant, or the seed does not say.
+  std::optional<bool> agrees() const;
+  // "agrees with the seed", "GOES AGAINST THE SEED (a finding)", "not significant
+  // (p=0.41)", "the seed does not say".
+  std::string Verdict() const;
+};
+
+struct StudyReport {
+  const StudyDef* def = nullptr;
+  bench::BenchResult bench;
+  std::vector<Comparison> comparisons;
+  std::string text;              // the seed-shaped table and the VM-level figures
+  nlohmann::ordered_json extra;  // study-specific static data (sizes, stack, bloat)
+  bool complete() const { return bench.complete(); }
+};
+
+// Analyses a study's bench result: the comparisons, the text and the static data.
+StudyReport AnalyzeStudy(const StudyDef& study, bench::BenchResult bench);
+
+nlohmann::ordered_json StudyToJson(const StudyReport& report);
+// `not_run`: studies that were asked for but not started (the command was interrupted).
+nlohmann::ordered_json StudiesToJson(const std::vector<StudyReport>& reports,
+                                     const std::vector<std::string>& not_run = {});
+std::string StudiesToCsv(const std::vector<StudyReport>& reports);
+std::string StudiesToSvg(const std::vector<StudyReport>& reports);
+
+}  // namespace sigvisor::study
+
+#endif  // SIGVISOR_VMM_STUDY_STUDY_H_

@@ -1,0 +1,331 @@
+#include "vmm/trace/analysis.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace sigvisor::trace {
+namespace {
+
+// A maximal run of kernel instructions, or of user code (opaque or stepped).
+struct Segment {
+  bool user = false;
+  size_t begin = 0;
+  size_t end = 0;
+};
+
+bool IsUser(const Entry& e) { return e.kind == Entry::Kind::kOpaque || e.cpl == 3; }
+
+std::vector<Segment> Segments(const Trace& trace, size_t begin, size_t end) {
+  std::vector<Segment> out;
+  for (size_t i = begin; i < end; ++i) {
+    const bool user = IsUser(trace.entries[i]);
+    if (out.empty() || out.back().user != user) out.push_back(Segment{user, i, i});
+    out.back().end = i + 1;
+  }
+  return out;
+}
+
+uint64_t Count(const Trace& trace, size_t begin, size_t end, uint64_t* distinct = nullptr) {
+  uint64_t n = 0;
+  for (size_t i = begin; i < end; ++i) {
+    n += HostCount(trace.entries[i]);
+    if (distinct != nullptr && trace.entries[i].kind == Entry::Kind::kInsn &&
+        trace.entries[i].cpl == 0) {
+      ++*distinct;
+    }
+  }
+  return n;
+}
+
+// The bundled kernel's signal path, by function (innermost first wins).
+struct StageRule {
+  const char* function;
+  const char* stage;
+};
+constexpr StageRule kStageRules[] = {
+    {"set_debugreg7", "DR7 write"},
+    {"handle_signal", "frame setup"},
+    {"get_signal", "dequeue"},
+    {"sys_rt_sigreturn", "sys_rt_sigreturn"},
+    {"user_exception", "signal generation"},
+    {"force_sig_fault", "signal generation"},
+    {"send_signal", "signal generation"},
+    {"sys_kill", "signal generation"},
+};
+constexpr char kExitToUser[] = "exit_to_user_mode";
+
+const char* RuleFor(const std::vector<std::string>& frames, std::string* matched) {
+  for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
+    for (const StageRule& rule : kStageRules) {
+      if (*it == rule.function) {
+        *matched = *it;
+        return rule.stage;
+      }
+    }
+  }
+  return nullptr;
+}
+
+bool HasFrame(const Trace& trace, size_t begin, size_t end, std::string_view name) {
+  for (size_t i = begin; i < end; ++i) {
+    for (const std::string& f : Frames(trace.entries[i])) {
+      if (f == name) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::string> Frames(const Entry& e) {
+  if (e.kind == Entry::Kind::kOpaque) return {absl::StrCat("(CPL3: ", e.exit_via, ")")};
+  std::vector<std::string> frames = e.callers;
+  frames.push_back(e.function.empty() ? e.symbol : e.function);
+  frames.insert(frames.end(), e.inlined.begin(), e.inlined.end());
+  return frames;
+}
+
+uint64_t HostCount(const Entry& e) {
+  if (e.kind == Entry::Kind::kOpaque) return e.host_emulated.value_or(0);
+  return e.cpl == 0 ? e.passes : 0;
+}
+
+std::vector<std::string> ClassifyStages(const Trace& trace, size_t begin, size_t end,
+                                        std::vector<StageRow>* rows) {
+  std::vector<std::string> labels(end - begin);
+  std::vector<std::string> order;
+  std::map<std::string, StageRow> by_stage;
+  std::map<std::string, std::map<std::string, uint64_t>> functions;  // stage -> fn -> count
+  auto add = [&](const std::string& stage, uint64_t n, bool opaque, const std::string& function) {
+    auto [it, fresh] = by_stage.try_emplace(stage);
+    if (fresh) {
+      order.push_back(stage);
+      it->second.stage = stage;
+      it->second.opaque = opaque;
+    }
+    it->second.kernel_insns += n;
+    if (!function.empty() && n > 0) functions[stage][function] += n;
+  };
+
+  bool previous_delivered = false;
+  uint64_t carry = 0;  // the host's count of the user code just left (int $0x80)
+  std::string carry_what;
+  for (const Segment& seg : Segments(trace, begin, end)) {
+    if (seg.user) {
+      const std::string stage =
+          previous_delivered ? "handler (CPL3, opaque)" : "user code (CPL3, opaque)";
+      const Entry& last = trace.entries[seg.end - 1];
+      add(stage, 0, true, "");
+      StageRow& row = by_stage[stage];
+      if (row.detail.empty() && last.kind == Entry::Kind::kOpaque) {
+        row.detail = absl::StrCat(trace.entries[seg.begin].symbol, " .. ", last.exit_symbol,
+                                  ", left by ", last.exit_via);
+      }
+      for (size_t i = seg.begin; i < seg.end; ++i) labels[i - begin] = stage;
+      carry = 0;
+      for (size_t i = seg.begin; i < seg.end; ++i) carry += HostCount(trace.entries[i]);
+      carry_what = last.kind == Entry::Kind::kOpaque ? last.exit_via : "";
+      continue;
+    }
+    const bool sigreturn = HasFrame(trace, seg.begin, seg.end, "sys_rt_sigreturn");
+    // Delivers a signal: calls get_signal, then runs handle_signal (inlined).
+    const bool delivers = HasFrame(trace, seg.begin, seg.end, "get_signal") &&
+                          HasFrame(trace, seg.begin, seg.end, "handle_signal");
+    std::string entry_label = "kernel entry", exit_label = "return to user";
+    if (sigreturn) {
+      entry_label = "sigreturn entry";
+      exit_label = "sigreturn exit";
+    } else if (delivers) {
+      const bool by_syscall = carry_what.find("int $0x80") != std::string::npos;
+      entry_label = by_syscall ? "syscall entry" : "exception entry";
+      exit_label = "return to the handler";
+    }
+    if (carry > 0) {
+      add(entry_label, carry, false, absl::StrCat("(CPL3: ", carry_what, ")"));
+      carry = 0;
+    }
+    // The way out (exit_to_user_mode) is cut by events, not by function alone: the
+    // compiler schedules an instruction of an inlined function wherever it likes
+    // (even into exit_to_user_mode's prologue, which every return runs), so a
+    // stage by DWARF range alone would see "frame setup" in a return that
+    // delivers nothing. In a span that dequeues (calls get_signal):
+    //   dequeue      from the way in (the pending check) to get_signal's result check
+    //   DR7 write    what runs between dequeuing and delivering: seed 000's site
+    //                (the write in dr7=always builds, the task's DR7 check in lazy ones)
+    //   frame setup  handle_signal, to its last instruction
+    //   the return   the rest.
+    size_t exit_begin = seg.end;
+    std::optional<size_t> dequeued;  // the last instruction inside get_signal
+    std::optional<size_t> delivered; // the last one of handle_signal after it
+    for (size_t i = seg.begin; i < seg.end; ++i) {
+      const std::vector<std::string> frames = Frames(trace.entries[i]);
+      auto has = [&](std::string_view f) {
+        return std::find(frames.begin(), frames.end(), f) != frames.end();
+      };
+      if (exit_begin == seg.end && has(kExitToUser)) exit_begin = i;
+      if (i < exit_begin) continue;
+      if (has("get_signal")) dequeued = i;
+      if (dequeued && i > *dequeued && has("handle_signal")) delivered = i;
+    }
+    enum { kWayIn, kResultCheck, kBetween, kDelivering, kOut } phase = kWayIn;
+    for (size_t i = seg.begin; i < seg.end; ++i) {
+      const Entry& e = trace.entries[i];
+      const std::vector<std::string> frames = Frames(e);
+      auto has = [&](std::string_view f) {
+        return std::find(frames.begin(), frames.end(), f) != frames.end();
+      };
+      std::string stage;
+      if (i < exit_begin) {
+        std::string matched;
+        const char* rule = RuleFor(frames, &matched);
+        stage = rule != nullptr && std::string_view(rule) != "dequeue" &&
+                        std::string_view(rule) != "frame setup" &&
+                        std::string_view(rule) != "DR7 write"
+                    ? rule
+                    : entry_label;
+      } else if (!dequeued) {
+        stage = exit_label;
+      } else {
+        if (phase == kWayIn && i > *dequeued) phase = kResultCheck;
+        if (phase == kResultCheck && has("set_debugreg7")) phase = kBetween;
+        if ((phase == kResultCheck || phase == kBetween) && has("handle_signal")) {
+          phase = kDelivering;
+        }
+        if (phase != kWayIn && (!delivered || i > *delivered)) phase = kOut;
+        switch (phase) {
+          case kWayIn: stage = "dequeue"; break;
+          case kResultCheck: {
+            stage = "dequeue";
+            const std::string_view text = e.text;
+            if (text.starts_with("j") && !text.starts_with("jmp")) phase = kBetween;
+            break;
+          }
+          case kBetween: stage = "DR7 write"; break;
+          case kDelivering: stage = "frame setup"; break;
+          case kOut: stage = exit_label; break;
+        }
+        if (has("set_debugreg7")) stage = "DR7 write";
+      }
+      labels[i - begin] = stage;
+      add(stage, HostCount(e), false, frames.back());
+    }
+    previous_delivered = delivers;
+  }
+  if (rows != nullptr) {
+    rows->clear();
+    for (const std::string& stage : order) {
+      StageRow row = by_stage[stage];
+      if (!row.opaque) {
+        std::vector<std::pair<uint64_t, std::string>> top;
+        for (const auto& [fn, n] : functions[stage]) top.emplace_back(n, fn);
+        std::stable_sort(top.begin(), top.end(),
+                         [](const auto& a, const auto& b) { return a.first > b.first; });
+        std::vector<std::string> names;
+        for (size_t k = 0; k < top.size() && k < 4; ++k) names.push_back(top[k].second);
+        if (top.size() > 4) names.push_back("...");
+        row.detail = absl::StrJoin(names, ", ");
+      }
+      rows->push_back(std::move(row));
+    }
+  }
+  return labels;
+}
+
+Analysis Analyze(const Trace& trace) {
+  Analysis a;
+  const size_t n = trace.entries.size();
+  a.phase_kernel_insns = Count(trace, 0, n, &a.phase_distinct);
+  const std::vector<Segment> segments = Segments(trace, 0, n);
+
+  // The first kernel span, then (user, kernel) pairs.
+  size_t next = 0;
+  if (!segments.empty() && !segments[0].user) {
+    a.first_span_end = segments[0].end;
+    next = 1;
+  }
+  std::vector<std::pair<size_t, size_t>> pairs;  // entry ranges
+  for (size_t s = next; s < segments.size(); ++s) {
+    if (segments[s].user) {
+      const size_t pair_end = s + 1 < segments.size() ? segments[s + 1].end : segments[s].end;
+      pairs.emplace_back(segments[s].begin, pair_end);
+      if (s + 1 < segments.size()) ++s;
+    }
+  }
+  a.last_pair_begin = pairs.empty() ? n : pairs.back().first;
+  a.marker_kernel_insns = Count(trace, 0, a.first_span_end) + Count(trace, a.last_pair_begin, n);
+
+  if (!trace.complete) {
+    a.ops_note = "the trace did not reach the phase's END";
+  } else if (trace.ops == 0) {
+    a.ops_note = "the phase has no ops";
+  } else if (pairs.empty() || (pairs.size() - 1) % trace.ops != 0) {
+    a.ops_note = absl::StrCat(pairs.size() == 0 ? 0 : pairs.size() - 1,
+                              " stretches of user code and kernel do not split evenly into ",
+                              trace.ops, " ops");
+  } else {
+    const size_t per_op = (pairs.size() - 1) / trace.ops;
+    for (uint64_t op = 0; op < trace.ops; ++op) {
+      OpSlice slice;
+      slice.begin = pairs[op * per_op].first;
+      slice.end = pairs[(op + 1) * per_op - 1].second;
+      slice.kernel_insns = Count(trace, slice.begin, slice.end, &slice.distinct);
+      a.ops.push_back(slice);
+    }
+    a.ops_uniform = std::all_of(a.ops.begin(), a.ops.end(), [&](const OpSlice& s) {
+      return s.kernel_insns == a.ops[0].kernel_insns;
+    });
+  }
+
+  // The flat profile of the first op (or of the whole phase).
+  const size_t pbegin = a.ops.empty() ? 0 : a.ops[0].begin;
+  const size_t pend = a.ops.empty() ? n : a.ops[0].end;
+  std::map<std::string, FunctionRow> rows;
+  std::vector<std::string> first_seen;
+  for (size_t i = pbegin; i < pend; ++i) {
+    const Entry& e = trace.entries[i];
+    const uint64_t count = HostCount(e);
+    if (count == 0) continue;
+    const std::vector<std::string> frames = Frames(e);
+    std::set<std::string> seen;
+    for (const std::string& f : frames) {
+      auto [it, fresh] = rows.try_emplace(f);
+      if (fresh) {
+        it->second.function = f;
+        first_seen.push_back(f);
+      }
+      if (seen.insert(f).second) it->second.inclusive += count;
+    }
+    rows[frames.back()].self += count;
+  }
+  for (const std::string& f : first_seen) a.profile.push_back(rows[f]);
+  std::stable_sort(a.profile.begin(), a.profile.end(),
+                   [](const FunctionRow& x, const FunctionRow& y) {
+                     return x.inclusive > y.inclusive;
+                   });
+  if (!a.ops.empty()) ClassifyStages(trace, a.ops[0].begin, a.ops[0].end, &a.stages);
+
+  // The check against the ledger.
+  a.ledger_marker = trace.ledger_marker_kernel_insns;
+  if (trace.ledger_kernel_insns && trace.ops > 0 && *trace.ledger_kernel_insns % trace.ops == 0) {
+    a.ledger_per_op = *trace.ledger_kernel_insns / trace.ops;
+  }
+  if (trace.ledger_kernel_insns && !a.ops.empty()) {
+    uint64_t sum = 0;
+    bool each = true;
+    for (const OpSlice& s : a.ops) {
+      sum += s.kernel_insns;
+      if (a.ledger_per_op && s.kernel_insns != *a.ledger_per_op) each = false;
+    }
+    bool ok = sum == *trace.ledger_kernel_insns && each;
+    if (a.ledger_marker) ok = ok && a.marker_kernel_insns == *a.ledger_marker;
+    a.matches_ledger = ok;
+  }
+  return a;
+}
+
+}  // namespace sigvisor::trace
