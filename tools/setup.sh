@@ -13,6 +13,9 @@ packages=(
   libgtest-dev          # GoogleTest / GoogleMock
   libbenchmark-dev      # host micro-benchmarks in perf/
   nlohmann-json3-dev    # JSON reports
+  libseccomp-dev        # the run-loop seccomp sandbox (vmm/sandbox)
+  clang                 # --config=fuzz (libFuzzer) and sanitizer builds
+  libclang-rt-14-dev    # libFuzzer and the sanitizer runtimes for clang 14
   qemu-system-x86       # tests: sigvisor's images also boot under QEMU (TCG)
 )
 

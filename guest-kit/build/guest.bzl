@@ -31,6 +31,9 @@ GUEST_COPTS = [
     "-fno-strict-aliasing",
     "-U_FORTIFY_SOURCE",
     "-std=gnu11",
+    # --config=asan/ubsan/fuzz instrument the host code only: a guest has no runtime
+    # for a sanitizer (these come after the configs' --copt, so they win).
+    "-fno-sanitize=all",
 ]
 
 def guest_library(name, srcs = [], hdrs = [], deps = [], copts = [], **kwargs):
@@ -61,6 +64,7 @@ def guest_image(name, linker_script, srcs = [], deps = [], copts = [], **kwargs)
         copts = GUEST_COPTS + copts,
         linkopts = [
             "-nostdlib",
+            "-fno-sanitize=all",
             "-static",
             "-no-pie",
             "-Wl,--build-id=none",

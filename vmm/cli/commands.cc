@@ -25,9 +25,11 @@ std::span<const Command> Commands() {
        "  sigvisor run --workload console --ops 100 --json\n"
        "  sigvisor run --workload divzero --ops 100 --trap=auto\n"
        "  sigvisor run --image path/to/guest.elf --timeout 5s\n"
+       "  sigvisor run --image multiboot-kernel.elf --cmdline 'a=1' --module initrd=init\n"
+       "     (a Multiboot v1 kernel, booted as `qemu-system-x86_64 -kernel` boots it)\n"
        "  sigvisor run --workload divzero --gdb 1234   (then: gdb FILE -ex 'target remote :1234')",
        {"image", "variant", "workload", "ops", "cmdline", "memory", "timeout", "json", "quiet", "kvm",
-        "trap", "gdb"},
+        "trap", "gdb", "no_sandbox", "max_output", "module", "irqchip"},
        RunCommand},
       {"probe", "measure what this host's KVM does and what trapping costs",
        "Boots tiny calibration guests and reports whether guest CPL0 is emulated (PVM) or\n"

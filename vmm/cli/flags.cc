@@ -4,7 +4,8 @@
 
 ABSL_FLAG(std::string, image, "kernel",
           "the guest to boot: the name of an embedded image (see `sigvisor images`) or the "
-          "path of an ELF64 file built against guest-kit/abi/sigvisor_abi.h");
+          "path of an ELF64 file built against guest-kit/abi/sigvisor_abi.h, or of a "
+          "Multiboot v1 kernel (booted as `qemu-system-x86_64 -kernel` boots it)");
 ABSL_FLAG(std::string, variant, "baseline",
           "which build of the bundled kernel: baseline or accelerated, optionally with "
           "key=value overrides (dr7=always|lazy, pda=gs|direct, uaccess=err_or|cerr, "
@@ -18,12 +19,23 @@ ABSL_FLAG(std::string, ops, "",
           "default (bench: 100, a study: its own)");
 ABSL_FLAG(std::string, cmdline, "",
           "extra key=value words for the guest command line (boot info)");
+ABSL_FLAG(std::vector<std::string>, module, {},
+          "run: a module for a Multiboot kernel, FILE or FILE=STRING (the string the kernel "
+          "sees; default FILE); repeat the flag for more modules, in order");
+ABSL_FLAG(bool, irqchip, false,
+          "run: give a Multiboot kernel an in-kernel irqchip (KVM_CREATE_IRQCHIP: LAPIC, "
+          "IOAPIC, PIC) for timers and interrupts");
 ABSL_FLAG(uint32_t, memory, 32, "guest RAM in MiB (2 to 1024, a multiple of 2)");
 ABSL_FLAG(absl::Duration, timeout, absl::Seconds(60),
           "watchdog: stop a guest that runs longer than this (e.g. 500ms, 10s, 2m)");
 ABSL_FLAG(bool, json, false, "print one JSON document on stdout (schema in README.md)");
 ABSL_FLAG(bool, quiet, false, "do not stream the guest console");
 ABSL_FLAG(std::string, kvm, "/dev/kvm", "the KVM device to use");
+ABSL_FLAG(bool, no_sandbox, false,
+          "run: do not confine the run-loop thread with the seccomp allowlist (debugging)");
+ABSL_FLAG(uint64_t, max_output, uint64_t{64} << 20,
+          "run: stream at most this many bytes of guest console output; the rest is "
+          "dropped and the report says so");
 ABSL_FLAG(uint32_t, iterations, 200, "probe: trapping operations per measured loop");
 ABSL_FLAG(uint32_t, repeats, 3, "probe: measured loops per mechanism (the median is shown)");
 ABSL_FLAG(std::string, trap, "off",

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/flags/declare.h"
 #include "absl/time/time.h"
@@ -14,11 +15,15 @@ ABSL_DECLARE_FLAG(std::string, variant);
 ABSL_DECLARE_FLAG(std::string, workload);
 ABSL_DECLARE_FLAG(std::string, ops);
 ABSL_DECLARE_FLAG(std::string, cmdline);
+ABSL_DECLARE_FLAG(std::vector<std::string>, module);
+ABSL_DECLARE_FLAG(bool, irqchip);
 ABSL_DECLARE_FLAG(uint32_t, memory);
 ABSL_DECLARE_FLAG(absl::Duration, timeout);
 ABSL_DECLARE_FLAG(bool, json);
 ABSL_DECLARE_FLAG(bool, quiet);
 ABSL_DECLARE_FLAG(std::string, kvm);
+ABSL_DECLARE_FLAG(bool, no_sandbox);
+ABSL_DECLARE_FLAG(uint64_t, max_output);
 ABSL_DECLARE_FLAG(uint32_t, iterations);
 ABSL_DECLARE_FLAG(uint32_t, repeats);
 ABSL_DECLARE_FLAG(std::string, trap);

@@ -9,6 +9,7 @@
 #include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "vmm/cli/command.h"
+#include "vmm/cli/repeated_flag.h"
 
 namespace {
 
@@ -65,6 +66,15 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("a KVM hypervisor for measuring signal delivery; see `sigvisor help`");
   // The verb is the first argument that is not a flag; help is handled here so that
   // it shows only the flags the verb reads.
+  // Flag names may be spelled with dashes (--no-sandbox, --max-output): Abseil's are
+  // underscores, so the name part (up to '=') is rewritten in place.
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--") break;
+    if (argv[i][0] != '-' || argv[i][1] != '-') continue;
+    for (char* c = argv[i] + 2; *c != '\0' && *c != '='; ++c) {
+      if (*c == '-') *c = '_';
+    }
+  }
   const char* verb = nullptr;
   bool help = false;
   for (int i = 1; i < argc; ++i) {
@@ -95,6 +105,7 @@ int main(int argc, char** argv) {
     return sigvisor::cli::ReportError(error);
   }
   std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  sigvisor::cli::CollectRepeatedFlags(argc, argv);  // --module, once per occurrence
   if (std::string unused = sigvisor::cli::FlagsNotFor(*command); !unused.empty()) {
     return sigvisor::cli::ReportError(unused);
   }

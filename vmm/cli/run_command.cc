@@ -46,7 +46,22 @@ int RunCommand(std::span<char* const> args) {
   config.cmdline = *cmdline;
   config.cpl0_emulated = host->cpl0_emulated;
   config.trap = trap->mechanism;
+  config.irqchip = absl::GetFlag(FLAGS_irqchip);
+  if (image->elf.multiboot() && !image->elf.abi_version()) {  // a Multiboot kernel
+    config.image_name = image->label;
+    for (const std::string& spec : absl::GetFlag(FLAGS_module)) {
+      absl::StatusOr<x86::MultibootModule> module = x86::ReadMultibootModule(spec);
+      if (!module.ok()) return ReportError(module.status());
+      config.modules.push_back(*std::move(module));
+    }
+  } else if (!absl::GetFlag(FLAGS_module).empty()) {
+    return ReportError("--module passes modules to a Multiboot kernel; this image is not one");
+  }
   config.session.timeout = timeout;
+  config.session.max_output_bytes = absl::GetFlag(FLAGS_max_output);
+  if (!absl::GetFlag(FLAGS_no_sandbox)) {
+    config.session.sandbox = SandboxPolicy{.allow_gdb_sockets = !absl::GetFlag(FLAGS_gdb).empty()};
+  }
   // With --json, stdout carries only the JSON document: the console goes to stderr.
   FILE* console = json ? stderr : stdout;
   if (!absl::GetFlag(FLAGS_quiet)) {
@@ -62,11 +77,6 @@ int RunCommand(std::span<char* const> args) {
   absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(*kvm, image->elf, config);
   if (!gdb_symbols.empty()) std::remove(gdb_symbols.c_str());
   if (!report.ok()) return ReportError(report.status());
-  if (!absl::GetFlag(FLAGS_gdb).empty()) {
-    report->result.warnings.push_back(
-        "debugged with gdb (--gdb): no seccomp sandbox confines this run (sigvisor has none "
-        "yet)");
-  }
 
   RunRecord record;
   record.image = image->label;

@@ -221,5 +221,26 @@ TEST_F(GdbServerTest, ABadChecksumIsNakedAndTheConnectionClosingEndsServing) {
   EXPECT_FALSE(action_.ok());
 }
 
+TEST_F(GdbServerTest, AnOverlongPacketIsDroppedAndNakedThenServingGoesOn) {
+  Serve();
+  // 1 MiB without a '#': the server must not keep it all, and must refuse it.
+  std::thread writer([this] {
+    const std::string huge = "$" + std::string(1 << 20, 'm') + "#00";
+    size_t sent = 0;
+    while (sent < huge.size()) {
+      const ssize_t n = write(client_, huge.data() + sent, huge.size() - sent);
+      if (n <= 0) break;
+      sent += static_cast<size_t>(n);
+    }
+  });
+  char c = 0;
+  ASSERT_EQ(read(client_, &c, 1), 1);
+  writer.join();
+  EXPECT_EQ(c, '-');
+  EXPECT_EQ(Ask("qC"), "QC1");  // the connection still works
+  shutdown(client_, SHUT_RDWR);
+  thread_.join();
+}
+
 }  // namespace
 }  // namespace sigvisor::gdb

@@ -132,18 +132,31 @@ absl::StatusOr<RspConnection::Incoming> RspConnection::Receive() {
     if (!c.ok()) return c.status();
     if (*c == '\x03') return Incoming{true, ""};
     if (*c != '$') continue;  // acks and noise between packets
+    // A packet is bounded (we tell gdb PacketSize=0x4000; escaped binary data can
+    // double it): a peer that never sends '#' cannot grow this without limit. An
+    // overlong packet is read to its end, dropped and refused with '-'.
+    constexpr size_t kMaxPacket = 0x10000;
     std::string data;
+    bool overlong = false;
     for (;;) {
       absl::StatusOr<char> d = NextByte();
       if (!d.ok()) return d.status();
       if (*d == '#') break;
-      data.push_back(*d);
+      if (data.size() < kMaxPacket) {
+        data.push_back(*d);
+      } else {
+        overlong = true;
+      }
     }
     absl::StatusOr<char> h1 = NextByte();
     if (!h1.ok()) return h1.status();
     absl::StatusOr<char> h2 = NextByte();
     if (!h2.ok()) return h2.status();
     const int hi = HexDigit(*h1), lo = HexDigit(*h2);
+    if (overlong) {
+      if (absl::Status s = WriteAll("-"); !s.ok()) return s;
+      continue;
+    }
     const bool good = hi >= 0 && lo >= 0 && (hi << 4 | lo) == Checksum(data);
     if (!no_ack_) {
       if (absl::Status s = WriteAll(good ? "+" : "-"); !s.ok()) return s;

@@ -105,6 +105,11 @@ absl::Status KvmVm::SetTssAddr(uint64_t gpa) {
   return absl::OkStatus();
 }
 
+absl::Status KvmVm::CreateIrqchip() {
+  if (Ioctl(fd_.get(), KVM_CREATE_IRQCHIP, 0) < 0) return ErrnoError("KVM_CREATE_IRQCHIP", errno);
+  return absl::OkStatus();
+}
+
 absl::Status KvmVm::EnableCap(uint32_t capability, uint64_t arg0) {
   kvm_enable_cap cap = {};
   cap.cap = capability;

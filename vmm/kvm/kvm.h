@@ -54,6 +54,10 @@ class KvmVm {
 
   absl::Status EnableCap(uint32_t capability, uint64_t arg0);
 
+  // KVM_CREATE_IRQCHIP: the in-kernel PIC, IOAPIC and a LAPIC per vCPU. Before any
+  // vCPU is created. A `hlt` then waits in the kernel instead of exiting.
+  absl::Status CreateIrqchip();
+
   absl::StatusOr<KvmVcpu> CreateVcpu(int id);
 
   int fd() const { return fd_.get(); }

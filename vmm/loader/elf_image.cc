@@ -41,7 +41,7 @@ std::string TooShort(uint64_t size) {
 
 // e_ident: magic, class, byte order, version. Checked before the rest of the header
 // so that, say, a 32-bit image is reported as such rather than as "too short".
-absl::Status CheckIdent(Bytes bytes) {
+absl::Status CheckIdent(Bytes bytes, bool multiboot) {
   if (bytes.size() < SELFMAG) return Invalid(TooShort(bytes.size()));
   if (std::memcmp(bytes.data(), ELFMAG, SELFMAG) != 0) {
     return Invalid("not an ELF file (bad magic; expected \\x7fELF)");
@@ -51,7 +51,10 @@ absl::Status CheckIdent(Bytes bytes) {
     case ELFCLASS64:
       break;
     case ELFCLASS32:
-      return Invalid("32-bit ELF; sigvisor boots ELF64 images");
+      if (multiboot) break;
+      return Invalid(
+          "32-bit ELF; sigvisor boots ELF64 images, and 32-bit ones only as Multiboot kernels "
+          "(this one has no Multiboot header in its first 8 KiB)");
     default:
       return Invalid(absl::StrFormat("invalid ELF class %d (expected 2, ELFCLASS64)",
                                      bytes[EI_CLASS]));
@@ -97,8 +100,9 @@ const char* MachineName(uint16_t machine) {
   }
 }
 
-absl::Status CheckMachine(uint16_t machine) {
+absl::Status CheckMachine(uint16_t machine, bool elf32) {
   if (machine == EM_X86_64) return absl::OkStatus();
+  if (elf32 && machine == EM_386) return absl::OkStatus();  // a Multiboot kernel
   const char* name = MachineName(machine);
   if (name == nullptr) {
     return Invalid(absl::StrFormat(
@@ -127,14 +131,41 @@ absl::Status CheckType(uint16_t type, const ElfParseOptions& options) {
   }
 }
 
-absl::StatusOr<Elf64_Ehdr> ReadHeader(Bytes bytes, const ElfParseOptions& options) {
-  if (absl::Status s = CheckIdent(bytes); !s.ok()) return s;
-  std::optional<Elf64_Ehdr> ehdr = ReadStruct<Elf64_Ehdr>(bytes, 0);
+// An ELF32 header in its ELF64 form (every field fits).
+std::optional<Elf64_Ehdr> ReadHeader32(Bytes bytes) {
+  std::optional<Elf32_Ehdr> h = ReadStruct<Elf32_Ehdr>(bytes, 0);
+  if (!h) return std::nullopt;
+  Elf64_Ehdr w = {};
+  std::memcpy(w.e_ident, h->e_ident, EI_NIDENT);
+  w.e_type = h->e_type;
+  w.e_machine = h->e_machine;
+  w.e_version = h->e_version;
+  w.e_entry = h->e_entry;
+  w.e_phoff = h->e_phoff;
+  w.e_shoff = h->e_shoff;
+  w.e_flags = h->e_flags;
+  w.e_ehsize = h->e_ehsize;
+  w.e_phentsize = h->e_phentsize;
+  w.e_phnum = h->e_phnum;
+  w.e_shentsize = h->e_shentsize;
+  w.e_shnum = h->e_shnum;
+  w.e_shstrndx = h->e_shstrndx;
+  return w;
+}
+
+bool IsElf32(const Elf64_Ehdr& ehdr) { return ehdr.e_ident[EI_CLASS] == ELFCLASS32; }
+
+absl::StatusOr<Elf64_Ehdr> ReadHeader(Bytes bytes, const ElfParseOptions& options,
+                                      bool multiboot) {
+  if (absl::Status s = CheckIdent(bytes, multiboot); !s.ok()) return s;
+  std::optional<Elf64_Ehdr> ehdr = bytes[EI_CLASS] == ELFCLASS32
+                                       ? ReadHeader32(bytes)
+                                       : ReadStruct<Elf64_Ehdr>(bytes, 0);
   if (!ehdr) return Invalid(TooShort(bytes.size()));
   if (ehdr->e_version != EV_CURRENT) {
     return Invalid(absl::StrFormat("unsupported ELF version %d (expected 1)", ehdr->e_version));
   }
-  if (absl::Status s = CheckMachine(ehdr->e_machine); !s.ok()) return s;
+  if (absl::Status s = CheckMachine(ehdr->e_machine, IsElf32(*ehdr)); !s.ok()) return s;
   if (absl::Status s = CheckType(ehdr->e_type, options); !s.ok()) return s;
   return *ehdr;
 }
@@ -147,19 +178,35 @@ absl::StatusOr<std::vector<Elf64_Phdr>> ReadProgramHeaders(Bytes bytes, const El
     return absl::UnimplementedError(
         "extended program header numbering (e_phnum = PN_XNUM) is not supported");
   }
-  if (ehdr.e_phentsize != sizeof(Elf64_Phdr)) {
-    return Invalid(absl::StrFormat("bad e_phentsize %d; ELF64 program headers are %d bytes",
-                                   ehdr.e_phentsize, sizeof(Elf64_Phdr)));
+  const bool elf32 = IsElf32(ehdr);
+  const uint64_t entsize = elf32 ? sizeof(Elf32_Phdr) : sizeof(Elf64_Phdr);
+  if (ehdr.e_phentsize != entsize) {
+    return Invalid(absl::StrFormat("bad e_phentsize %d; ELF%d program headers are %d bytes",
+                                   ehdr.e_phentsize, elf32 ? 32 : 64, entsize));
   }
   // e_phnum < 2^16, so the table size cannot overflow.
-  const uint64_t table_size = uint64_t{ehdr.e_phnum} * sizeof(Elf64_Phdr);
+  const uint64_t table_size = uint64_t{ehdr.e_phnum} * entsize;
   if (!RangeFits(ehdr.e_phoff, table_size, bytes.size())) {
     return Invalid(OutsideFile("program header table", ehdr.e_phoff, table_size, bytes.size()));
   }
   std::vector<Elf64_Phdr> phdrs;
   for (uint64_t i = 0; i < ehdr.e_phnum; ++i) {
-    std::optional<Elf64_Phdr> ph =
-        ReadStruct<Elf64_Phdr>(bytes, ehdr.e_phoff + i * sizeof(Elf64_Phdr));
+    std::optional<Elf64_Phdr> ph;
+    if (elf32) {
+      std::optional<Elf32_Phdr> p = ReadStruct<Elf32_Phdr>(bytes, ehdr.e_phoff + i * entsize);
+      if (p) {
+        ph = Elf64_Phdr{.p_type = p->p_type,
+                        .p_flags = p->p_flags,
+                        .p_offset = p->p_offset,
+                        .p_vaddr = p->p_vaddr,
+                        .p_paddr = p->p_paddr,
+                        .p_filesz = p->p_filesz,
+                        .p_memsz = p->p_memsz,
+                        .p_align = p->p_align};
+      }
+    } else {
+      ph = ReadStruct<Elf64_Phdr>(bytes, ehdr.e_phoff + i * entsize);
+    }
     if (!ph) return absl::InternalError("program header out of range");  // checked above
     phdrs.push_back(*ph);
   }
@@ -261,18 +308,36 @@ absl::StatusOr<std::vector<Elf64_Shdr>> ReadSectionHeaders(Bytes bytes, const El
     return absl::UnimplementedError(
         "extended section numbering (e_shnum = 0 with e_shoff != 0) is not supported");
   }
-  if (ehdr.e_shentsize != sizeof(Elf64_Shdr)) {
-    return Invalid(absl::StrFormat("bad e_shentsize %d; ELF64 section headers are %d bytes",
-                                   ehdr.e_shentsize, sizeof(Elf64_Shdr)));
+  const bool elf32 = IsElf32(ehdr);
+  const uint64_t entsize = elf32 ? sizeof(Elf32_Shdr) : sizeof(Elf64_Shdr);
+  if (ehdr.e_shentsize != entsize) {
+    return Invalid(absl::StrFormat("bad e_shentsize %d; ELF%d section headers are %d bytes",
+                                   ehdr.e_shentsize, elf32 ? 32 : 64, entsize));
   }
-  const uint64_t table_size = uint64_t{ehdr.e_shnum} * sizeof(Elf64_Shdr);
+  const uint64_t table_size = uint64_t{ehdr.e_shnum} * entsize;
   if (!RangeFits(ehdr.e_shoff, table_size, bytes.size())) {
     return Invalid(OutsideFile("section header table", ehdr.e_shoff, table_size, bytes.size()));
   }
   std::vector<Elf64_Shdr> shdrs;
   for (uint64_t i = 0; i < ehdr.e_shnum; ++i) {
-    std::optional<Elf64_Shdr> sh =
-        ReadStruct<Elf64_Shdr>(bytes, ehdr.e_shoff + i * sizeof(Elf64_Shdr));
+    std::optional<Elf64_Shdr> sh;
+    if (elf32) {
+      std::optional<Elf32_Shdr> h = ReadStruct<Elf32_Shdr>(bytes, ehdr.e_shoff + i * entsize);
+      if (h) {
+        sh = Elf64_Shdr{.sh_name = h->sh_name,
+                        .sh_type = h->sh_type,
+                        .sh_flags = h->sh_flags,
+                        .sh_addr = h->sh_addr,
+                        .sh_offset = h->sh_offset,
+                        .sh_size = h->sh_size,
+                        .sh_link = h->sh_link,
+                        .sh_info = h->sh_info,
+                        .sh_addralign = h->sh_addralign,
+                        .sh_entsize = h->sh_entsize};
+      }
+    } else {
+      sh = ReadStruct<Elf64_Shdr>(bytes, ehdr.e_shoff + i * entsize);
+    }
     if (!sh) return absl::InternalError("section header out of range");  // checked above
     // Checking every section's contents here lets later code slice them freely.
     const bool has_contents = sh->sh_type != SHT_NULL && sh->sh_type != SHT_NOBITS;
@@ -322,14 +387,16 @@ absl::StatusOr<std::vector<std::string>> ReadSectionNames(Bytes bytes, const Elf
   return names;
 }
 
-absl::StatusOr<SymbolTable> ReadSymbols(Bytes bytes, const std::vector<Elf64_Shdr>& shdrs) {
+absl::StatusOr<SymbolTable> ReadSymbols(Bytes bytes, const std::vector<Elf64_Shdr>& shdrs,
+                                        bool elf32) {
   auto symtab = std::find_if(shdrs.begin(), shdrs.end(),
                              [](const Elf64_Shdr& sh) { return sh.sh_type == SHT_SYMTAB; });
   if (symtab == shdrs.end()) return SymbolTable();  // stripped of symbols
   const size_t index = symtab - shdrs.begin();
-  if (symtab->sh_entsize != sizeof(Elf64_Sym)) {
+  const uint64_t entsize = elf32 ? sizeof(Elf32_Sym) : sizeof(Elf64_Sym);
+  if (symtab->sh_entsize != entsize) {
     return Invalid(absl::StrFormat("symbol table (section %d) has sh_entsize %d; expected %d",
-                                   index, symtab->sh_entsize, sizeof(Elf64_Sym)));
+                                   index, symtab->sh_entsize, entsize));
   }
   if (symtab->sh_link >= shdrs.size() || shdrs[symtab->sh_link].sh_type != SHT_STRTAB) {
     return Invalid(absl::StrFormat(
@@ -340,7 +407,26 @@ absl::StatusOr<SymbolTable> ReadSymbols(Bytes bytes, const std::vector<Elf64_Shd
   if (!entries.ok()) return entries.status();
   absl::StatusOr<Bytes> names = SectionBytes(bytes, shdrs[symtab->sh_link]);
   if (!names.ok()) return names.status();
-  return SymbolTable::FromElf(*entries, *names);
+  if (!elf32) return SymbolTable::FromElf(*entries, *names);
+  // ELF32 (a Multiboot kernel): widen the entries; FromElf checks the rest.
+  if (entries->size() % sizeof(Elf32_Sym) != 0) {
+    return Invalid(absl::StrFormat("symbol table (section %d) is %d bytes, not a whole number of "
+                                   "%d-byte entries",
+                                   index, entries->size(), sizeof(Elf32_Sym)));
+  }
+  std::vector<Elf64_Sym> wide;
+  for (uint64_t off = 0; off < entries->size(); off += sizeof(Elf32_Sym)) {
+    std::optional<Elf32_Sym> sym = ReadStruct<Elf32_Sym>(*entries, off);
+    if (!sym) return absl::InternalError("symbol out of range");  // checked above
+    wide.push_back(Elf64_Sym{.st_name = sym->st_name,
+                             .st_info = sym->st_info,
+                             .st_other = sym->st_other,
+                             .st_shndx = sym->st_shndx,
+                             .st_value = sym->st_value,
+                             .st_size = sym->st_size});
+  }
+  return SymbolTable::FromElf(
+      {reinterpret_cast<const uint8_t*>(wide.data()), wide.size() * sizeof(Elf64_Sym)}, *names);
 }
 
 std::vector<ElfSection> ExecutableSections(Bytes bytes, const std::vector<Elf64_Shdr>& shdrs,
@@ -462,17 +548,34 @@ absl::StatusOr<ElfImage> ElfImage::Parse(std::vector<uint8_t> bytes,
   ElfImage image(std::make_shared<const std::vector<uint8_t>>(std::move(bytes)));
   const Bytes file = image.bytes();
 
-  absl::StatusOr<Elf64_Ehdr> ehdr = ReadHeader(file, options);
+  absl::StatusOr<std::optional<MultibootHeader>> multiboot = FindMultibootHeader(file);
+  if (!multiboot.ok()) return multiboot.status();
+  image.multiboot_ = *multiboot;
+  const bool aout_kludge =
+      image.multiboot_ && (image.multiboot_->flags & kMultibootAoutKludge) != 0;
+  const bool is_elf = file.size() >= SELFMAG && std::memcmp(file.data(), ELFMAG, SELFMAG) == 0;
+  if (aout_kludge && !is_elf) {  // a flat binary: the header says it all
+    image.elf_class_ = 0;
+    image.type_ = ET_EXEC;
+    image.bootable_ = true;
+    return image.ApplyMultibootAddressFields();
+  }
+
+  absl::StatusOr<Elf64_Ehdr> ehdr = ReadHeader(file, options, image.multiboot_.has_value());
   if (!ehdr.ok()) return ehdr.status();
+  image.elf_class_ = IsElf32(*ehdr) ? 32 : 64;
   image.entry_ = ehdr->e_entry;
   image.type_ = ehdr->e_type;
 
   absl::StatusOr<std::vector<Elf64_Phdr>> phdrs = ReadProgramHeaders(file, *ehdr);
   if (!phdrs.ok()) return phdrs.status();
   absl::StatusOr<std::vector<ElfSegment>> segments = ReadLoadSegments(file, *phdrs);
-  if (!segments.ok()) return segments.status();
-  if (absl::Status s = CheckNoOverlap(*segments); !s.ok()) return s;
-  if (absl::Status s = CheckEntry(image.entry_, *segments); !s.ok()) return s;
+  if (!segments.ok() && !aout_kludge) return segments.status();
+  if (segments.ok()) {
+    if (absl::Status s = CheckNoOverlap(*segments); !s.ok()) return s;
+  } else {
+    segments = std::vector<ElfSegment>{};
+  }
   const bool dynamic = HasInterpreter(*phdrs);
   if (dynamic && !options.allow_host_binaries) {
     return Invalid(
@@ -481,25 +584,50 @@ absl::StatusOr<ElfImage> ElfImage::Parse(std::vector<uint8_t> bytes,
   }
   image.bootable_ = image.type_ == ET_EXEC && !dynamic;
   image.segments_ = *std::move(segments);
-  image.load_begin_ = image.segments_.front().paddr;
-  image.load_end_ = 0;
-  for (const ElfSegment& s : image.segments_) {
-    image.load_begin_ = std::min(image.load_begin_, s.paddr);
-    image.load_end_ = std::max(image.load_end_, s.paddr + s.memsz);  // checked: no overflow
-  }
+  image.ComputeLoadRange();
 
   absl::StatusOr<std::vector<Elf64_Shdr>> shdrs = ReadSectionHeaders(file, *ehdr);
   if (!shdrs.ok()) return shdrs.status();
   absl::StatusOr<std::vector<std::string>> names = ReadSectionNames(file, *ehdr, *shdrs);
   if (!names.ok()) return names.status();
-  absl::StatusOr<SymbolTable> symbols = ReadSymbols(file, *shdrs);
+  absl::StatusOr<SymbolTable> symbols = ReadSymbols(file, *shdrs, IsElf32(*ehdr));
   if (!symbols.ok()) return symbols.status();
   image.symbols_ = *std::move(symbols);
   absl::StatusOr<std::optional<uint32_t>> abi = ReadAbiVersion(file, *phdrs, *shdrs, *names);
   if (!abi.ok()) return abi.status();
   image.abi_version_ = *abi;
   image.executable_sections_ = ExecutableSections(file, *shdrs, *names);
+  // A sigvisor image also carries a Multiboot header for QEMU, but sigvisor boots it
+  // by its program headers at its 64-bit entry.
+  if (aout_kludge && !image.abi_version_) return image.ApplyMultibootAddressFields();
+  if (image.segments_.empty()) return Invalid("no PT_LOAD segments; nothing to load");
+  if (absl::Status s = CheckEntry(image.entry_, image.segments_); !s.ok()) return s;
   return image;
+}
+
+void ElfImage::ComputeLoadRange() {
+  load_begin_ = segments_.empty() ? 0 : segments_.front().paddr;
+  load_end_ = 0;
+  for (const ElfSegment& s : segments_) {
+    load_begin_ = std::min(load_begin_, s.paddr);
+    load_end_ = std::max(load_end_, s.paddr + s.memsz);  // checked: no overflow
+  }
+}
+
+// QEMU loads a kernel whose Multiboot header has the address fields by those fields,
+// even when it is an ELF file: one segment, entered at entry_addr.
+absl::StatusOr<ElfImage> ElfImage::ApplyMultibootAddressFields() {
+  absl::StatusOr<MultibootAoutLoad> load = MultibootAoutLayout(bytes(), *multiboot_);
+  if (!load.ok()) return load.status();
+  segments_ = {ElfSegment{.paddr = load->load_addr,
+                          .vaddr = load->load_addr,
+                          .memsz = load->memsz,
+                          .filesz = load->bytes.size(),
+                          .flags = PF_R | PF_W | PF_X,
+                          .file_bytes = load->bytes}};
+  entry_ = load->entry;
+  ComputeLoadRange();
+  return std::move(*this);
 }
 
 }  // namespace sigvisor

@@ -1,4 +1,5 @@
-// A parsed, validated ELF64 guest image.
+// A parsed, validated guest image: an ELF64 sigvisor image, or a Multiboot v1 kernel
+// (ELF32 or ELF64, or any file whose Multiboot header carries address fields).
 //
 // The input is untrusted (a user-supplied file, or fuzz data), so Parse checks every
 // offset, size and sum it uses against the buffer before touching it, and reports
@@ -10,6 +11,12 @@
 // have p_filesz <= p_memsz, do not wrap around 2^64 and do not overlap in physical
 // memory, and an entry point inside an executable PT_LOAD. Section headers are
 // optional: an image with e_shoff == 0 loads, just without symbols or sections.
+//
+// Multiboot v1 kernels (multiboot.h): an ELF32 file (EM_386 or EM_X86_64) is
+// accepted only when it carries a Multiboot header; its headers and symbols are
+// widened to the ELF64 forms and checked the same way. A header with
+// the address fields (flag bit 16) decides the load instead of the program headers,
+// as QEMU does; then the file need not be ELF at all, and it has one segment.
 //
 // Ownership: the image bytes live in one immutable, shared heap buffer. ElfImage is
 // cheap to copy and move, and every span it hands out (bytes(), segment file_bytes,
@@ -27,6 +34,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "vmm/loader/multiboot.h"
 #include "vmm/loader/symbol_table.h"
 
 namespace sigvisor {
@@ -79,6 +87,12 @@ class ElfImage {
   // nullopt if the image has none.
   std::optional<uint32_t> abi_version() const { return abi_version_; }
 
+  // The Multiboot v1 header, for a kernel booted the way `qemu -kernel` boots it;
+  // nullopt for a sigvisor image.
+  const std::optional<MultibootHeader>& multiboot() const { return multiboot_; }
+  // 32 for an ELF32 container, 64 for ELF64, 0 for a non-ELF Multiboot kernel.
+  int elf_class() const { return elf_class_; }
+
   // From the SHT_SYMTAB section; empty for a stripped image.
   const SymbolTable& symbols() const { return symbols_; }
 
@@ -91,6 +105,8 @@ class ElfImage {
  private:
   explicit ElfImage(std::shared_ptr<const std::vector<uint8_t>> bytes)
       : bytes_(std::move(bytes)) {}
+  void ComputeLoadRange();
+  absl::StatusOr<ElfImage> ApplyMultibootAddressFields();
 
   std::shared_ptr<const std::vector<uint8_t>> bytes_;
   uint64_t entry_ = 0;
@@ -100,6 +116,8 @@ class ElfImage {
   uint64_t load_begin_ = 0;
   uint64_t load_end_ = 0;
   std::optional<uint32_t> abi_version_;
+  std::optional<MultibootHeader> multiboot_;
+  int elf_class_ = 64;
   SymbolTable symbols_;
   std::vector<ElfSection> executable_sections_;
 };

@@ -141,6 +141,11 @@ nlohmann::ordered_json RunRecordToJson(const RunRecord& record) {
       {"wall_ns", record.wall_ns},
       {"console", result.console},
       {"console_truncated", result.console_truncated},
+      {"console_bytes", result.console_bytes},
+      {"console_dropped_bytes", result.console_dropped_bytes},
+      {"complete", result.complete()},
+      {"sandbox", result.sandbox},
+      {"warnings_dropped", result.warnings_dropped},
       {"warnings", result.warnings},
   };
 }

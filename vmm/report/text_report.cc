@@ -88,6 +88,7 @@ std::string FormatRunReport(const RunRecord& record) {
   absl::StrAppendFormat(&out, " (host %s, guest CPL0 %s)\n", record.host.kind,
                         record.host.cpl0_emulated ? "emulated" : "native");
   if (!result.diagnosis.empty()) absl::StrAppendFormat(&out, "  %s\n", result.diagnosis);
+  absl::StrAppendFormat(&out, "  sandbox: %s\n", result.sandbox);
   absl::StrAppendFormat(&out, "  trap mechanism: %s", record.trap.mechanism);
   if (record.trap.mechanism != "off") absl::StrAppendFormat(&out, " (%d sites)", record.trap.sites);
   if (!record.trap.reason.empty()) absl::StrAppendFormat(&out, "; %s", record.trap.reason);
@@ -110,6 +111,14 @@ std::string FormatRunReport(const RunRecord& record) {
     absl::StrAppendFormat(&out, "warning: %s\n", warning);
   }
   if (result.console_truncated) out += "warning: console output was truncated in the report\n";
+  if (result.warnings_dropped > 0) {
+    absl::StrAppendFormat(&out, "warning: %d more warnings not shown\n", result.warnings_dropped);
+  }
+  if (!result.complete()) {
+    absl::StrAppendFormat(&out, "INCOMPLETE: the run ended with %s; the %d phase(s) above ended "
+                                "before it\n",
+                          OutcomeName(result.outcome), result.phases.size());
+  }
   return out;
 }
 

@@ -17,6 +17,7 @@ struct CpuLocation {
   uint64_t rip = 0;
   int cpl = 0;
   uint64_t page_table_root = 0;  // cr3
+  bool paging = true;            // CR0.PG: rip is a virtual address
   std::string registers;         // one line of the general registers
 };
 

@@ -1,5 +1,7 @@
 #include "vmm/run/session.h"
 
+#include <thread>
+
 #include "absl/strings/str_format.h"
 #include "vmm/base/clock.h"
 #include "vmm/run/watchdog.h"
@@ -49,6 +51,42 @@ RunResult Session::Run() {
       return Finish();
     }
   }
+  if (options_.sandbox) {
+    // The loop runs on a thread of its own so the filter ends with it; KVM_RUN may be
+    // issued from any thread (the backend kicks whichever thread runs it).
+    absl::Status installed;
+    std::thread run_loop([&] {
+      installed = InstallRunLoopSandbox(*options_.sandbox);
+      if (!installed.ok()) return;
+      result_.sandbox = SandboxDescription(true, *options_.sandbox);
+      if (options_.sandboxed_hook) options_.sandboxed_hook();
+      RunLoop();
+    });
+    run_loop.join();
+    if (!installed.ok()) {
+      Fail(Outcome::kHostError,
+           absl::StrFormat("could not install the seccomp sandbox (--no-sandbox runs without "
+                           "it): %s",
+                           installed.message()));
+      return Finish();
+    }
+  } else {
+    RunLoop();
+  }
+  result_.run_ns = SinceStart();
+  absl::StatusOr<StatsSnapshot> stats_at_end = backend_.ReadStats();
+  if (stats_at_end.ok()) result_.kvm_stats = SubtractStats(*stats_at_end, *stats_at_start);
+  if (phases_.open()) {
+    result_.warnings.push_back(
+        result_.complete() ? "the run ended inside a phase; it is not reported"
+                           : "the run ended inside a phase; it is not reported (the phases "
+                             "reported are those that ended before the failure)");
+  }
+  result_.phases = phases_.results();
+  return Finish();
+}
+
+void Session::RunLoop() {
   start_ns_ = MonotonicNs();
   {
     Watchdog watchdog(backend_, options_.timeout);
@@ -81,17 +119,11 @@ RunResult Session::Run() {
         absl::Status s = phases_.Begin(pending_begin_->name, pending_begin_->ops,
                                        Sample(pending_begin_->guest_tsc),
                                        pending_begin_->calibration);
-        if (!s.ok()) result_.warnings.emplace_back(s.message());
+        if (!s.ok()) AddWarning(std::string(s.message()));
         pending_begin_.reset();
       }
     }
   }
-  result_.run_ns = SinceStart();
-  absl::StatusOr<StatsSnapshot> stats_at_end = backend_.ReadStats();
-  if (stats_at_end.ok()) result_.kvm_stats = SubtractStats(*stats_at_end, *stats_at_start);
-  if (phases_.open()) result_.warnings.push_back("the run ended inside a phase; it is not reported");
-  result_.phases = phases_.results();
-  return Finish();
 }
 
 RunResult Session::Finish() {
@@ -250,9 +282,32 @@ void Session::NoteHypercall() {
   }
 }
 
+void Session::AddWarning(std::string warning) {
+  // A guest can trigger warnings at will (time reports, unbalanced markers): cap them.
+  constexpr size_t kMaxWarnings = 64;
+  if (result_.warnings.size() < kMaxWarnings) {
+    result_.warnings.push_back(std::move(warning));
+  } else {
+    ++result_.warnings_dropped;
+  }
+}
+
 void Session::OnConsoleWrite(std::string_view text) {
   NoteHypercall();
-  if (options_.console_sink) options_.console_sink(text);
+  const uint64_t streamed_room =
+      options_.max_output_bytes - std::min(options_.max_output_bytes, result_.console_bytes);
+  result_.console_bytes += text.size();
+  if (text.size() > streamed_room) {
+    if (result_.console_dropped_bytes == 0) {
+      AddWarning(absl::StrFormat(
+          "the guest's console output reached the --max-output limit (%d bytes); the rest "
+          "was dropped",
+          options_.max_output_bytes));
+    }
+    result_.console_dropped_bytes += text.size() - streamed_room;
+    text = text.substr(0, streamed_room);
+  }
+  if (options_.console_sink && !text.empty()) options_.console_sink(text);
   const size_t room = options_.max_console_bytes - std::min(options_.max_console_bytes,
                                                             result_.console.size());
   if (text.size() > room) result_.console_truncated = true;
@@ -274,13 +329,13 @@ void Session::OnPhaseBegin(std::string name, uint64_t ops, uint64_t guest_tsc, b
 
 void Session::OnPhaseEnd(uint64_t guest_tsc) {
   absl::Status s = phases_.End(Sample(guest_tsc));
-  if (!s.ok()) result_.warnings.emplace_back(s.message());
+  if (!s.ok()) AddWarning(std::string(s.message()));
   pending_markers_.push_back(PhaseMarker{false, "", 0, false});
 }
 
 void Session::OnTimeReport(std::string name, uint64_t tsc_cycles, uint64_t count) {
-  result_.warnings.push_back(absl::StrFormat("guest time report '%s': %d cycles over %d", name,
-                                             tsc_cycles, count));
+  AddWarning(absl::StrFormat("guest time report '%s': %d cycles over %d", name, tsc_cycles,
+                             count));
 }
 
 void Session::OnPanic(std::string message, uint64_t rip, uint64_t vector) {

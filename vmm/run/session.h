@@ -19,6 +19,7 @@
 #include "vmm/machine/bus.h"
 #include "vmm/run/backend.h"
 #include "vmm/run/exit_interceptor.h"
+#include "vmm/sandbox/seccomp_filter.h"
 
 namespace sigvisor {
 
@@ -43,6 +44,15 @@ struct SessionOptions {
   std::function<void(std::string_view)> console_sink;
   // At most this much console output is kept for the report.
   size_t max_console_bytes = 1 << 20;
+  // At most this much console output is streamed to console_sink (--max-output);
+  // past it the guest's further output is dropped and counted, and the report says so.
+  uint64_t max_output_bytes = uint64_t{64} << 20;
+  // When set, the run loop runs on a thread of its own confined by this seccomp
+  // allowlist (vmm/sandbox) from before the first KVM_RUN to the end of the run.
+  std::optional<SandboxPolicy> sandbox;
+  // Tests: called on the run-loop thread after the sandbox is installed, before the
+  // first KVM_RUN.
+  std::function<void()> sandboxed_hook;
   // Describes a guest location for diagnoses: rip, symbol, instruction bytes.
   std::function<std::string(const CpuLocation&)> describe;
   // See every exit first, in this order (trap mechanism, tracer, debugger: see
@@ -61,6 +71,14 @@ struct RunResult {
   std::vector<std::string> warnings;
   std::string console;
   bool console_truncated = false;
+  uint64_t console_bytes = 0;          // everything the guest wrote to its console
+  uint64_t console_dropped_bytes = 0;  // not streamed: past --max-output
+  uint64_t warnings_dropped = 0;       // guest-triggered warnings past the cap
+  // The sandbox the run loop ran in: "off" or the seccomp allowlist used.
+  std::string sandbox = "off";
+  // False when the run did not end with the guest's own exit: the phases reported
+  // are those that ended before the failure (timeout, crash, kill).
+  bool complete() const { return outcome == Outcome::kExited; }
   uint64_t run_ns = 0;              // first KVM_RUN to the end
   uint64_t first_hypercall_ns = 0;  // first KVM_RUN to the guest's first hypercall
   // KVM's statistics from the start to the guest's first hypercall: the cost of
@@ -97,6 +115,9 @@ class Session : public HypercallHandler {
                 std::optional<TrapRecord>& trap);
   // Tells the interceptors how the run ended and hands over the result.
   RunResult Finish();
+  // The loop itself: KVM_RUN, dispatch, until the run ends.
+  void RunLoop();
+  void AddWarning(std::string warning);
   // The interceptors' turn; nullopt when none took the exit. `instrument`: the exit
   // was an interceptor's own (kept out of the ledger); `trap`: the trap it was.
   std::optional<bool> Intercept(const VmExit& exit, std::string& detail, bool& instrument,

@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
 
 #include "devices/hypercall.h"
@@ -56,13 +60,15 @@ class SessionTest : public ::testing::Test {
   SessionTest() : memory_(*GuestMemory::Create(0x10000)) {}
 
   RunResult RunScript(std::vector<Step> steps, absl::Duration timeout = absl::Seconds(10),
-                      ExitInterceptor* interceptor = nullptr) {
+                      ExitInterceptor* interceptor = nullptr,
+                      std::function<void(SessionOptions&)> tweak = nullptr) {
     FakeBackend backend(std::move(steps));
     Bus bus;
     SessionOptions options;
     options.timeout = timeout;
     options.interceptors = {interceptor};
     options.describe = [](const CpuLocation& where) { return "here"; };
+    if (tweak) tweak(options);
     Session session(backend, bus, options);
     HypercallDevice hypercalls(memory_, session);
     EXPECT_TRUE(bus.Register(AddressSpace::kPort, SIGVISOR_HC_PORT_BASE,
@@ -124,6 +130,95 @@ TEST_F(SessionTest, WatchdogStopsAHungGuest) {
   EXPECT_NE(result.diagnosis.find("timeout"), std::string::npos);
   EXPECT_EQ(counter_.writes, 1);  // what ran before the hang is still accounted
   EXPECT_EQ(result.ledger.total(), 2u);
+}
+
+TEST_F(SessionTest, AHungGuestKeepsThePhasesItEndedAndIsMarkedIncomplete) {
+  sigvisor_hc_phase_begin begin = {};
+  std::strcpy(begin.name, "work");
+  begin.ops = 1;
+  ASSERT_TRUE(memory_.WriteObject(kArgsGpa, begin).ok());
+  ASSERT_TRUE(memory_.WriteObject(kOtherArgsGpa, sigvisor_hc_phase_end{9}).ok());
+  std::strcpy(begin.name, "never_ends");
+  ASSERT_TRUE(memory_.WriteObject(0x3000, begin).ok());
+  RunResult result = RunScript({Hypercall(SIGVISOR_HC_PHASE_BEGIN, kArgsGpa), PortWrite(0x80),
+                                Hypercall(SIGVISOR_HC_PHASE_END, kOtherArgsGpa),
+                                Hypercall(SIGVISOR_HC_PHASE_BEGIN, 0x3000)},
+                               absl::Milliseconds(50));
+  EXPECT_EQ(result.outcome, Outcome::kTimeout);
+  EXPECT_FALSE(result.complete());
+  ASSERT_EQ(result.phases.size(), 1u);
+  EXPECT_EQ(result.phases[0].name, "work");
+  EXPECT_EQ(result.phases[0].exits_total, 1u);
+}
+
+TEST_F(SessionTest, ConsoleOutputPastMaxOutputIsDroppedAndReported) {
+  std::string text(100, 'x');
+  ASSERT_TRUE(memory_.Write(0x4000, std::span<const uint8_t>(
+                                        reinterpret_cast<const uint8_t*>(text.data()), text.size()))
+                  .ok());
+  ASSERT_TRUE(memory_.WriteObject(kArgsGpa, sigvisor_hc_console_write{0x4000, 100}).ok());
+  WriteExitArgs(0);
+  ASSERT_TRUE(memory_.WriteObject(kOtherArgsGpa, sigvisor_hc_exit{0}).ok());
+  std::string streamed;
+  std::vector<Step> steps(5, Hypercall(SIGVISOR_HC_CONSOLE_WRITE, kArgsGpa));
+  steps.push_back(Hypercall(SIGVISOR_HC_EXIT, kOtherArgsGpa));
+  RunResult result = RunScript(std::move(steps), absl::Seconds(10), nullptr,
+                               [&](SessionOptions& options) {
+                                 options.max_output_bytes = 250;
+                                 options.console_sink = [&](std::string_view t) {
+                                   streamed.append(t);
+                                 };
+                               });
+  EXPECT_EQ(result.outcome, Outcome::kExited);
+  EXPECT_EQ(streamed.size(), 250u);
+  EXPECT_EQ(result.console_bytes, 500u);
+  EXPECT_EQ(result.console_dropped_bytes, 250u);
+  EXPECT_LE(result.console.size(), 250u);
+  ASSERT_FALSE(result.warnings.empty());
+  EXPECT_NE(result.warnings[0].find("--max-output"), std::string::npos);
+}
+
+TEST_F(SessionTest, GuestTriggeredWarningsAreCapped) {
+  ASSERT_TRUE(memory_.WriteObject(kArgsGpa, sigvisor_hc_time_report{}).ok());
+  ASSERT_TRUE(memory_.WriteObject(kOtherArgsGpa, sigvisor_hc_exit{0}).ok());
+  std::vector<Step> steps(1000, Hypercall(SIGVISOR_HC_TIME_REPORT, kArgsGpa));
+  steps.push_back(Hypercall(SIGVISOR_HC_EXIT, kOtherArgsGpa));
+  RunResult result = RunScript(std::move(steps));
+  EXPECT_EQ(result.outcome, Outcome::kExited);
+  EXPECT_EQ(result.warnings.size() + result.warnings_dropped, 1000u);
+  EXPECT_LE(result.warnings.size(), 64u);
+}
+
+// The run loop under the seccomp sandbox: a forbidden syscall (openat) from the
+// run-loop thread fails with EPERM, and the run itself completes and is measured.
+TEST_F(SessionTest, SandboxRefusesAForbiddenSyscallOnTheRunLoopThread) {
+  WriteExitArgs(3);
+  int open_result = 0, open_errno = 0;
+  RunResult result = RunScript({PortWrite(0x80), Hypercall(SIGVISOR_HC_EXIT, kArgsGpa)},
+                               absl::Seconds(10), nullptr, [&](SessionOptions& options) {
+                                 options.sandbox = SandboxPolicy{};
+                                 options.sandboxed_hook = [&] {
+                                   open_result = open("/proc/self/status", O_RDONLY);
+                                   open_errno = errno;
+                                 };
+                               });
+  EXPECT_EQ(open_result, -1);
+  EXPECT_EQ(open_errno, EPERM);
+  EXPECT_EQ(result.outcome, Outcome::kExited);
+  EXPECT_EQ(result.exit_code, 3);
+  EXPECT_EQ(result.ledger.total(), 2u);
+  EXPECT_NE(result.sandbox.find("seccomp"), std::string::npos);
+  // The calling thread is not confined.
+  int fd = open("/proc/self/status", O_RDONLY);
+  EXPECT_GE(fd, 0);
+  if (fd >= 0) close(fd);
+}
+
+TEST_F(SessionTest, WithoutASandboxTheReportSaysOff) {
+  WriteExitArgs(0);
+  RunResult result = RunScript({Hypercall(SIGVISOR_HC_EXIT, kArgsGpa)});
+  EXPECT_EQ(result.sandbox, "off");
+  EXPECT_TRUE(result.complete());
 }
 
 TEST_F(SessionTest, UnknownPortIsABadDeviceAccess) {

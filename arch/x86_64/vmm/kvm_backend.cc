@@ -112,6 +112,7 @@ absl::StatusOr<CpuLocation> KvmBackend::Locate() {
   where.rip = regs->rip;
   where.cpl = sregs->cs.dpl;
   where.page_table_root = sregs->cr3;
+  where.paging = (sregs->cr0 & (1ull << 31)) != 0;
   where.registers = absl::StrFormat(
       "rax=%#x rbx=%#x rcx=%#x rdx=%#x rsi=%#x rdi=%#x rsp=%#x rbp=%#x rflags=%#x cs=%#x "
       "cr2=%#x cr3=%#x",

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <optional>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "arch/x86_64/vmm/boot_layout.h"
@@ -10,7 +11,9 @@
 #include "arch/x86_64/vmm/long_mode.h"
 #include "arch/x86_64/vmm/page_walk.h"
 #include "devices/debug_exit.h"
+#include "devices/fw_cfg.h"
 #include "devices/hypercall.h"
+#include "devices/pc_stubs.h"
 #include "devices/serial16550.h"
 #include "guest-kit/abi/sigvisor_abi.h"
 #include "vmm/base/clock.h"
@@ -44,7 +47,13 @@ absl::Status WriteBootInfo(GuestMemory& memory, const ElfImage& image,
 
 // "rip 0x100123 (kernel_main+0x13, cpl 0) bytes cc 90 ..." for a diagnosis.
 std::string Describe(const GuestMemory& memory, const ElfImage& image, const CpuLocation& where) {
-  std::vector<uint8_t> bytes = ReadGuestVirtual(memory, where.page_table_root, where.rip, 8);
+  std::vector<uint8_t> bytes;
+  if (where.paging) {
+    bytes = ReadGuestVirtual(memory, where.page_table_root, where.rip, 8);
+  } else {  // paging off (a Multiboot kernel's entry state): rip is physical
+    bytes.resize(8);
+    if (!memory.Read(where.rip, bytes).ok()) bytes.clear();
+  }
   std::vector<std::string> hex;
   for (uint8_t b : bytes) hex.push_back(absl::StrFormat("%02x", b));
   std::string text = absl::StrFormat("rip %#x (%s, cpl %d)", where.rip,
@@ -60,12 +69,52 @@ bool SyncRegsAvailable(const KvmSystem& kvm) {
   return (kvm.CheckExtension(KVM_CAP_SYNC_REGS) & kNeeded) == kNeeded;
 }
 
+// Which boot protocol an image speaks: an image with the sigvisor ABI note is a
+// sigvisor image (whatever else it carries: sigvisor's own images also have a
+// Multiboot header, for QEMU); one without it but with a Multiboot v1 header is a
+// Multiboot kernel, which has no sigvisor ABI to check. Anything else is refused.
+absl::StatusOr<bool> IsMultibootKernel(const ElfImage& image, const MachineConfig& config) {
+  const bool multiboot = !image.abi_version().has_value() && image.multiboot().has_value();
+  if (!multiboot) {
+    if (absl::Status s = CheckAbiVersion(image, SIGVISOR_ABI_VERSION); !s.ok()) {
+      if (image.abi_version()) return s;
+      return absl::Status(s.code(), absl::StrCat(s.message(),
+                                                 "; nor is it a Multiboot kernel (no Multiboot "
+                                                 "v1 header, magic 0x1BADB002, in its first "
+                                                 "8 KiB)"));
+    }
+    if (!config.modules.empty()) {
+      return absl::InvalidArgumentError(
+          "--module passes modules to a Multiboot kernel; this is a sigvisor image");
+    }
+    if (config.irqchip) {
+      return absl::InvalidArgumentError(
+          "--irqchip is for Multiboot kernels; sigvisor images run without an in-kernel "
+          "irqchip (their traps rely on hlt reaching the VMM)");
+    }
+    return false;
+  }
+  if (config.trap != TrapMechanism::kOff) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--trap=%s is for sigvisor images (64-bit code scanned for trap sites); a Multiboot "
+        "kernel runs with --trap=off",
+        TrapMechanismName(config.trap)));
+  }
+  if (!config.extensions.empty()) {
+    return absl::UnimplementedError(
+        "the tracer and the gdb stub work on sigvisor images only; not on a Multiboot kernel");
+  }
+  return true;
+}
+
 }  // namespace
 
 absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& image,
                                          const MachineConfig& config) {
-  if (absl::Status s = CheckAbiVersion(image, SIGVISOR_ABI_VERSION); !s.ok()) return s;
-  if (image.load_begin() < kImageMinGpa) {
+  absl::StatusOr<bool> is_multiboot = IsMultibootKernel(image, config);
+  if (!is_multiboot.ok()) return is_multiboot.status();
+  const bool multiboot = *is_multiboot;
+  if (!multiboot && image.load_begin() < kImageMinGpa) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "the image loads at %#x, below %#x where sigvisor keeps the boot page tables; link "
         "it at 1 MiB or above",
@@ -88,6 +137,9 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
     return s;
   }
   if (absl::Status s = vm->SetTssAddr(kVmxTssGpa); !s.ok()) return s;
+  if (config.irqchip) {
+    if (absl::Status s = vm->CreateIrqchip(); !s.ok()) return s;
+  }
   absl::StatusOr<KvmVcpu> vcpu = vm->CreateVcpu(0);
   if (!vcpu.ok()) return vcpu.status();
   absl::StatusOr<std::vector<kvm_cpuid_entry2>> cpuid = kvm.SupportedCpuid();
@@ -100,10 +152,21 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
         "the image needs guest memory up to %#x but the VM has %d MiB; raise --memory",
         image.load_end(), memory->size() >> 20));
   }
-  if (absl::Status s = LoadElfImage(image, *memory); !s.ok()) return s;
-  if (absl::Status s = WriteBootTables(*memory); !s.ok()) return s;
-  if (absl::Status s = WriteBootInfo(*memory, image, config); !s.ok()) return s;
-  if (absl::Status s = SetUpVcpu(*vcpu, image.entry(), kBootInfoGpa, *cpuid); !s.ok()) return s;
+  if (multiboot) {
+    if (absl::Status s = LoadElfImage(image, *memory); !s.ok()) return s;
+    const std::string cmdline = config.image_name.empty()
+                                    ? config.cmdline
+                                    : absl::StrCat(config.image_name, " ", config.cmdline);
+    if (absl::Status s = WriteMultibootState(*memory, image, cmdline, config.modules); !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = SetUpMultibootVcpu(*vcpu, image.entry(), *cpuid); !s.ok()) return s;
+  } else {
+    if (absl::Status s = LoadElfImage(image, *memory); !s.ok()) return s;
+    if (absl::Status s = WriteBootTables(*memory); !s.ok()) return s;
+    if (absl::Status s = WriteBootInfo(*memory, image, config); !s.ok()) return s;
+    if (absl::Status s = SetUpVcpu(*vcpu, image.entry(), kBootInfoGpa, *cpuid); !s.ok()) return s;
+  }
   const bool sync_regs = SyncRegsAvailable(kvm);
   VcpuState state(*vcpu, *memory, sync_regs);
   std::unique_ptr<TrapEngine> traps;
@@ -143,12 +206,30 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
   Serial16550 serial([&session](std::string_view text) { session.OnConsoleWrite(text); });
   DebugExit debug_exit;
   HypercallDevice hypercalls(*memory, session);
-  for (absl::Status s : {
-           bus.Register(AddressSpace::kPort, kSerialPort, Serial16550::kPortCount, &serial),
-           bus.Register(AddressSpace::kPort, kDebugExitPort, DebugExit::kPortCount, &debug_exit),
-           bus.Register(AddressSpace::kPort, SIGVISOR_HC_PORT_BASE, HypercallDevice::kPortCount,
-                        &hypercalls),
-       }) {
+  // A Multiboot kernel gets QEMU's PC devices instead of the hypercall port.
+  FwCfg fw_cfg(memory->size(), /*cpus=*/1);
+  PicMasks pic_master, pic_slave;
+  PciAbsent pci;
+  std::vector<absl::Status> registered = {
+      bus.Register(AddressSpace::kPort, kSerialPort, Serial16550::kPortCount, &serial),
+      bus.Register(AddressSpace::kPort, kDebugExitPort, DebugExit::kPortCount, &debug_exit),
+  };
+  if (multiboot) {
+    registered.push_back(
+        bus.Register(AddressSpace::kPort, FwCfg::kPortBase, FwCfg::kPortCount, &fw_cfg));
+    if (!config.irqchip) {  // else KVM's own PICs answer these ports
+      registered.push_back(
+          bus.Register(AddressSpace::kPort, kPicMasterPort, PicMasks::kPortCount, &pic_master));
+      registered.push_back(
+          bus.Register(AddressSpace::kPort, kPicSlavePort, PicMasks::kPortCount, &pic_slave));
+    }
+    registered.push_back(
+        bus.Register(AddressSpace::kPort, PciAbsent::kPortBase, PciAbsent::kPortCount, &pci));
+  } else {
+    registered.push_back(bus.Register(AddressSpace::kPort, SIGVISOR_HC_PORT_BASE,
+                                      HypercallDevice::kPortCount, &hypercalls));
+  }
+  for (const absl::Status& s : registered) {
     if (!s.ok()) return s;
   }
 

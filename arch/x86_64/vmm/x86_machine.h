@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "arch/x86_64/vmm/multiboot_boot.h"
 #include "arch/x86_64/vmm/trap_engine.h"
 #include "arch/x86_64/vmm/vcpu_state.h"
 #include "vmm/kvm/kvm.h"
@@ -21,6 +22,8 @@ namespace sigvisor::x86 {
 // Fixed device addresses (the PC's, so other tools' guests find them too).
 inline constexpr uint64_t kSerialPort = 0x3f8;
 inline constexpr uint64_t kDebugExitPort = 0xf4;
+inline constexpr uint64_t kPicMasterPort = 0x20;  // Multiboot kernels only, with the
+inline constexpr uint64_t kPicSlavePort = 0xa0;   // fw_cfg and PCI-config stubs
 
 // What a run extension (the instruction tracer, the gdb stub) works with. Valid from
 // the extension's creation to the end of the run.
@@ -41,6 +44,14 @@ using ExtensionFactory =
 struct MachineConfig {
   uint64_t memory_bytes = 32ull << 20;
   std::string cmdline;          // goes into sigvisor_boot_info.cmdline
+  // Multiboot kernels (an image with a Multiboot v1 header and no sigvisor ABI note):
+  // the kernel's command line is "<image_name> <cmdline>" (QEMU's convention; just
+  // cmdline when image_name is empty), and `modules` are passed in the Multiboot info.
+  std::string image_name;
+  std::vector<MultibootModule> modules;
+  // KVM_CREATE_IRQCHIP before the vCPU (Multiboot kernels only): an in-kernel LAPIC,
+  // IOAPIC and PIC for kernels that use timers or interrupts; `hlt` waits in KVM.
+  bool irqchip = false;
   bool cpl0_emulated = false;   // tells the guest (boot-info flag)
   SessionOptions session;       // timeout, console sink (describe, interceptor filled in here)
   // How guest debug-register accesses and segment loads reach the VMM (trap_engine.h).

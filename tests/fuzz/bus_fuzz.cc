@@ -1,0 +1,102 @@
+// Fuzzes the bus with its devices: random port and MMIO accesses (address, width,
+// direction, data) against the serial port, the debug-exit device and the hypercall
+// device (over guest RAM the input also fills), in any order and overlap. Every access
+// must return (an error is fine); nothing may read or write outside its buffers.
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "devices/debug_exit.h"
+#include "devices/hypercall.h"
+#include "devices/serial16550.h"
+#include "guest-kit/abi/sigvisor_abi.h"
+#include "vmm/machine/bus.h"
+#include "vmm/machine/guest_memory.h"
+
+namespace {
+
+struct CountingHandler : sigvisor::HypercallHandler {
+  uint64_t bytes = 0;
+  void OnConsoleWrite(std::string_view text) override {
+    if (text.size() > SIGVISOR_CONSOLE_MAX_WRITE) std::abort();
+    bytes += text.size();
+  }
+  void OnExit(int64_t) override {}
+  void OnPhaseBegin(std::string name, uint64_t, uint64_t, bool) override {
+    if (name.size() > sizeof(sigvisor_hc_phase_begin{}.name)) std::abort();
+  }
+  void OnPhaseEnd(uint64_t) override {}
+  void OnTimeReport(std::string name, uint64_t, uint64_t) override {
+    if (name.size() > sizeof(sigvisor_hc_time_report{}.name)) std::abort();
+  }
+  void OnPanic(std::string message, uint64_t, uint64_t) override {
+    if (message.size() > 512) std::abort();
+  }
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  auto memory = sigvisor::GuestMemory::Create(8 << 10);
+  if (!memory.ok()) std::abort();
+  const size_t ram_bytes = std::min<size_t>(size, 8 << 10);
+  if (size < 2) return 0;
+  // The first byte says how much of the input is RAM (in 64-byte units).
+  const size_t ram = std::min<size_t>(size_t{data[0]} * 64, ram_bytes);
+  (void)memory->Write(0, {data + 1, std::min(ram, size - 1)});
+  const size_t skip = 1 + std::min(ram, size - 1);
+  data += skip;
+  size -= skip;
+
+  CountingHandler handler;
+  sigvisor::HypercallDevice hypercalls(*memory, handler);
+  uint64_t serial_out = 0;
+  sigvisor::Serial16550 serial([&](std::string_view text) { serial_out += text.size(); });
+  sigvisor::DebugExit debug_exit;
+  sigvisor::Bus bus;
+  (void)bus.Register(sigvisor::AddressSpace::kPort, SIGVISOR_HC_PORT_BASE,
+                     sigvisor::HypercallDevice::kPortCount, &hypercalls);
+  (void)bus.Register(sigvisor::AddressSpace::kPort, 0x3f8, 8, &serial);
+  (void)bus.Register(sigvisor::AddressSpace::kPort, 0xf4, sigvisor::DebugExit::kPortCount,
+                     &debug_exit);
+  (void)bus.Register(sigvisor::AddressSpace::kMmio, 0xd0000000, 0x1000, &serial);
+  // Overlapping and degenerate registrations must be refused, not corrupt the bus.
+  (void)bus.Register(sigvisor::AddressSpace::kPort, 0x3fc, 8, &debug_exit);
+  (void)bus.Register(sigvisor::AddressSpace::kPort, ~uint64_t{0} - 1, 8, &debug_exit);
+  (void)bus.Register(sigvisor::AddressSpace::kPort, 0x10, 0, &debug_exit);
+
+  // Each access: flags, address (2 bytes), then up to 8 data bytes.
+  uint8_t buffer[16];
+  while (size >= 3) {
+    const uint8_t flags = data[0];
+    uint16_t addr16;
+    std::memcpy(&addr16, data + 1, 2);
+    data += 3;
+    size -= 3;
+    const size_t width = size_t{1} << (flags & 3);
+    const bool write = flags & 4;
+    const auto space = (flags & 8) ? sigvisor::AddressSpace::kMmio : sigvisor::AddressSpace::kPort;
+    uint64_t addr = addr16;
+    if (space == sigvisor::AddressSpace::kMmio) addr += 0xd0000000 - 0x800;
+    switch ((flags >> 4) & 3) {
+      case 0: addr = SIGVISOR_HC_PORT_BASE + (addr16 & 0x1f); break;
+      case 1: addr = 0x3f8 + (addr16 & 7); break;
+      default: break;
+    }
+    const size_t take = std::min(width, size);
+    std::memset(buffer, 0, sizeof(buffer));
+    std::memcpy(buffer, data, take);
+    data += take;
+    size -= take;
+    std::span<uint8_t> span(buffer, width);
+    if (write) {
+      (void)bus.Write(space, addr, span);
+    } else {
+      (void)bus.Read(space, addr, span);
+    }
+    (void)bus.AccessName(space, addr);
+  }
+  return 0;
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Differential: each Multiboot test kernel boots under QEMU (TCG) and under sigvisor
+# with the same command line and module; the exit statuses must be equal and so must
+# the consoles, except mem_upper: QEMU's firmware (SeaBIOS) keeps the top 128 KiB of
+# RAM for itself and the Multiboot info reports that, while sigvisor has no firmware
+# and reports all of RAM above 1 MiB. sigvisor runs them with --irqchip, as QEMU
+# always has a LAPIC.
+set -euo pipefail
+
+sigvisor=$1
+module=$2
+shift 2
+qemu=$(command -v qemu-system-x86_64 || true)
+if [[ -z "$qemu" ]]; then
+  echo "SKIP: qemu-system-x86_64 is not installed (tools/setup.sh installs it)"
+  exit 0
+fi
+if [[ ! -r /dev/kvm || ! -w /dev/kvm ]]; then
+  echo "SKIP: /dev/kvm is not usable"
+  exit 0
+fi
+
+tmp=${TEST_TMPDIR:-$(mktemp -d)}
+mask() { sed -E 's/mem_upper=[0-9]+/mem_upper=N/'; }
+status=0
+for kernel in "$@"; do
+  name=$(basename "$kernel")
+  set +e
+  timeout 120 "$qemu" -accel tcg -kernel "$kernel" -append "a=1 b=2" \
+    -initrd "$module x=y" -m 32 -display none -monitor none -no-reboot \
+    -serial "file:$tmp/$name.qemu" -device isa-debug-exit,iobase=0xf4,iosize=4
+  qemu_code=$?
+  "$sigvisor" run --image "$kernel" --cmdline "a=1 b=2" --module "$module=$module x=y" \
+    --memory 32 --timeout 60s --irqchip --json >"$tmp/$name.json" 2>"$tmp/$name.sigvisor"
+  sigvisor_code=$?
+  set -e
+  if [[ $qemu_code -ne $sigvisor_code ]]; then
+    echo "FAIL $name: QEMU exit $qemu_code, sigvisor exit $sigvisor_code"
+    status=1
+  elif ! diff <(mask <"$tmp/$name.qemu") <(mask <"$tmp/$name.sigvisor"); then
+    echo "FAIL $name: the consoles differ (QEMU <, sigvisor >)"
+    status=1
+  else
+    echo "PASS $name: exit $qemu_code and $(wc -l <"$tmp/$name.qemu") console lines alike"
+  fi
+done
+exit $status

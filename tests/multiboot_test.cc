@@ -1,0 +1,169 @@
+// Multiboot v1 kernels under `sigvisor run`, booted the way `qemu-system-x86_64
+// -kernel` boots them: console, exit status ((v << 1) | 1 through isa-debug-exit)
+// and exact VM-exit counts, for an ELF32 kernel, 32-bit entry code in an ELF64
+// container and a flat binary loaded by its header's address fields; clear refusals
+// and reports for what sigvisor does not provide.
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/cli_test_support.h"
+
+namespace sigvisor::testing {
+namespace {
+
+constexpr char kGuests[] = "tests/guests/multiboot/";
+constexpr char kModule[] = "tests/guests/multiboot/mod.txt";
+// What mb32.S writes with one `rep outsb`.
+constexpr char kRepString[] = "rep outsb: string I/O from one instruction\n";
+
+std::string Kernel(const std::string& name) { return std::string(kGuests) + name; }
+
+// The count of each exit detail ("port 0x3fd in (serial)" -> n).
+std::map<std::string, int> ExitDetails(const nlohmann::json& doc) {
+  std::map<std::string, int> counts;
+  for (const nlohmann::json& row : doc["exits"]["by_detail"]) {
+    counts[row["detail"].get<std::string>()] += row["count"].get<int>();
+  }
+  return counts;
+}
+
+TEST(MultibootTest, Elf32KernelSeesInfoModulesAndDevices) {
+  if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  const std::string two = TempPath("second-module.txt");
+  std::ofstream(two) << "second\n";
+  CommandResult r = Sigvisor("run --image " + Kernel("mb32") +
+                             " --cmdline 'a=1 b=2' --module '" + std::string(kModule) +
+                             "=mod.txt x=y' --module " + two + " --json");
+  ASSERT_EQ(r.status, 67) << r.err;  // (0x21 << 1) | 1, as QEMU gives it
+  nlohmann::json doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["outcome"], "exited");
+  EXPECT_EQ(doc["exit_code"], 67);
+  const std::string console = doc["console"];
+  EXPECT_EQ(console,
+            "mb32: hello from a Multiboot ELF32 kernel\n"
+            "mem_lower=639 mem_upper=31744\n"
+            "cmdline:a=1 b=2\n"
+            "mods_count=2\n"
+            "module 'mod.txt x=y': hello-module\n"
+            "module '" + two + "': second\n"
+            "fw_cfg signature=QEMU cpus=1 ram_mib=32\n"
+            "pci 00:1f.7 id=ffffffff\n"
+            "rep outsb: string I/O from one instruction\n"
+            "mb32: bye\n");
+
+  // Exact exits: every byte putc writes polls LSR once and writes THR once; the
+  // divisor-latch byte is one more THR-port write that is not output; the rep outsb
+  // string is written without polling.
+  const int putc_bytes = static_cast<int>(console.size() - std::string(kRepString).size());
+  std::map<std::string, int> details = ExitDetails(doc);
+  EXPECT_EQ(details["port 0x3fd in (serial)"], putc_bytes);
+  EXPECT_EQ(details["port 0x3f8 out (serial)"], static_cast<int>(console.size()) + 1);
+  EXPECT_EQ(details["port 0x3f9 out (serial)"], 2);  // IER, then DLM under DLAB
+  EXPECT_EQ(details["port 0x3fb out (serial)"], 2);  // LCR: DLAB on, 8N1
+  EXPECT_EQ(details["port 0x510 out (fw_cfg selector)"], 3);
+  EXPECT_EQ(details["port 0x511 in (fw_cfg data)"], 12);  // 4 + 4 + 4 bytes
+  EXPECT_EQ(details["port 0x21 out (pic)"], 1);
+  EXPECT_EQ(details["port 0xa1 out (pic)"], 1);
+  EXPECT_EQ(details["port 0xcf8 out (pci-config address)"], 1);
+  EXPECT_EQ(details["port 0xcfc in (pci-config data)"], 1);
+  EXPECT_EQ(details["port 0xf4 out (debug-exit)"], 1);
+  int sum = 0;
+  for (const auto& [detail, count] : details) sum += count;
+  EXPECT_EQ(doc["exits"]["total"].get<int>(), sum);
+  EXPECT_EQ(sum, 2 * putc_bytes + static_cast<int>(std::string(kRepString).size()) + 1 + 2 +
+                     2 + 3 + 12 + 2 + 2 + 1);
+  EXPECT_EQ(doc["exits"]["by_reason"]["io"]["count"].get<int>(), sum);
+}
+
+TEST(MultibootTest, MemorySizeFollowsMemoryFlag) {
+  if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  CommandResult r = Sigvisor("run --image " + Kernel("mb32") + " --memory 64");
+  ASSERT_EQ(r.status, 67) << r.err;
+  EXPECT_NE(r.out.find("mem_lower=639 mem_upper=64512\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ram_mib=64\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("mods_count=0\n"), std::string::npos) << r.out;
+}
+
+TEST(MultibootTest, Elf64ContainerEntersLongModeItself) {
+  if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  CommandResult r = Sigvisor("run --image " + Kernel("mb64") + " --json");
+  ASSERT_EQ(r.status, 133) << r.err;  // (0x42 << 1) | 1
+  nlohmann::json doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["console"],
+            "mb64: hello from 32-bit code in an ELF64 container\n"
+            "mb64: in long mode\n"
+            "mb64: paging on, bye\n");
+}
+
+TEST(MultibootTest, FlatBinaryLoadsByItsAddressFields) {
+  if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  CommandResult r = Sigvisor("run --image " + Kernel("mb_aout") + " --json");
+  ASSERT_EQ(r.status, 35) << r.err;  // (0x11 << 1) | 1
+  nlohmann::json doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["console"],
+            "mb_aout: hello from a flat binary loaded by its address fields\n"
+            "mb_aout: bss zeroed, bye\n");
+}
+
+TEST(MultibootTest, AbsentDeviceEndsTheRunWithPortRipAndBytes) {
+  if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  CommandResult r = Sigvisor("run --image " + Kernel("mb_nodev") + " --quiet");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("bad_device_access"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("port read at 0x64"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("absent_port_read"), std::string::npos) << r.err;  // ELF32 symbols
+  EXPECT_NE(r.err.find("bytes e4 64"), std::string::npos) << r.err;       // in $0x64, %al
+}
+
+TEST(MultibootTest, InKernelLapicWithIrqchip) {
+  if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  CommandResult r =
+      Sigvisor("run --image " + Kernel("mb_lapic") + " --irqchip --timeout 30s --json");
+  ASSERT_EQ(r.status, 129) << r.err;  // (0x40 << 1) | 1: the timer interrupt arrived
+  nlohmann::json doc = nlohmann::json::parse(r.out);
+  const std::string console = doc["console"];
+  EXPECT_EQ(console,
+            "mb_lapic: reading the LAPIC\n"
+            "lapic version=00000014\n"
+            "mb_lapic: the LAPIC timer interrupt arrived\n");
+  // LAPIC MMIO, the PIC mask writes and the halt stay in KVM: the VMM sees only the
+  // serial port (divisor programming, LSR polls) and the exit.
+  std::map<std::string, int> details = ExitDetails(doc);
+  EXPECT_EQ(details.size(), 5u) << doc["exits"].dump();
+  EXPECT_EQ(details["port 0x3fd in (serial)"], static_cast<int>(console.size()));
+  EXPECT_EQ(details["port 0x3f8 out (serial)"], static_cast<int>(console.size()) + 1);
+  EXPECT_EQ(details["port 0xf4 out (debug-exit)"], 1);
+  EXPECT_EQ(doc["exits"]["total"].get<int>(), 2 * static_cast<int>(console.size()) + 1 + 4 + 1);
+}
+
+TEST(MultibootTest, LapicWithoutIrqchipIsReportedNotHung) {
+  if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  CommandResult r = Sigvisor("run --image " + Kernel("mb_lapic") + " --quiet --timeout 30s");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("MMIO read at 0xfee00030"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("lapic_version_read"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("bytes a1 30 00 e0 fe"), std::string::npos) << r.err;
+}
+
+TEST(MultibootTest, Plain32BitElfIsRefused) {
+  ExpectOneLineError(Sigvisor("run --image " + Kernel("plain32")),
+                     "no Multiboot header in its first 8 KiB");
+}
+
+TEST(MultibootTest, ModulesAndTrapsOnlyWhereTheyApply) {
+  if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  ExpectOneLineError(Sigvisor("run --module " + std::string(kModule)),
+                     "--module passes modules to a Multiboot kernel");
+  ExpectOneLineError(Sigvisor("run --image " + Kernel("mb32") + " --trap=patch"),
+                     "a Multiboot kernel runs with --trap=off");
+  ExpectOneLineError(Sigvisor("run --image " + Kernel("mb32") + " --module /nonexistent"),
+                     "cannot open '/nonexistent'");
+  ExpectOneLineError(Sigvisor("run --irqchip --workload hello"),
+                     "--irqchip is for Multiboot kernels");
+}
+
+}  // namespace
+}  // namespace sigvisor::testing
