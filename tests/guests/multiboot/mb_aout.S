@@ -21,6 +21,8 @@ header:
 	.long	entry			/* entry_addr */
 
 	.text
+	.globl	_start	/* the linker's entry symbol; the loader uses entry_addr */
+_start:
 entry:
 	mov	$stack_top, %esp
 	mov	%eax, %ebp
