@@ -1,5 +1,7 @@
 #include "arch/x86_64/vmm/page_walk.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_format.h"
 
 namespace sigvisor::x86 {
@@ -45,6 +47,25 @@ absl::StatusOr<bool> UserAccessible(const GuestMemory& memory, uint64_t cr3, uin
     table = *entry & kAddressMask;
   }
   return absl::InternalError("unreachable");
+}
+
+absl::StatusOr<std::vector<GuestPiece>> TranslateRange(const GuestMemory& memory, uint64_t cr3,
+                                                        uint64_t gva, size_t len) {
+  constexpr uint64_t kPageSize = 4096;
+  std::vector<GuestPiece> pieces;
+  for (size_t done = 0; done < len;) {
+    const uint64_t at = gva + done;
+    const size_t chunk = std::min<size_t>(len - done, kPageSize - at % kPageSize);
+    absl::StatusOr<uint64_t> gpa = TranslateGva(memory, cr3, at);
+    if (!gpa.ok()) return gpa.status();
+    if (!memory.Contains(*gpa, chunk)) {
+      return absl::OutOfRangeError(
+          absl::StrFormat("guest address %#x maps outside guest RAM (%#x)", at, *gpa));
+    }
+    pieces.push_back({*gpa, chunk});
+    done += chunk;
+  }
+  return pieces;
 }
 
 std::vector<uint8_t> ReadGuestVirtual(const GuestMemory& memory, uint64_t cr3, uint64_t gva,

@@ -18,6 +18,17 @@ absl::StatusOr<uint64_t> TranslateGva(const GuestMemory& memory, uint64_t cr3, u
 // at CPL3.
 absl::StatusOr<bool> UserAccessible(const GuestMemory& memory, uint64_t cr3, uint64_t gva);
 
+// One page's worth of a guest-virtual range: where it lives in guest RAM.
+struct GuestPiece {
+  uint64_t gpa;
+  size_t length;
+};
+
+// [gva, gva + len) split at page boundaries and translated, every piece checked to
+// lie in guest RAM; an error if any page is unmapped or outside RAM.
+absl::StatusOr<std::vector<GuestPiece>> TranslateRange(const GuestMemory& memory, uint64_t cr3,
+                                                        uint64_t gva, size_t len);
+
 // Up to `len` bytes at `gva`, stopping early at an unmapped page.
 std::vector<uint8_t> ReadGuestVirtual(const GuestMemory& memory, uint64_t cr3, uint64_t gva,
                                       size_t len);

@@ -51,38 +51,26 @@ absl::StatusOr<int> VcpuState::Cpl() {
   return sregs->cs.dpl;
 }
 
+// Both directions translate the whole range first, so a range that is partly
+// unmapped is refused before any byte moves.
 bool VcpuState::ReadVirtual(uint64_t cr3, uint64_t gva, std::span<uint8_t> out) const {
-  std::vector<std::pair<uint64_t, size_t>> pieces;  // gpa, length
-  for (size_t done = 0; done < out.size();) {
-    const uint64_t at = gva + done;
-    const size_t chunk = std::min<size_t>(out.size() - done, kPageSize - at % kPageSize);
-    absl::StatusOr<uint64_t> gpa = TranslateGva(memory_, cr3, at);
-    if (!gpa.ok() || !memory_.Contains(*gpa, chunk)) return false;
-    pieces.emplace_back(*gpa, chunk);
-    done += chunk;
-  }
+  absl::StatusOr<std::vector<GuestPiece>> pieces = TranslateRange(memory_, cr3, gva, out.size());
+  if (!pieces.ok()) return false;
   size_t offset = 0;
-  for (auto [gpa, length] : pieces) {
-    if (!memory_.Read(gpa, out.subspan(offset, length)).ok()) return false;
-    offset += length;
+  for (const GuestPiece& piece : *pieces) {
+    if (!memory_.Read(piece.gpa, out.subspan(offset, piece.length)).ok()) return false;
+    offset += piece.length;
   }
   return true;
 }
 
 bool VcpuState::WriteVirtual(uint64_t cr3, uint64_t gva, std::span<const uint8_t> data) {
-  std::vector<std::pair<uint64_t, size_t>> pieces;
-  for (size_t done = 0; done < data.size();) {
-    const uint64_t at = gva + done;
-    const size_t chunk = std::min<size_t>(data.size() - done, kPageSize - at % kPageSize);
-    absl::StatusOr<uint64_t> gpa = TranslateGva(memory_, cr3, at);
-    if (!gpa.ok() || !memory_.Contains(*gpa, chunk)) return false;
-    pieces.emplace_back(*gpa, chunk);
-    done += chunk;
-  }
+  absl::StatusOr<std::vector<GuestPiece>> pieces = TranslateRange(memory_, cr3, gva, data.size());
+  if (!pieces.ok()) return false;
   size_t offset = 0;
-  for (auto [gpa, length] : pieces) {
-    if (!memory_.Write(gpa, data.subspan(offset, length)).ok()) return false;
-    offset += length;
+  for (const GuestPiece& piece : *pieces) {
+    if (!memory_.Write(piece.gpa, data.subspan(offset, piece.length)).ok()) return false;
+    offset += piece.length;
   }
   return true;
 }
