@@ -4,7 +4,8 @@
 # the consoles, except mem_upper: QEMU's firmware (SeaBIOS) keeps the top 128 KiB of
 # RAM for itself and the Multiboot info reports that, while sigvisor has no firmware
 # and reports all of RAM above 1 MiB. sigvisor runs them with --irqchip, as QEMU
-# always has a LAPIC.
+# always has a LAPIC. A kernel named *smp* runs on 4 CPUs under both (-smp 4,
+# --vcpus 4): its APs are started by INIT/SIPI.
 set -euo pipefail
 
 sigvisor=$1
@@ -25,13 +26,17 @@ mask() { sed -E 's/mem_upper=[0-9]+/mem_upper=N/'; }
 status=0
 for kernel in "$@"; do
   name=$(basename "$kernel")
+  smp=(-smp 1)
+  vcpus=(--vcpus 1)
+  if [[ $name == *smp* ]]; then smp=(-smp 4); vcpus=(--vcpus 4); fi
   set +e
-  timeout 120 "$qemu" -accel tcg -kernel "$kernel" -append "a=1 b=2" \
+  timeout 120 "$qemu" -accel tcg "${smp[@]}" -kernel "$kernel" -append "a=1 b=2" \
     -initrd "$module x=y" -m 32 -display none -monitor none -no-reboot \
     -serial "file:$tmp/$name.qemu" -device isa-debug-exit,iobase=0xf4,iosize=4
   qemu_code=$?
   "$sigvisor" run --image "$kernel" --cmdline "a=1 b=2" --module "$module=$module x=y" \
-    --memory 32 --timeout 60s --irqchip --json >"$tmp/$name.json" 2>"$tmp/$name.sigvisor"
+    --memory 32 --timeout 60s --irqchip "${vcpus[@]}" --json >"$tmp/$name.json" \
+    2>"$tmp/$name.sigvisor"
   sigvisor_code=$?
   set -e
   if [[ $qemu_code -ne $sigvisor_code ]]; then

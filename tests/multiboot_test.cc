@@ -148,6 +148,59 @@ TEST(MultibootTest, LapicWithoutIrqchipIsReportedNotHung) {
   EXPECT_NE(r.err.find("bytes a1 30 00 e0 fe"), std::string::npos) << r.err;
 }
 
+// mb_smp.S: fw_cfg's CPU count, INIT/SIPI through the in-kernel LAPIC, a real-mode
+// trampoline; every AP sets its APIC ID's bit and writes the fw_cfg selector once from
+// its own vCPU (so the run's ledger must hold the APs' exits too).
+TEST(MultibootTest, SmpKernelStartsItsApsWithInitSipi) {
+  if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  CommandResult r =
+      Sigvisor("run --image " + Kernel("mb_smp") + " --vcpus 4 --timeout 60s --json");
+  ASSERT_EQ(r.status, 97) << r.err;  // (0x30 << 1) | 1: all CPUs checked in
+  nlohmann::json doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["outcome"], "exited");
+  const std::string console = doc["console"];
+  EXPECT_EQ(console,
+            "mb_smp: starting the application processors\n"
+            "fw_cfg cpus=4\n"
+            "mb_smp: all 4 CPUs checked in, APIC ID mask=0000000f\n"
+            "mb_smp: bye\n");
+  std::map<std::string, int> details = ExitDetails(doc);
+  // The BSP's item select, then one selector write from each of the 3 APs.
+  EXPECT_EQ(details["port 0x510 out (fw_cfg selector)"], 1 + 3);
+  EXPECT_EQ(details["port 0x511 in (fw_cfg data)"], 4);
+  EXPECT_EQ(details["port 0x3fd in (serial)"], static_cast<int>(console.size()));
+  EXPECT_EQ(details["port 0x3f8 out (serial)"], static_cast<int>(console.size()) + 1);
+  EXPECT_EQ(details["port 0xf4 out (debug-exit)"], 1);
+  int sum = 0;
+  for (const auto& [detail, count] : details) sum += count;
+  EXPECT_EQ(doc["exits"]["total"].get<int>(), sum);
+  EXPECT_EQ(sum, 2 * static_cast<int>(console.size()) + 1 + 4 + 4 + 4 + 1);
+}
+
+TEST(MultibootTest, SmpKernelOnOneVcpu) {
+  if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  CommandResult r = Sigvisor("run --image " + Kernel("mb_smp") + " --json");
+  ASSERT_EQ(r.status, 97) << r.err;
+  nlohmann::json doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["console"],
+            "mb_smp: starting the application processors\n"
+            "fw_cfg cpus=1\n"
+            "mb_smp: all 1 CPUs checked in, APIC ID mask=00000001\n"
+            "mb_smp: bye\n");
+}
+
+TEST(MultibootTest, VcpusOutOfRangeOrForASigvisorImageAreRefused) {
+  if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  ExpectOneLineError(Sigvisor("run --image " + Kernel("mb_smp") + " --vcpus 0"),
+                     "--vcpus 0: give 1 to 64");
+  ExpectOneLineError(Sigvisor("run --image " + Kernel("mb_smp") + " --vcpus 65"),
+                     "--vcpus 65: give 1 to 64");
+  ExpectOneLineError(Sigvisor("run --image " + Kernel("mb_smp") + " --vcpus -3"),
+                     "--vcpus -3: give 1 to 64");
+  ExpectOneLineError(Sigvisor("run --workload hello --vcpus 2"),
+                     "--vcpus 2 is for Multiboot kernels; sigvisor images run on one vCPU");
+}
+
 TEST(MultibootTest, Plain32BitElfIsRefused) {
   ExpectOneLineError(Sigvisor("run --image " + Kernel("plain32")),
                      "no Multiboot header in its first 8 KiB");

@@ -1,16 +1,22 @@
 // `sigvisor bench`: a matrix of workloads x kernel variants x trap mechanisms x
 // repetitions in one process, the variants interleaved.
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
 #include "vmm/bench/bench_format.h"
 #include "vmm/bench/kvm_run.h"
+#include "vmm/bench/peer.h"
 #include "vmm/bench/progress.h"
 #include "vmm/bench/runner.h"
 #include "vmm/cli/bench_commands.h"
 #include "vmm/cli/command.h"
 #include "vmm/cli/flags.h"
+#include "vmm/images/embedded_images.h"
 
 namespace sigvisor::cli {
 
@@ -37,6 +43,56 @@ int PrintBench(const bench::BenchResult& result, BenchOutput& output) {
     return 1;
   }
   return 0;
+}
+
+// --peer: the sigvisor runs (`result`) beside the same workloads on the same image under
+// QEMU; prints the side-by-side table (or the bench JSON with a "peers" member).
+int RunPeers(const bench::BenchResult& result, const std::vector<bench::PeerKind>& peers,
+             const BenchOutput& output, const RunLimits& limits, const KvmSystem& kvm) {
+  absl::StatusOr<const KernelVariant*> variant =
+      ResolveVariant(result.matrix.variants.at(0).name);
+  if (!variant.ok()) return ReportError(variant.status());
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string image = absl::StrFormat("%s/sigvisor-%d-peer-kernel.elf", tmp ? tmp : "/tmp",
+                                            getpid());
+  {
+    std::ofstream out(image, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>((*variant)->bytes.data()),
+              static_cast<std::streamsize>((*variant)->bytes.size()));
+    if (!out.good()) {
+      return ReportError(absl::StrFormat("--peer: cannot write the image to '%s'", image));
+    }
+  }
+  std::vector<bench::PeerResult> measured;
+  for (const bench::PeerKind& peer : peers) {
+    std::fprintf(stderr, "bench: %s: %zu run(s) under qemu -accel %s\n", peer.name.c_str(),
+                 result.matrix.workloads.size() * result.matrix.repetitions, peer.accel.c_str());
+    measured.push_back(bench::RunPeer(peer, image, result.matrix.workloads, result.matrix.ops,
+                                      result.matrix.repetitions, limits.memory_mib,
+                                      limits.timeout));
+    if (measured.back().skipped) {
+      std::fprintf(stderr, "bench: %s: skipped: %s\n", peer.name.c_str(),
+                   measured.back().skip_reason.c_str());
+    }
+  }
+  std::remove(image.c_str());
+  const uint64_t tsc_khz = bench::HostTscKhz(kvm.fd());
+  if (output.format == OutputFormat::kJson) {
+    nlohmann::ordered_json doc = bench::BenchToJson(result);
+    doc["peers"] = bench::PeersToJson(measured, tsc_khz);
+    std::printf("%s\n", doc.dump(2).c_str());
+  } else {
+    std::printf("%s", bench::FormatPeerTable(result, measured, tsc_khz).c_str());
+  }
+  std::fflush(stdout);
+  bool failed = !result.complete();
+  for (const bench::PeerResult& p : measured) {
+    for (const bench::PeerRun& r : p.runs) failed = failed || !r.ok;
+  }
+  if (!result.complete()) {
+    std::fprintf(stderr, "sigvisor: %s\n", bench::CompletenessLine(result).c_str());
+  }
+  return failed ? 1 : 0;
 }
 
 int BenchCommand(std::span<char* const> args) {
@@ -77,7 +133,30 @@ int BenchCommand(std::span<char* const> args) {
     shard = *parsed;
   }
 
-  absl::StatusOr<BenchHost> host = OpenBenchHost(absl::GetFlag(FLAGS_traps), {"off", "auto"});
+  // --peer: one kernel build, traps off (QEMU cannot trap), one process (no shards).
+  std::vector<bench::PeerKind> peers;
+  if (const std::string peer = absl::GetFlag(FLAGS_peer); !peer.empty()) {
+    absl::StatusOr<std::vector<bench::PeerKind>> parsed = bench::ParsePeerList(peer);
+    if (!parsed.ok()) return ReportError(parsed.status());
+    peers = *std::move(parsed);
+    if (variants.empty()) {
+      absl::StatusOr<std::vector<bench::VariantInfo>> baseline = bench::ParseVariantList("baseline");
+      if (!baseline.ok()) return ReportError(baseline.status());
+      matrix.variants = *std::move(baseline);
+    } else if (matrix.variants.size() != 1) {
+      return ReportError("--peer compares one kernel build side by side: give one --variants entry");
+    }
+    const std::string traps = absl::GetFlag(FLAGS_traps);
+    if (!traps.empty() && traps != "off") {
+      return ReportError("--peer measures with --traps off (QEMU has no trap mechanism); drop --traps");
+    }
+    if (!absl::GetFlag(FLAGS_shard).empty()) return ReportError("--peer runs in one process: drop --shard");
+    if (output->format == OutputFormat::kCsv || output->svg) {
+      return ReportError("--peer prints its table as text or --json (no --csv, no --svg)");
+    }
+  }
+  absl::StatusOr<BenchHost> host =
+      OpenBenchHost(peers.empty() ? absl::GetFlag(FLAGS_traps) : "off", {"off", "auto"});
   if (!host.ok()) return ReportError(host.status());
   matrix.traps = host->traps;
   absl::StatusOr<bench::KvmBenchTarget> target =
@@ -95,6 +174,7 @@ int BenchCommand(std::span<char* const> args) {
   bench::BenchResult result = bench::RunMatrix(
       matrix, [&](const bench::RunSpec& spec) { return target->Run(spec); }, options);
   progress.Finish();
+  if (!peers.empty()) return RunPeers(result, peers, *output, *limits, host->kvm);
   return PrintBench(result, *output);
 }
 

@@ -38,6 +38,7 @@ std::string HelpText(const Command* command);
 int RunCommand(std::span<char* const> args);
 int ProbeCommand(std::span<char* const> args);
 int ImagesCommand(std::span<char* const> args);
+int ImageCommand(std::span<char* const> args);
 int SitesCommand(std::span<char* const> args);
 int TraceCommand(std::span<char* const> args);
 

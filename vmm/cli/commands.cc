@@ -27,9 +27,11 @@ std::span<const Command> Commands() {
        "  sigvisor run --image path/to/guest.elf --timeout 5s\n"
        "  sigvisor run --image multiboot-kernel.elf --cmdline 'a=1' --module initrd=init\n"
        "     (a Multiboot v1 kernel, booted as `qemu-system-x86_64 -kernel` boots it)\n"
+       "  sigvisor run --image smp-kernel.elf --vcpus 4\n"
+       "     (APs started by the kernel's INIT/SIPI through the in-kernel LAPIC)\n"
        "  sigvisor run --workload divzero --gdb 1234   (then: gdb FILE -ex 'target remote :1234')",
        {"image", "variant", "workload", "ops", "cmdline", "memory", "timeout", "json", "quiet", "kvm",
-        "trap", "gdb", "no_sandbox", "max_output", "module", "irqchip"},
+        "trap", "gdb", "no_sandbox", "max_output", "module", "irqchip", "vcpus"},
        RunCommand},
       {"probe", "measure what this host's KVM does and what trapping costs",
        "Boots tiny calibration guests and reports whether guest CPL0 is emulated (PVM) or\n"
@@ -41,6 +43,20 @@ std::span<const Command> Commands() {
        "Lists the embedded guest images (usable as --image NAME) with their size, entry\n"
        "point and ABI version.",
        {"json"}, ImagesCommand},
+      {"image", "write a build of the bundled kernel out as an ELF file (-o FILE)",
+       "Writes the bundled kernel in build --variant (see `sigvisor images`) to FILE,\n"
+       "byte for byte the image `sigvisor run --variant V` boots. The file carries both\n"
+       "entries: the direct 64-bit one sigvisor uses and a Multiboot v1 header with a\n"
+       "32-bit entry that sets up long mode itself, so QEMU boots it too; without\n"
+       "sigvisor's hypercall device the kernel talks to COM1 and isa-debug-exit. An\n"
+       "existing file is replaced; a directory or an unwritable path is refused (exit 2).\n"
+       "\nExamples:\n"
+       "  sigvisor image -o kernel.elf\n"
+       "  sigvisor image --variant accelerated,dr7=always -o dr7-always.elf\n"
+       "  sigvisor run --image kernel.elf --workload divzero --ops 100\n"
+       "  qemu-system-x86_64 -accel kvm -kernel kernel.elf -append 'kernel workload=divzero ops=100' \\\n"
+       "     -display none -serial stdio -device isa-debug-exit,iobase=0xf4,iosize=4",
+       {"variant", "o"}, ImageCommand},
       {"sites", "list an image's trap sites (debug-register moves, segment loads)",
        "Scans the image's executable sections with Capstone (restarting at each ELF\n"
        "symbol) and lists every instruction --trap=patch arms: moves to and from DR0-DR7\n"
@@ -80,9 +96,18 @@ std::span<const Command> Commands() {
        "  sigvisor bench --workloads divzero --variants 'baseline;dr7=lazy' --traps off,auto\n"
        "  sigvisor bench --variants all --repetitions 10 --json > bench.json\n"
        "  sigvisor bench --shard 2/4 --json > part2.json    # then: sigvisor merge part*.json\n"
-       "  sigvisor bench --csv --svg bench.svg",
+       "  sigvisor bench --csv --svg bench.svg\n"
+       "\nSide by side with QEMU (--peer): the same workloads on the same image (one\n"
+       "--variants build, traps off) under `qemu-system-x86_64 -kernel` with -accel kvm\n"
+       "and/or tcg, where the image boots through its Multiboot header and talks to COM1\n"
+       "and isa-debug-exit. Per workload: total run time (QEMU: the whole process); per\n"
+       "phase: time per op from the guest's own TSC timing line, and for sigvisor only\n"
+       "exits, traps and kernel instructions per op (QEMU has no ledger). A QEMU that is\n"
+       "not on PATH, or an accelerator that does not start here, is reported as skipped.\n"
+       "  sigvisor bench --peer qemu-kvm,qemu-tcg --workloads divzero,lat_sig --ops 100\n"
+       "  sigvisor bench --peer qemu-tcg --repetitions 3 --json > side-by-side.json",
        {"workloads", "variants", "traps", "ops", "repetitions", "shard", "json", "csv", "svg",
-        "memory", "timeout", "kvm"},
+        "memory", "timeout", "kvm", "peer"},
        BenchCommand},
       {"study", "reproduce a seed's experiment: dr7, pda, cerr, dequeue or all",
        "Runs one seed's experiment (../shared/seeds/000-003) as a bench of the baseline\n"

@@ -25,6 +25,9 @@ ABSL_FLAG(std::vector<std::string>, module, {},
 ABSL_FLAG(bool, irqchip, false,
           "run: give a Multiboot kernel an in-kernel irqchip (KVM_CREATE_IRQCHIP: LAPIC, "
           "IOAPIC, PIC) for timers and interrupts");
+ABSL_FLAG(int32_t, vcpus, 1,
+          "run: vCPUs for a Multiboot kernel (1 to 64); vCPU 0 boots, the others wait for "
+          "INIT/SIPI through the in-kernel LAPIC (implies --irqchip); fw_cfg reports the count");
 ABSL_FLAG(uint32_t, memory, 32, "guest RAM in MiB (2 to 1024, a multiple of 2)");
 ABSL_FLAG(absl::Duration, timeout, absl::Seconds(60),
           "watchdog: stop a guest that runs longer than this (e.g. 500ms, 10s, 2m)");
@@ -70,3 +73,8 @@ ABSL_FLAG(std::string, shard, "",
           "combines the slices' --json results");
 ABSL_FLAG(bool, csv, false, "print CSV on stdout instead of the text report");
 ABSL_FLAG(std::string, svg, "", "also write an SVG chart to this file");
+ABSL_FLAG(std::string, o, "", "image: the file to write the kernel image to (-o FILE)");
+ABSL_FLAG(std::string, peer, "",
+          "bench: also run the same workloads on the same image under QEMU, comma-separated "
+          "(qemu-kvm, qemu-tcg), and print them side by side; a peer that cannot run here is "
+          "skipped with a reason");

@@ -17,6 +17,7 @@ ABSL_DECLARE_FLAG(std::string, ops);
 ABSL_DECLARE_FLAG(std::string, cmdline);
 ABSL_DECLARE_FLAG(std::vector<std::string>, module);
 ABSL_DECLARE_FLAG(bool, irqchip);
+ABSL_DECLARE_FLAG(int32_t, vcpus);
 ABSL_DECLARE_FLAG(uint32_t, memory);
 ABSL_DECLARE_FLAG(absl::Duration, timeout);
 ABSL_DECLARE_FLAG(bool, json);
@@ -38,5 +39,7 @@ ABSL_DECLARE_FLAG(std::string, repetitions);
 ABSL_DECLARE_FLAG(std::string, shard);
 ABSL_DECLARE_FLAG(bool, csv);
 ABSL_DECLARE_FLAG(std::string, svg);
+ABSL_DECLARE_FLAG(std::string, o);
+ABSL_DECLARE_FLAG(std::string, peer);
 
 #endif  // SIGVISOR_VMM_CLI_FLAGS_H_

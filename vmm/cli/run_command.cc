@@ -47,6 +47,7 @@ int RunCommand(std::span<char* const> args) {
   config.cpl0_emulated = host->cpl0_emulated;
   config.trap = trap->mechanism;
   config.irqchip = absl::GetFlag(FLAGS_irqchip);
+  config.vcpus = absl::GetFlag(FLAGS_vcpus);
   if (image->elf.multiboot() && !image->elf.abi_version()) {  // a Multiboot kernel
     config.image_name = image->label;
     for (const std::string& spec : absl::GetFlag(FLAGS_module)) {

@@ -131,7 +131,9 @@ absl::StatusOr<KvmVcpu> KvmVm::CreateVcpu(int id) {
 
 absl::Status KvmVcpu::Run() {
   if (::ioctl(fd_.get(), KVM_RUN, 0) < 0) {
-    if (errno == EINTR) {
+    // EAGAIN: an AP that waited in KVM_RUN for INIT/SIPI (mp_state UNINITIALIZED) was
+    // woken; like an interrupted run, the next KVM_RUN enters the guest.
+    if (errno == EINTR || errno == EAGAIN) {
       run()->exit_reason = KVM_EXIT_INTR;
       return absl::OkStatus();
     }
@@ -165,6 +167,8 @@ SIGVISOR_VCPU_SET(kvm_debugregs, SetDebugRegs, KVM_SET_DEBUGREGS)
 SIGVISOR_VCPU_SET(kvm_guest_debug, SetGuestDebug, KVM_SET_GUEST_DEBUG)
 SIGVISOR_VCPU_GET(kvm_vcpu_events, GetEvents, KVM_GET_VCPU_EVENTS)
 SIGVISOR_VCPU_SET(kvm_vcpu_events, SetEvents, KVM_SET_VCPU_EVENTS)
+SIGVISOR_VCPU_GET(kvm_mp_state, GetMpState, KVM_GET_MP_STATE)
+SIGVISOR_VCPU_SET(kvm_mp_state, SetMpState, KVM_SET_MP_STATE)
 
 #undef SIGVISOR_VCPU_GET
 #undef SIGVISOR_VCPU_SET

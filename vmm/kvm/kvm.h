@@ -73,7 +73,7 @@ class KvmVcpu {
  public:
   // KVM_RUN. Returns when the vCPU exits to user space (see run()->exit_reason).
   // EINTR (a signal, e.g. the watchdog's) is not an error: the exit reason is then
-  // KVM_EXIT_INTR.
+  // KVM_EXIT_INTR. So is EAGAIN (an AP woken from waiting for INIT/SIPI).
   absl::Status Run();
 
   kvm_run* run() const { return static_cast<kvm_run*>(run_mapping_.get()); }
@@ -90,6 +90,9 @@ class KvmVcpu {
   absl::Status SetGuestDebug(const kvm_guest_debug& debug);
   absl::StatusOr<kvm_vcpu_events> GetEvents() const;
   absl::Status SetEvents(const kvm_vcpu_events& events);
+  // KVM_GET/SET_MP_STATE (in-kernel irqchip): an AP waits UNINITIALIZED for INIT/SIPI.
+  absl::StatusOr<kvm_mp_state> GetMpState() const;
+  absl::Status SetMpState(const kvm_mp_state& state);
 
   // KVM_GET_STATS_FD for this vCPU.
   absl::StatusOr<StatsFd> OpenStats() const;

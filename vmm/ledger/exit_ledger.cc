@@ -8,6 +8,12 @@ void ExitLedger::Record(std::string_view reason, std::string_view detail, uint64
   by_detail_[{std::string(reason), std::string(detail)}].Add(handle_ns);
 }
 
+void ExitLedger::Merge(const ExitLedger& other) {
+  total_ += other.total_;
+  for (const auto& [reason, stats] : other.by_reason_) by_reason_[reason].Merge(stats);
+  for (const auto& [key, stats] : other.by_detail_) by_detail_[key].Merge(stats);
+}
+
 ExitCounts ExitLedger::Counts() const {
   ExitCounts counts;
   for (const auto& [reason, stats] : by_reason_) counts[reason] = stats.count;

@@ -22,6 +22,9 @@ class ExitLedger {
   // to re-enter the guest (the VMM's share of the exit's cost).
   void Record(std::string_view reason, std::string_view detail, uint64_t handle_ns);
 
+  // Adds another ledger's exits (another vCPU's: a multi-vCPU run reports one ledger).
+  void Merge(const ExitLedger& other);
+
   uint64_t total() const { return total_; }
   const std::map<std::string, LatencyStats>& by_reason() const { return by_reason_; }
   const std::map<std::pair<std::string, std::string>, LatencyStats>& by_detail() const {

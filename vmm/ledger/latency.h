@@ -21,6 +21,13 @@ struct LatencyStats {
     min_ns = std::min(min_ns, ns);
     max_ns = std::max(max_ns, ns);
   }
+  // Adds another aggregate's events (e.g. another vCPU's).
+  void Merge(const LatencyStats& other) {
+    count += other.count;
+    sum_ns += other.sum_ns;
+    min_ns = std::min(min_ns, other.min_ns);
+    max_ns = std::max(max_ns, other.max_ns);
+  }
   uint64_t mean_ns() const { return count ? sum_ns / count : 0; }
   // 0 when empty, so reports never print the sentinel.
   uint64_t min_or_zero_ns() const { return count ? min_ns : 0; }

@@ -115,6 +115,7 @@ absl::StatusOr<DeviceAction> Bus::Read(AddressSpace space, uint64_t addr,
                                        std::span<uint8_t> data) {
   absl::StatusOr<Route> route = RouteAccess(RangesOf(space), space, addr, data.size());
   if (!route.ok()) return route.status();
+  std::lock_guard<std::mutex> lock(dispatch_);
   return route->device->Read(route->offset, data);
 }
 
@@ -122,6 +123,7 @@ absl::StatusOr<DeviceAction> Bus::Write(AddressSpace space, uint64_t addr,
                                         std::span<const uint8_t> data) {
   absl::StatusOr<Route> route = RouteAccess(RangesOf(space), space, addr, data.size());
   if (!route.ok()) return route.status();
+  std::lock_guard<std::mutex> lock(dispatch_);
   return route->device->Write(route->offset, data);
 }
 

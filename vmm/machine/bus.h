@@ -1,11 +1,14 @@
 // One bus for port I/O and MMIO (kvmtool's single interval map): devices register
 // [base, base + length) in an address space; an access is routed to the one device
-// whose range contains it, with the offset into that range.
+// whose range contains it, with the offset into that range. Read and Write hold one
+// mutex around the device's handler, so vCPU threads of one machine may share a bus
+// (and its devices); registration happens before any vCPU runs.
 #ifndef SIGVISOR_VMM_MACHINE_BUS_H_
 #define SIGVISOR_VMM_MACHINE_BUS_H_
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <span>
 #include <string>
 
@@ -52,6 +55,7 @@ class Bus {
 
   std::map<uint64_t, Range> ports_;  // keyed by base
   std::map<uint64_t, Range> mmio_;
+  std::mutex dispatch_;  // held around each device Read/Write (multi-vCPU machines)
 };
 
 }  // namespace sigvisor

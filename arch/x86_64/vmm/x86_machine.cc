@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "arch/x86_64/vmm/ap_runner.h"
 #include "arch/x86_64/vmm/boot_layout.h"
 #include "arch/x86_64/vmm/kvm_backend.h"
 #include "arch/x86_64/vmm/long_mode.h"
@@ -92,6 +93,11 @@ absl::StatusOr<bool> IsMultibootKernel(const ElfImage& image, const MachineConfi
           "--irqchip is for Multiboot kernels; sigvisor images run without an in-kernel "
           "irqchip (their traps rely on hlt reaching the VMM)");
     }
+    if (config.vcpus != 1) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--vcpus %d is for Multiboot kernels; sigvisor images run on one vCPU",
+          config.vcpus));
+    }
     return false;
   }
   if (config.trap != TrapMechanism::kOff) {
@@ -107,10 +113,31 @@ absl::StatusOr<bool> IsMultibootKernel(const ElfImage& image, const MachineConfi
   return true;
 }
 
+// KVM_GET_SUPPORTED_CPUID leaves with vCPU `id`'s initial APIC ID (leaf 1 EBX[31:24],
+// leaf 0xB EDX), which KVM leaves to the VMM; leaf 1 EBX[23:16] gives the CPU count.
+std::vector<kvm_cpuid_entry2> CpuidFor(std::span<const kvm_cpuid_entry2> supported, int id,
+                                       int count) {
+  std::vector<kvm_cpuid_entry2> entries(supported.begin(), supported.end());
+  for (kvm_cpuid_entry2& e : entries) {
+    if (e.function == 1) {
+      e.ebx = (e.ebx & 0x0000ffffu) | (static_cast<uint32_t>(id) << 24) |
+              (static_cast<uint32_t>(count) << 16);
+      if (count > 1) e.edx |= 1u << 28;  // HTT: the count field is valid
+    }
+    if (e.function == 0xb) e.edx = static_cast<uint32_t>(id);
+  }
+  return entries;
+}
+
 }  // namespace
 
 absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& image,
                                          const MachineConfig& config) {
+  if (config.vcpus < 1 || config.vcpus > kMaxVcpus) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--vcpus %d: give 1 to %d (vCPU 0 boots, the others wait for INIT/SIPI)",
+        config.vcpus, kMaxVcpus));
+  }
   absl::StatusOr<bool> is_multiboot = IsMultibootKernel(image, config);
   if (!is_multiboot.ok()) return is_multiboot.status();
   const bool multiboot = *is_multiboot;
@@ -137,13 +164,24 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
     return s;
   }
   if (absl::Status s = vm->SetTssAddr(kVmxTssGpa); !s.ok()) return s;
-  if (config.irqchip) {
+  const bool irqchip = config.irqchip || config.vcpus > 1;  // APs need the LAPIC's INIT/SIPI
+  if (irqchip) {
     if (absl::Status s = vm->CreateIrqchip(); !s.ok()) return s;
   }
   absl::StatusOr<KvmVcpu> vcpu = vm->CreateVcpu(0);
   if (!vcpu.ok()) return vcpu.status();
   absl::StatusOr<std::vector<kvm_cpuid_entry2>> cpuid = kvm.SupportedCpuid();
   if (!cpuid.ok()) return cpuid.status();
+  if (config.vcpus > 1) *cpuid = CpuidFor(*cpuid, 0, config.vcpus);
+  // The APs: with the in-kernel irqchip KVM creates them in mp_state UNINITIALIZED,
+  // waiting for INIT/SIPI; only CPUID is set here (the SIPI gives them their state).
+  std::vector<KvmVcpu> aps;
+  for (int id = 1; id < config.vcpus; ++id) {
+    absl::StatusOr<KvmVcpu> ap = vm->CreateVcpu(id);
+    if (!ap.ok()) return ap.status();
+    if (absl::Status s = ap->SetCpuid(CpuidFor(*cpuid, id, config.vcpus)); !s.ok()) return s;
+    aps.push_back(*std::move(ap));
+  }
   report.vm_create_ns = MonotonicNs() - create_start;
 
   const uint64_t setup_start = MonotonicNs();
@@ -202,12 +240,17 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
     options.interceptors.push_back(extension.get());
   }
   Bus bus;
+  std::optional<ApRunner> ap_runner;
+  if (!aps.empty()) {
+    ap_runner.emplace(aps, bus, backend, options.describe, config.session.sandbox);
+    options.interceptors.push_back(ap_runner->interceptor());
+  }
   Session session(backend, bus, options);
   Serial16550 serial([&session](std::string_view text) { session.OnConsoleWrite(text); });
   DebugExit debug_exit;
   HypercallDevice hypercalls(*memory, session);
   // A Multiboot kernel gets QEMU's PC devices instead of the hypercall port.
-  FwCfg fw_cfg(memory->size(), /*cpus=*/1);
+  FwCfg fw_cfg(memory->size(), static_cast<uint16_t>(config.vcpus));
   PicMasks pic_master, pic_slave;
   PciAbsent pci;
   std::vector<absl::Status> registered = {
@@ -217,7 +260,7 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
   if (multiboot) {
     registered.push_back(
         bus.Register(AddressSpace::kPort, FwCfg::kPortBase, FwCfg::kPortCount, &fw_cfg));
-    if (!config.irqchip) {  // else KVM's own PICs answer these ports
+    if (!irqchip) {  // else KVM's own PICs answer these ports
       registered.push_back(
           bus.Register(AddressSpace::kPort, kPicMasterPort, PicMasks::kPortCount, &pic_master));
       registered.push_back(
@@ -233,7 +276,22 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
     if (!s.ok()) return s;
   }
 
+  if (ap_runner) ap_runner->Start();
   report.result = session.Run();
+  if (ap_runner) {
+    ap_runner->Stop();
+    report.result.ledger.Merge(ap_runner->ledger());
+    if (std::optional<ApRunner::End> end = ap_runner->TakeEnd()) {
+      report.result.outcome = end->outcome;
+      report.result.exit_code = end->exit_code;
+      report.result.diagnosis = end->diagnosis;
+    }
+    if (report.result.outcome != Outcome::kExited && !ap_runner->never_started().empty()) {
+      report.result.warnings.push_back(absl::StrFormat(
+          "vCPU(s) %s never started: the guest sent them no INIT/SIPI through its LAPIC",
+          absl::StrJoin(ap_runner->never_started(), ",")));
+    }
+  }
   if (report.result.outcome == Outcome::kExited && debug_exit.exit_status()) {
     report.result.exit_code = *debug_exit.exit_status();
   }

@@ -24,6 +24,8 @@ inline constexpr uint64_t kSerialPort = 0x3f8;
 inline constexpr uint64_t kDebugExitPort = 0xf4;
 inline constexpr uint64_t kPicMasterPort = 0x20;  // Multiboot kernels only, with the
 inline constexpr uint64_t kPicSlavePort = 0xa0;   // fw_cfg and PCI-config stubs
+// --vcpus: at most this many (APIC IDs 0..kMaxVcpus-1, within an 8-bit xAPIC ID).
+inline constexpr int kMaxVcpus = 64;
 
 // What a run extension (the instruction tracer, the gdb stub) works with. Valid from
 // the extension's creation to the end of the run.
@@ -52,6 +54,10 @@ struct MachineConfig {
   // KVM_CREATE_IRQCHIP before the vCPU (Multiboot kernels only): an in-kernel LAPIC,
   // IOAPIC and PIC for kernels that use timers or interrupts; `hlt` waits in KVM.
   bool irqchip = false;
+  // vCPUs (Multiboot kernels only above 1): vCPU 0 boots; the others are APs that wait
+  // for INIT/SIPI through the in-kernel LAPIC (implies `irqchip`), each on its own
+  // thread over the same bus (ap_runner.h). fw_cfg's CPU count (key 0x05) says this.
+  int vcpus = 1;
   bool cpl0_emulated = false;   // tells the guest (boot-info flag)
   SessionOptions session;       // timeout, console sink (describe, interceptor filled in here)
   // How guest debug-register accesses and segment loads reach the VMM (trap_engine.h).
