@@ -26,6 +26,7 @@ std::string_view HypercallDevice::CallName(uint64_t nr) {
     case SIGVISOR_HC_CONSOLE_WRITE: return "console_write";
     case SIGVISOR_HC_EXIT: return "exit";
     case SIGVISOR_HC_PHASE_BEGIN: return "phase_begin";
+    case SIGVISOR_HC_EVENT: return "event";
     case SIGVISOR_HC_PHASE_END: return "phase_end";
     case SIGVISOR_HC_TIME_REPORT: return "time_report";
     case SIGVISOR_HC_PANIC: return "panic";
@@ -102,6 +103,13 @@ absl::StatusOr<DeviceAction> HypercallDevice::Write(uint64_t nr, std::span<const
                                       : "(message not readable)";
       handler_.OnPanic(std::move(message), args->rip, args->vector);
       return DeviceAction::kStop;
+    }
+    case SIGVISOR_HC_EVENT: {
+      // Fault-injection outcomes: the injector (arch/x86_64/vmm/fault_injector) takes
+      // them before they get here; without one they are checked and dropped.
+      auto args = memory_.ReadObject<sigvisor_hc_event>(args_gpa);
+      if (!args.ok()) return bad_args(args.status());
+      return DeviceAction::kContinue;
     }
     default:
       return absl::InvalidArgumentError(absl::StrFormat(

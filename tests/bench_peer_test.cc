@@ -6,6 +6,7 @@
 // Never a time.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <string>
@@ -173,6 +174,27 @@ TEST(BenchPeerTest, QemuNotOnPathIsSkippedNotFailed) {
     EXPECT_TRUE(t["skipped"]);
     EXPECT_TRUE(t["runs"].empty());
   }
+}
+
+// A QEMU that cannot start the accelerator (here a stand-in that fails as QEMU does
+// without /dev/kvm access) is skipped with QEMU's own reason, not a failure.
+TEST(BenchPeerTest, AcceleratorThatDoesNotStartIsSkipped) {
+  if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  const std::string dir = TempPath("fake-qemu");
+  mkdir(dir.c_str(), 0755);
+  const std::string fake = dir + "/qemu-system-x86_64";
+  std::ofstream(fake) << "#!/bin/sh\n"
+                         "echo 'qemu-system-x86_64: failed to initialize kvm: Permission denied' >&2\n"
+                         "exit 1\n";
+  chmod(fake.c_str(), 0755);
+  CommandResult r = SigvisorWithPath(dir + ":/bin:/usr/bin",
+                                     "bench --peer qemu-kvm --workloads divzero --ops 2 "
+                                     "--repetitions 1");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("qemu-kvm: skipped: QEMU with -accel kvm does not work here: "
+                       "qemu-system-x86_64: failed to initialize kvm: Permission denied"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(BenchPeerTest, BadPeerInputIsOneLine) {

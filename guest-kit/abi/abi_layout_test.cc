@@ -19,6 +19,16 @@ TEST(AbiLayoutTest, HypercallArgumentBlocks) {
   EXPECT_EQ(sizeof(sigvisor_hc_phase_end), 8u);
   EXPECT_EQ(sizeof(sigvisor_hc_time_report), 48u);
   EXPECT_EQ(sizeof(sigvisor_hc_panic), 32u);
+  EXPECT_EQ(offsetof(sigvisor_hc_phase_begin, op_syscall_plus1), 52u);
+  EXPECT_EQ(sizeof(sigvisor_hc_event), 32u);
+  EXPECT_EQ(offsetof(sigvisor_hc_event, addr), 16u);
+}
+
+TEST(AbiLayoutTest, HostMailbox) {
+  EXPECT_EQ(sizeof(sigvisor_host_mailbox), 16u);
+  // The mailbox shares the boot-info page, after the boot info.
+  EXPECT_GE(SIGVISOR_HOST_MAILBOX_GPA, SIGVISOR_BOOT_INFO_GPA + sizeof(sigvisor_boot_info));
+  EXPECT_LE(SIGVISOR_HOST_MAILBOX_GPA + sizeof(sigvisor_host_mailbox), 0x8000u);
 }
 
 TEST(AbiLayoutTest, BootInfo) {
@@ -37,7 +47,8 @@ TEST(AbiLayoutTest, BootInfo) {
 TEST(AbiLayoutTest, NumbersAreDistinctAndPortsFit) {
   EXPECT_EQ(SIGVISOR_HC_CONSOLE_WRITE, 1);
   EXPECT_EQ(SIGVISOR_HC_PANIC, 6);
-  EXPECT_EQ(SIGVISOR_HC_COUNT, 7);
+  EXPECT_EQ(SIGVISOR_HC_EVENT, 7);
+  EXPECT_EQ(SIGVISOR_HC_COUNT, 8);
   EXPECT_LT(SIGVISOR_HC_PORT_BASE + SIGVISOR_HC_COUNT, 0x10000u);
   EXPECT_EQ(SIGVISOR_SEL_USER_DS, 0x2bu);  // the host's selectors, as PVM requires
   EXPECT_EQ(SIGVISOR_SEL_USER_CS, 0x33u);

@@ -49,7 +49,7 @@ void hc_console_write(const char *data, size_t len) {
   hypercall(SIGVISOR_HC_CONSOLE_WRITE, &args);
 }
 
-void hc_phase_begin(const char *name, uint64_t ops, uint32_t flags) {
+void hc_phase_begin(const char *name, uint64_t ops, uint32_t flags, int op_syscall) {
   if (use_pc_devices) return;
   static struct sigvisor_hc_phase_begin args;
   size_t n = strnlen(name, SIGVISOR_PHASE_NAME_MAX);
@@ -57,6 +57,7 @@ void hc_phase_begin(const char *name, uint64_t ops, uint32_t flags) {
   if (n < SIGVISOR_PHASE_NAME_MAX) args.name[n] = '\0';
   args.ops = ops;
   args.flags = flags;
+  args.op_syscall_plus1 = op_syscall >= 0 ? (uint32_t)op_syscall + 1 : 0;
   args.tsc = rdtsc();
   hypercall(SIGVISOR_HC_PHASE_BEGIN, &args);
 }
@@ -66,6 +67,18 @@ void hc_phase_end(void) {
   static struct sigvisor_hc_phase_end args;
   args.tsc = rdtsc();
   hypercall(SIGVISOR_HC_PHASE_END, &args);
+}
+
+void hc_event(uint32_t kind, int signo, int code, int pid, uint64_t addr, uint64_t rip) {
+  if (use_pc_devices) return;
+  static struct sigvisor_hc_event args;
+  args.kind = kind;
+  args.signo = signo;
+  args.code = code;
+  args.pid = pid;
+  args.addr = addr;
+  args.rip = rip;
+  hypercall(SIGVISOR_HC_EVENT, &args);
 }
 
 void hc_exit(int64_t status) {

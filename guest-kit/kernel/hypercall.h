@@ -10,8 +10,10 @@
 void hypercalls_use_pc_devices(void);
 
 void hc_console_write(const char *data, size_t len);
-void hc_phase_begin(const char *name, uint64_t ops, uint32_t flags);
+/* `op_syscall`: the system call each operation makes once, or -1 (see the ABI). */
+void hc_phase_begin(const char *name, uint64_t ops, uint32_t flags, int op_syscall);
 void hc_phase_end(void);
+void hc_event(uint32_t kind, int signo, int code, int pid, uint64_t addr, uint64_t rip);
 void hc_exit(int64_t status) __attribute__((noreturn));
 void hc_panic(const char *message, size_t len, uint64_t rip, uint64_t vector)
     __attribute__((noreturn));

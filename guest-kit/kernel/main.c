@@ -8,6 +8,7 @@
 #include "arch/x86_64/guest/cpu.h"
 #include "arch/x86_64/guest/percpu.h"
 #include "guest-kit/abi/sigvisor_abi.h"
+#include "guest-kit/kernel/inject.h"
 #include "guest-kit/kernel/kernel.h"
 #include "guest-kit/kernel/page_alloc.h"
 #include "guest-kit/kernel/task.h"
@@ -25,6 +26,7 @@ __attribute__((section(".note.sigvisor"), aligned(4), used)) static const struct
 void kernel_main(const struct sigvisor_boot_info *boot) {
   if (boot->magic != SIGVISOR_BOOT_INFO_MAGIC || boot->abi_version != SIGVISOR_ABI_VERSION)
     panic("bad boot info (magic %#x, ABI %u)", boot->magic, boot->abi_version);
+  inject_init(boot->flags);
   cpu_init();
   percpu_init();
   page_alloc_init(boot->free_gpa, boot->mem_bytes);

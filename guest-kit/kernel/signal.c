@@ -9,7 +9,9 @@
 #include "guest-kit/kernel/signal.h"
 
 #include "arch/x86_64/guest/uaccess.h"
+#include "guest-kit/abi/sigvisor_abi.h"
 #include "guest-kit/kernel/config.h"
+#include "guest-kit/kernel/inject.h"
 #include "guest-kit/kernel/kernel.h"
 #include "guest-kit/kernel/task.h"
 #include "guest-kit/lib/string.h"
@@ -110,6 +112,7 @@ void force_sig_fault(int signo, int code, uint64_t addr) {
   siginfo_t info;
   init_siginfo(&info, signo, code);
   info.si_addr = addr;
+  INJECT_REPORT(SIGVISOR_EVENT_SIGNAL_GENERATED, signo, code, self->pid, addr, 0);
   send_signal(self, &info);
 }
 
@@ -221,12 +224,14 @@ int get_signal(struct ksignal *ksig) {
      * as Linux's show_unhandled_signals does. */
     printk("%s[%d]: killed by signal %d (%s)\n", self->name, self->pid, signo,
            signal_name(signo));
+    INJECT_REPORT(SIGVISOR_EVENT_TASK_KILLED, signo, 0, self->pid, 0, 0);
     task_exit(signo);
   }
 }
 
 void signal_delivered(struct ksignal *ksig) {
   struct signal_state *s = &current->signal;
+  INJECT_REPORT(SIGVISOR_EVENT_SIGNAL_DELIVERED, ksig->signo, 0, current->pid, 0, 0);
   sigset_t block = ksig->action.mask;
   if (!(ksig->action.flags & SA_NODEFER)) block |= sigmask(ksig->signo);
   set_blocked(s->blocked | block);

@@ -23,11 +23,11 @@ static int64_t copy_string_from_user(char *to, uint64_t from, uint64_t size) {
   return -EINVAL;
 }
 
-static int64_t sys_phase_begin(uint64_t name, uint64_t ops, uint64_t flags) {
+static int64_t sys_phase_begin(uint64_t name, uint64_t ops, uint64_t flags, int64_t op_syscall) {
   char copy[SIGVISOR_PHASE_NAME_MAX];
   int64_t len = copy_string_from_user(copy, name, sizeof(copy));
   if (len < 0) return len;
-  hc_phase_begin(copy, ops, (uint32_t)flags);
+  hc_phase_begin(copy, ops, (uint32_t)flags, (int)op_syscall);
   return 0;
 }
 
@@ -73,7 +73,8 @@ void syscall_dispatch(struct pt_regs *regs) {
     case SYS_rt_sigreturn: ret = sys_rt_sigreturn(regs); break;
     case SYS_rt_sigsuspend: ret = sys_rt_sigsuspend(regs->rdi, regs->rsi); break;
     case SYS_pause: ret = sys_pause(); break;
-    case SYS_phase_begin: ret = sys_phase_begin(regs->rdi, regs->rsi, regs->rdx); break;
+    case SYS_phase_begin: ret = sys_phase_begin(regs->rdi, regs->rsi, regs->rdx, (int64_t)regs->r10);
+      break;
     case SYS_phase_end: hc_phase_end(); ret = 0; break;
     case SYS_spawn: ret = sys_spawn(regs->rdi); break;
     case SYS_set_debugreg: ret = sys_set_debugreg((int)regs->rdi, regs->rsi); break;

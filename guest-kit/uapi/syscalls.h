@@ -25,7 +25,7 @@
 #define SYS_rt_sigsuspend 130
 
 /* sigvisor's own calls. */
-#define SYS_phase_begin 500 /* (const char *name, unsigned long ops, unsigned flags) */
+#define SYS_phase_begin 500 /* (const char *name, unsigned long ops, unsigned flags, int op_syscall) */
 #define SYS_phase_end 501   /* () */
 /* Starts the built-in program again as a new process with argument string `args`
  * (posix_spawn-like: no fork, whose page copying is expensive at an emulated CPL0).

@@ -5,6 +5,8 @@
  *   workload=divzero|lat_sig|sigpingpong|pipe_rw   one workload, `ops` operations
  *   workload=hello        greet, then a measured phase of `ops` getpid calls
  *   workload=console      a measured phase of `ops` one-line writes (one VM exit each)
+ *   workload=hostsig      SIGUSR1 blocked for `ops` getpid calls, then unblocked:
+ *                         exits with how often its handler ran (fault injection)
  *   workload=fault        divide by zero with no handler: killed by SIGFPE
  *   workload=selftest case=NAME|all   the signal-semantics self-tests
  *   role=...              a helper process spawned by a workload or a test
@@ -19,7 +21,7 @@
 static int hello(unsigned long ops) {
   printf("hello from user mode: pid %ld\n", sys_getpid());
   uint64_t start = rdtsc();
-  phase_begin("getpid", ops);
+  phase_begin("getpid", ops, SYS_getpid);
   for (unsigned long i = 0; i < ops; i++) sys_getpid();
   phase_end();
   uint64_t cycles = rdtsc() - start;
@@ -29,7 +31,7 @@ static int hello(unsigned long ops) {
 
 static int console(unsigned long ops) {
   static const char line[] = "console line\n";
-  phase_begin("console", ops);
+  phase_begin("console", ops, SYS_write);
   for (unsigned long i = 0; i < ops; i++) sys_write(1, line, sizeof(line) - 1);
   phase_end();
   return 0;
@@ -62,6 +64,7 @@ struct workload {
 static const struct workload workloads[] = {
     {"summary", summary},     {"divzero", workload_divzero},         {"lat_sig", workload_lat_sig},
     {"sigpingpong", workload_sigpingpong}, {"pipe_rw", workload_pipe_rw}, {"hello", hello},
+    {"hostsig", workload_hostsig},
     {"console", console},
 };
 
@@ -77,7 +80,7 @@ int main(const char *args) {
   for (unsigned i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
     if (strcmp(name, workloads[i].name) == 0) return workloads[i].run(ops);
   printf("init: unknown workload '%s' (known: summary divzero lat_sig sigpingpong pipe_rw "
-         "hello console fault selftest)\n",
+         "hello console hostsig fault selftest)\n",
          name);
   return 127;
 }

@@ -6,10 +6,10 @@
 #include "guest-kit/lib/format.h"
 #include "guest-kit/lib/string.h"
 
-void phase_begin(const char *name, unsigned long ops) {
-  sys_phase_begin(name, 0, SIGVISOR_PHASE_CALIBRATION);
+void phase_begin(const char *name, unsigned long ops, int op_syscall) {
+  sys_phase_begin(name, 0, SIGVISOR_PHASE_CALIBRATION, -1);
   sys_phase_end();
-  sys_phase_begin(name, ops, 0);
+  sys_phase_begin(name, ops, 0, op_syscall);
 }
 
 long sig_install(int sig, void *handler, uint64_t flags, sigset_t mask) {

@@ -53,15 +53,18 @@ static inline long sys_spawn(const char *args) { return syscall3(SYS_spawn, (lon
 static inline long sys_set_debugreg(int index, unsigned long value) {
   return syscall3(SYS_set_debugreg, index, (long)value, 0);
 }
-static inline long sys_phase_begin(const char *name, unsigned long ops, unsigned flags) {
-  return syscall3(SYS_phase_begin, (long)name, (long)ops, (long)flags);
+static inline long sys_phase_begin(const char *name, unsigned long ops, unsigned flags,
+                                   int op_syscall) {
+  return syscall4(SYS_phase_begin, (long)name, (long)ops, (long)flags, op_syscall);
 }
 static inline long sys_phase_end(void) { return syscall3(SYS_phase_end, 0, 0, 0); }
 
 /* Starts a measured phase of `ops` operations, after an empty calibration phase
  * that lets the VMM subtract what the markers themselves cost (see
- * SIGVISOR_PHASE_CALIBRATION in guest-kit/abi/sigvisor_abi.h). */
-void phase_begin(const char *name, unsigned long ops);
+ * SIGVISOR_PHASE_CALIBRATION in guest-kit/abi/sigvisor_abi.h). `op_syscall` is the
+ * system call each operation makes exactly once (SYS_*), by which fault injection
+ * counts operations (docs/inject.md). */
+void phase_begin(const char *name, unsigned long ops, int op_syscall);
 static inline void phase_end(void) { sys_phase_end(); }
 
 /* The signal restorer (start.S): rt_sigreturn. */

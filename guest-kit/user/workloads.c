@@ -45,7 +45,7 @@ int workload_divzero(unsigned long ops) {
   divide_by_zero(); /* warm-up */
   handled = 0;
   uint64_t start = rdtsc();
-  phase_begin("divzero", ops);
+  phase_begin("divzero", ops, SYS_rt_sigreturn);
   for (unsigned long i = 0; i < ops; i++) divide_by_zero();
   phase_end();
   report("divzero", ops, rdtsc() - start, "signal");
@@ -57,7 +57,7 @@ static void on_sigusr1(int sig) { handled++; }
 int workload_lat_sig(unsigned long ops) {
   sig_install(SIGUSR1, (void *)on_sigusr1, 0, 0); /* warm-up */
   uint64_t start = rdtsc();
-  phase_begin("sig_inst", ops);
+  phase_begin("sig_inst", ops, SYS_rt_sigaction);
   for (unsigned long i = 0; i < ops; i++) sig_install(SIGUSR1, (void *)on_sigusr1, 0, 0);
   phase_end();
   report("lat_sig sig_inst", ops, rdtsc() - start, "install");
@@ -66,7 +66,7 @@ int workload_lat_sig(unsigned long ops) {
   sys_kill((int)self, SIGUSR1); /* warm-up */
   handled = 0;
   start = rdtsc();
-  phase_begin("sig_hndl", ops);
+  phase_begin("sig_hndl", ops, SYS_kill);
   for (unsigned long i = 0; i < ops; i++) sys_kill((int)self, SIGUSR1);
   phase_end();
   report("lat_sig sig_hndl", ops, rdtsc() - start, "signal");
@@ -114,7 +114,7 @@ int workload_sigpingpong(unsigned long ops) {
   sys_sigsuspend(&wait_mask);
   handled = 0;
   uint64_t start = rdtsc();
-  phase_begin("sigpingpong", ops);
+  phase_begin("sigpingpong", ops, SYS_kill);
   for (unsigned long i = 0; i < ops; i++) {
     sys_kill((int)child, SIGUSR2);
     sys_sigsuspend(&wait_mask);
@@ -131,6 +131,21 @@ int workload_sigpingpong(unsigned long ops) {
   return 0;
 }
 
+int workload_hostsig(unsigned long ops) {
+  sigset_t block = sigmask(SIGUSR1);
+  sys_sigprocmask(SIG_BLOCK, &block, 0);
+  sig_install(SIGUSR1, (void *)on_sigusr1, 0, 0);
+  handled = 0;
+  phase_begin("hostsig", ops, SYS_getpid);
+  for (unsigned long i = 0; i < ops; i++) sys_getpid();
+  phase_end();
+  const unsigned long before = handled; /* blocked: nothing may have run yet */
+  sys_sigprocmask(SIG_UNBLOCK, &block, 0);
+  printf("hostsig: handler ran %lu time(s) while blocked, %lu after unblocking\n", before,
+         handled - before);
+  return before ? 100 : (int)handled;
+}
+
 int workload_pipe_rw(unsigned long ops) {
   int fds[2];
   if (sys_pipe(fds) < 0) return 1;
@@ -138,7 +153,7 @@ int workload_pipe_rw(unsigned long ops) {
   sys_write(fds[1], &c, 1); /* warm-up */
   sys_read(fds[0], &c, 1);
   uint64_t start = rdtsc();
-  phase_begin("pipe_rw", ops);
+  phase_begin("pipe_rw", ops, SYS_write);
   for (unsigned long i = 0; i < ops; i++) {
     sys_write(fds[1], &c, 1);
     sys_read(fds[0], &c, 1);

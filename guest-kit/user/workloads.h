@@ -8,6 +8,10 @@ int workload_divzero(unsigned long ops);
 int workload_lat_sig(unsigned long ops);
 int workload_sigpingpong(unsigned long ops);
 int workload_pipe_rw(unsigned long ops);
+/* A target for signals sent from the host (--inject sig=usr1,...): SIGUSR1 blocked
+ * during a phase of `ops` getpid calls, then unblocked. Exits with the number of
+ * times its handler ran. */
+int workload_hostsig(unsigned long ops);
 /* The child side of sigpingpong (args: "role=pong peer=PID ops=N"). */
 int sigpingpong_child(const char *args);
 

@@ -1,6 +1,7 @@
 #include "vmm/bench/kvm_run.h"
 
 #include "absl/strings/str_format.h"
+#include "arch/x86_64/vmm/fault_injector.h"
 #include "arch/x86_64/vmm/x86_machine.h"
 #include "vmm/images/embedded_images.h"
 
@@ -37,9 +38,20 @@ absl::StatusOr<RunSample> KvmBenchTarget::Run(const RunSpec& spec) const {
   config.cpl0_emulated = cpl0_emulated_;
   config.trap = mechanisms_[spec.trap];
   config.session.timeout = timeout_;
+  config.session.sandbox = sandbox_;
+  std::vector<InjectionRecord> injections;
+  if (!inject_specs_.empty()) {
+    config.injection_events = true;
+    config.extensions.push_back(
+        x86::FaultInjectorFactory({.specs = inject_specs_, .seed = inject_seed_}, &injections));
+  }
   absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(*kvm_, images_[spec.variant], config);
   if (!report.ok()) return report.status();
-  return SampleFromResult(spec, report->result, cpl0_emulated_);
+  RunSample sample = SampleFromResult(spec, report->result, cpl0_emulated_);
+  for (const InjectionRecord& injection : injections) {
+    ++sample.injections[std::string(InjectionOutcomeName(injection.outcome))];
+  }
+  return sample;
 }
 
 }  // namespace sigvisor::bench

@@ -3,6 +3,7 @@
 #ifndef SIGVISOR_VMM_BENCH_KVM_RUN_H_
 #define SIGVISOR_VMM_BENCH_KVM_RUN_H_
 
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -10,8 +11,10 @@
 #include "arch/x86_64/vmm/trap_engine.h"
 #include "vmm/bench/matrix.h"
 #include "vmm/bench/results.h"
+#include "vmm/inject/injection_spec.h"
 #include "vmm/kvm/kvm.h"
 #include "vmm/loader/elf_image.h"
+#include "vmm/sandbox/seccomp_filter.h"
 
 namespace sigvisor::bench {
 
@@ -21,6 +24,16 @@ class KvmBenchTarget {
   // the target.
   static absl::StatusOr<KvmBenchTarget> Create(const KvmSystem& kvm, const Matrix& matrix,
                                                bool cpl0_emulated, absl::Duration timeout);
+
+  // --inject: every run injects these (the same points in every run: --seed is fixed)
+  // and records how its injections ended.
+  void SetInjection(std::vector<InjectionSpec> specs, uint64_t seed) {
+    inject_specs_ = std::move(specs);
+    inject_seed_ = seed;
+  }
+
+  // Each run's loop in the seccomp sandbox (vmm/sandbox), or not (--no-sandbox).
+  void SetSandbox(std::optional<SandboxPolicy> sandbox) { sandbox_ = std::move(sandbox); }
 
   absl::StatusOr<RunSample> Run(const RunSpec& spec) const;
 
@@ -33,6 +46,9 @@ class KvmBenchTarget {
   std::vector<x86::TrapMechanism> mechanisms_;   // per trap name
   bool cpl0_emulated_ = false;
   absl::Duration timeout_;
+  std::vector<InjectionSpec> inject_specs_;
+  uint64_t inject_seed_ = 1;
+  std::optional<SandboxPolicy> sandbox_;
 };
 
 }  // namespace sigvisor::bench

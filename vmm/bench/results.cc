@@ -247,7 +247,7 @@ nlohmann::ordered_json BenchToJson(const BenchResult& result) {
   for (const RunSample& run : result.runs) {
     json phases = json::array();
     for (const PhaseSample& p : run.phases) phases.push_back(PhaseToJson(p));
-    runs.push_back({{"index", run.spec.index},
+    json row = {{"index", run.spec.index},
                     {"shard", run.shard},
                     {"workload", m.workloads[run.spec.workload]},
                     {"variant", m.variants[run.spec.variant].name},
@@ -257,7 +257,9 @@ nlohmann::ordered_json BenchToJson(const BenchResult& result) {
                     {"exit_code", run.exit_code},
                     {"diagnosis", run.diagnosis.empty() ? json(nullptr) : json(run.diagnosis)},
                     {"wall_ns", run.wall_ns},
-                    {"phases", phases}});
+                    {"phases", phases}};
+    if (!run.injections.empty()) row["injections"] = run.injections;
+    runs.push_back(std::move(row));
   }
   return {
       {"schema", kBenchSchema},
@@ -344,6 +346,17 @@ absl::StatusOr<BenchResult> BenchFromJson(const nlohmann::json& doc) {
     RETURN_IF_ERROR(Get(r, "diagnosis", diagnosis));
     if (diagnosis.is_string()) run.diagnosis = diagnosis.get<std::string>();
     RETURN_IF_ERROR(Get(r, "wall_ns", run.wall_ns));
+    if (auto injections = r.find("injections"); injections != r.end()) {
+      if (!injections->is_object()) {
+        return absl::InvalidArgumentError("field 'injections' is not an object");
+      }
+      for (const auto& [outcome, count] : injections->items()) {
+        if (!count.is_number_unsigned()) {
+          return absl::InvalidArgumentError("field 'injections' holds a non-count");
+        }
+        run.injections[outcome] = count.get<uint64_t>();
+      }
+    }
     absl::StatusOr<size_t> w = IndexOf(m.workloads, workload, "workload");
     absl::StatusOr<size_t> v = IndexOf(variant_names, variant, "variant");
     absl::StatusOr<size_t> t = IndexOf(m.traps, trap, "trap mechanism");

@@ -49,6 +49,8 @@ struct RunSample {
   std::string diagnosis;
   uint64_t wall_ns = 0;      // boot to end
   std::vector<PhaseSample> phases;
+  // --inject: how the run's injections ended, by outcome name (empty without).
+  std::map<std::string, uint64_t> injections;
 
   // Counted into the cells: the guest exited with status 0.
   bool ok() const { return outcome == "exited" && exit_code == 0; }

@@ -14,6 +14,7 @@
 #include "vmm/bench/progress.h"
 #include "vmm/bench/runner.h"
 #include "vmm/cli/bench_commands.h"
+#include "vmm/cli/run_setup.h"
 #include "vmm/cli/command.h"
 #include "vmm/cli/flags.h"
 #include "vmm/images/embedded_images.h"
@@ -162,6 +163,10 @@ int BenchCommand(std::span<char* const> args) {
   absl::StatusOr<bench::KvmBenchTarget> target =
       bench::KvmBenchTarget::Create(host->kvm, matrix, host->info.cpl0_emulated, limits->timeout);
   if (!target.ok()) return ReportError(target.status());
+  absl::StatusOr<std::vector<InjectionSpec>> injections = InjectionSpecsFromFlags();
+  if (!injections.ok()) return ReportError(injections.status());
+  target->SetInjection(*std::move(injections), absl::GetFlag(FLAGS_seed));
+  if (!absl::GetFlag(FLAGS_no_sandbox)) target->SetSandbox(SandboxPolicy{});
 
   const bench::RunRange range = bench::ShardRange(matrix.runs(), shard);
   bench::InstallInterruptHandler();

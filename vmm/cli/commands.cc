@@ -29,9 +29,11 @@ std::span<const Command> Commands() {
        "     (a Multiboot v1 kernel, booted as `qemu-system-x86_64 -kernel` boots it)\n"
        "  sigvisor run --image smp-kernel.elf --vcpus 4\n"
        "     (APs started by the kernel's INIT/SIPI through the in-kernel LAPIC)\n"
-       "  sigvisor run --workload divzero --gdb 1234   (then: gdb FILE -ex 'target remote :1234')",
+       "  sigvisor run --workload divzero --gdb 1234   (then: gdb FILE -ex 'target remote :1234')\n"
+       "  sigvisor run --workload lat_sig --inject sig=usr1,op=3,phase=sig_hndl --json\n"
+       "     (fault injection: exceptions, host signals, page faults; see docs/inject.md)",
        {"image", "variant", "workload", "ops", "cmdline", "memory", "timeout", "json", "quiet", "kvm",
-        "trap", "gdb", "no_sandbox", "max_output", "module", "irqchip", "vcpus"},
+        "trap", "gdb", "no_sandbox", "max_output", "module", "irqchip", "vcpus", "inject", "seed"},
        RunCommand},
       {"probe", "measure what this host's KVM does and what trapping costs",
        "Boots tiny calibration guests and reports whether guest CPL0 is emulated (PVM) or\n"
@@ -62,10 +64,14 @@ std::span<const Command> Commands() {
        "symbol) and lists every instruction --trap=patch arms: moves to and from DR0-DR7\n"
        "and segment-register loads (mov/pop to a segment register, lfs/lgs/lss, swapgs,\n"
        "wrfsbase/wrgsbase, wrmsr), with address, symbol+offset, bytes and disassembly.\n"
+       "\nWith --uaccess it lists instead the kernel's user-access instructions (its\n"
+       "exception table: each access and the fixup a fault there resumes at), the\n"
+       "addresses to aim page injections at (docs/inject.md).\n"
        "\nExamples:\n"
        "  sigvisor sites\n"
-       "  sigvisor sites --image path/to/guest.elf --json",
-       {"image", "variant", "json"}, SitesCommand},
+       "  sigvisor sites --image path/to/guest.elf --json\n"
+       "  sigvisor sites --uaccess --variant uaccess=cerr",
+       {"image", "variant", "json", "uaccess"}, SitesCommand},
       {"trace", "single-step a measured phase: every instruction, per-function profile",
        "Boots the bundled kernel with --workload and --ops K and single-steps the guest\n"
        "(KVM_GUESTDBG_SINGLESTEP) from the measured phase's BEGIN marker to its END:\n"
@@ -80,7 +86,7 @@ std::span<const Command> Commands() {
        "  sigvisor trace --workload divzero --ops 1 --variant dr7=always --diff dr7=lazy\n"
        "  sigvisor trace --workload lat_sig --phase sig_hndl --ops 1 --json",
        {"image", "variant", "workload", "ops", "phase", "cmdline", "memory", "timeout", "json",
-        "kvm", "trap", "diff", "stages"},
+        "kvm", "trap", "diff", "stages", "no_sandbox"},
        TraceCommand},
       {"bench", "run workloads x kernel variants x trap mechanisms, variants interleaved",
        "Runs a matrix of the bundled kernel's workloads x builds (--variants) x trap\n"
@@ -107,7 +113,7 @@ std::span<const Command> Commands() {
        "  sigvisor bench --peer qemu-kvm,qemu-tcg --workloads divzero,lat_sig --ops 100\n"
        "  sigvisor bench --peer qemu-tcg --repetitions 3 --json > side-by-side.json",
        {"workloads", "variants", "traps", "ops", "repetitions", "shard", "json", "csv", "svg",
-        "memory", "timeout", "kvm", "peer"},
+        "memory", "timeout", "kvm", "peer", "inject", "seed", "no_sandbox"},
        BenchCommand},
       {"study", "reproduce a seed's experiment: dr7, pda, cerr, dequeue or all",
        "Runs one seed's experiment (../shared/seeds/000-003) as a bench of the baseline\n"
@@ -125,7 +131,8 @@ std::span<const Command> Commands() {
        "  sigvisor study all\n"
        "  sigvisor study dr7 --repetitions 20 --svg dr7.svg\n"
        "  sigvisor study cerr dequeue --json > studies.json",
-       {"ops", "repetitions", "traps", "json", "csv", "svg", "memory", "timeout", "kvm"},
+       {"ops", "repetitions", "traps", "json", "csv", "svg", "memory", "timeout", "kvm", "inject",
+        "seed", "no_sandbox"},
        StudyCommand},
       {"merge", "combine `sigvisor bench --shard i/n --json` results into one",
        "Reads the JSON results of bench runs of one matrix cut into shards (any order) and\n"

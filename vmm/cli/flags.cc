@@ -19,6 +19,14 @@ ABSL_FLAG(std::string, ops, "",
           "default (bench: 100, a study: its own)");
 ABSL_FLAG(std::string, cmdline, "",
           "extra key=value words for the guest command line (boot info)");
+ABSL_FLAG(std::vector<std::string>, inject, {},
+          "run, bench, study: inject a fault, SPEC = WHAT,WHEN[,OPTIONS] (docs/inject.md), e.g. "
+          "exc=de,op=3 or sig=usr1,op=2 or page=np,addr=stack,op=1; repeat for more");
+ABSL_FLAG(uint64_t, seed, 1,
+          "run, bench, study: the seed that `--inject ...,random` draws its points from");
+ABSL_FLAG(bool, uaccess, false,
+          "sites: list the kernel's user-access instructions (its exception table) instead: "
+          "the at= addresses for page injections");
 ABSL_FLAG(std::vector<std::string>, module, {},
           "run: a module for a Multiboot kernel, FILE or FILE=STRING (the string the kernel "
           "sees; default FILE); repeat the flag for more modules, in order");
@@ -35,7 +43,8 @@ ABSL_FLAG(bool, json, false, "print one JSON document on stdout (schema in READM
 ABSL_FLAG(bool, quiet, false, "do not stream the guest console");
 ABSL_FLAG(std::string, kvm, "/dev/kvm", "the KVM device to use");
 ABSL_FLAG(bool, no_sandbox, false,
-          "run: do not confine the run-loop thread with the seccomp allowlist (debugging)");
+          "run, trace, bench, study: do not confine the run-loop thread with the seccomp "
+          "allowlist (debugging)");
 ABSL_FLAG(uint64_t, max_output, uint64_t{64} << 20,
           "run: stream at most this many bytes of guest console output; the rest is "
           "dropped and the report says so");

@@ -25,6 +25,8 @@ std::vector<std::string> RepeatedFlagValues(int argc, char** argv, std::string_v
 void CollectRepeatedFlags(int argc, char** argv) {
   std::vector<std::string> modules = RepeatedFlagValues(argc, argv, "module");
   if (!modules.empty()) absl::SetFlag(&FLAGS_module, modules);
+  std::vector<std::string> injections = RepeatedFlagValues(argc, argv, "inject");
+  if (!injections.empty()) absl::SetFlag(&FLAGS_inject, injections);
 }
 
 }  // namespace sigvisor::cli

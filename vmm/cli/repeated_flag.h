@@ -13,7 +13,8 @@ namespace sigvisor::cli {
 // The values of every `--NAME VALUE` / `--NAME=VALUE` before "--", in order.
 std::vector<std::string> RepeatedFlagValues(int argc, char** argv, std::string_view name);
 
-// Sets --module to every occurrence's value (called by main after parsing).
+// Sets --module and --inject to every occurrence's value (called by main after
+// parsing).
 void CollectRepeatedFlags(int argc, char** argv);
 
 }  // namespace sigvisor::cli

@@ -75,6 +75,8 @@ int RunCommand(std::span<char* const> args) {
   if (absl::Status s = AddGdbStub(config, *image, *host, &gdb_symbols); !s.ok()) {
     return ReportError(s);
   }
+  std::vector<InjectionRecord> injections;
+  if (absl::Status s = AddFaultInjector(config, &injections); !s.ok()) return ReportError(s);
   absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(*kvm, image->elf, config);
   if (!gdb_symbols.empty()) std::remove(gdb_symbols.c_str());
   if (!report.ok()) return ReportError(report.status());
@@ -91,6 +93,8 @@ int RunCommand(std::span<char* const> args) {
   record.vm_create_ns = report->vm_create_ns;
   record.setup_ns = report->setup_ns;
   record.wall_ns = MonotonicNs() - start_ns;
+  record.injections = std::move(injections);
+  record.inject_seed = absl::GetFlag(FLAGS_seed);
 
   if (json) {
     std::printf("%s\n", RunRecordToJson(record).dump(2).c_str());

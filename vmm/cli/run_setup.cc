@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "absl/flags/reflection.h"
+#include "arch/x86_64/vmm/fault_injector.h"
 #include "arch/x86_64/vmm/gdb_stub.h"
 
 #include "absl/flags/flag.h"
@@ -129,6 +130,28 @@ absl::Status AddGdbStub(x86::MachineConfig& config, const LoadedImage& image,
   if (timeout != nullptr && timeout->CurrentValue() == timeout->DefaultValue()) {
     config.session.timeout = absl::InfiniteDuration();
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<InjectionSpec>> InjectionSpecsFromFlags() {
+  std::vector<InjectionSpec> specs;
+  for (const std::string& text : absl::GetFlag(FLAGS_inject)) {
+    absl::StatusOr<InjectionSpec> spec = ParseInjectionSpec(text);
+    if (!spec.ok()) return spec.status();
+    specs.push_back(*std::move(spec));
+  }
+  return specs;
+}
+
+absl::Status AddFaultInjector(x86::MachineConfig& config, std::vector<InjectionRecord>* records) {
+  absl::StatusOr<std::vector<InjectionSpec>> specs = InjectionSpecsFromFlags();
+  if (!specs.ok()) return specs.status();
+  if (specs->empty()) return absl::OkStatus();
+  x86::FaultInjectorOptions options;
+  options.seed = absl::GetFlag(FLAGS_seed);
+  options.specs = *std::move(specs);
+  config.injection_events = true;
+  config.extensions.push_back(x86::FaultInjectorFactory(std::move(options), records));
   return absl::OkStatus();
 }
 

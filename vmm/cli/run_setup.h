@@ -5,11 +5,14 @@
 #define SIGVISOR_VMM_CLI_RUN_SETUP_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "arch/x86_64/vmm/trap_engine.h"
 #include "arch/x86_64/vmm/x86_machine.h"
 #include "vmm/cli/image_arg.h"
+#include "vmm/inject/injection_record.h"
+#include "vmm/inject/injection_spec.h"
 #include "vmm/kvm/kvm.h"
 #include "vmm/probe/probe.h"
 
@@ -43,6 +46,15 @@ absl::StatusOr<RunHost> OpenRunHost();
 // without --gdb.
 absl::Status AddGdbStub(x86::MachineConfig& config, const LoadedImage& image,
                         const HostInfo& host, std::string* symbols_file);
+
+// The --inject specs (empty without the flag); a malformed one is an error naming
+// the part that is wrong.
+absl::StatusOr<std::vector<InjectionSpec>> InjectionSpecsFromFlags();
+
+// Adds the fault injector for --inject (with --seed) to `config`; its records go to
+// `records`, which must outlive the run. Does nothing without --inject. A malformed
+// spec is an error naming the part that is wrong.
+absl::Status AddFaultInjector(x86::MachineConfig& config, std::vector<InjectionRecord>* records);
 
 }  // namespace sigvisor::cli
 

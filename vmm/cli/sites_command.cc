@@ -6,6 +6,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "arch/x86_64/vmm/uaccess_sites.h"
 #include "vmm/cli/command.h"
 #include "vmm/cli/flags.h"
 #include "vmm/cli/image_arg.h"
@@ -13,6 +14,51 @@
 #include "vmm/trap/site_table.h"
 
 namespace sigvisor::cli {
+
+namespace {
+
+// --uaccess: the kernel's exception-table entries, where page injections aim.
+int PrintUserAccessSites(const LoadedImage& image, const trap::Decoder& decoder) {
+  absl::StatusOr<std::vector<x86::UserAccessSite>> sites = x86::UserAccessSites(image.elf);
+  if (!sites.ok()) return ReportError(sites.status());
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  std::string text = absl::StrFormat("%s: %d user-access sites\n", image.label, sites->size());
+  if (!sites->empty()) {
+    absl::StrAppendFormat(&text, "  %-18s %-32s %-18s %s\n", "address", "symbol", "fixup",
+                          "disassembly");
+  }
+  for (const x86::UserAccessSite& site : *sites) {
+    std::string disassembly;
+    for (const ElfSection& section : image.elf.executable_sections()) {
+      if (site.address < section.vaddr || site.address - section.vaddr >= section.bytes.size()) {
+        continue;
+      }
+      if (auto insn = decoder.Decode(section.bytes.subspan(site.address - section.vaddr),
+                                     site.address)) {
+        disassembly = insn->text;
+      }
+    }
+    const std::string address = absl::StrFormat("%#x", site.address);
+    const std::string fixup = absl::StrFormat("%#x", site.fixup);
+    rows.push_back({{"address", address},
+                    {"symbol", site.symbol},
+                    {"function", site.function},
+                    {"fixup", fixup},
+                    {"disassembly", disassembly}});
+    absl::StrAppendFormat(&text, "  %-18s %-32s %-18s %s\n", address, site.symbol, fixup,
+                          disassembly);
+  }
+  if (absl::GetFlag(FLAGS_json)) {
+    nlohmann::ordered_json doc = {
+        {"schema", "sigvisor.uaccess_sites/1"}, {"image", image.label}, {"sites", rows}};
+    std::printf("%s\n", doc.dump(2).c_str());
+  } else {
+    std::fputs(text.c_str(), stdout);
+  }
+  return 0;
+}
+
+}  // namespace
 
 int SitesCommand(std::span<char* const> args) {
   if (!args.empty()) {
@@ -23,6 +69,7 @@ int SitesCommand(std::span<char* const> args) {
   if (!image.ok()) return ReportError(image.status());
   absl::StatusOr<trap::Decoder> decoder = trap::Decoder::Create();
   if (!decoder.ok()) return ReportError(decoder.status());
+  if (absl::GetFlag(FLAGS_uaccess)) return PrintUserAccessSites(*image, *decoder);
   absl::StatusOr<trap::SiteTable> sites = trap::ScanImage(image->elf, *decoder);
   if (!sites.ok()) return ReportError(sites.status());
 

@@ -9,6 +9,7 @@
 #include "vmm/bench/progress.h"
 #include "vmm/bench/runner.h"
 #include "vmm/cli/bench_commands.h"
+#include "vmm/cli/run_setup.h"
 #include "vmm/cli/command.h"
 #include "vmm/cli/flags.h"
 #include "vmm/study/study.h"
@@ -46,11 +47,15 @@ int StudyCommand(std::span<char* const> args) {
   }
 
   // Every target up front: nothing after the first run can fail to start.
+  absl::StatusOr<std::vector<InjectionSpec>> injections = InjectionSpecsFromFlags();
+  if (!injections.ok()) return ReportError(injections.status());
   std::vector<bench::KvmBenchTarget> targets;
   for (const bench::Matrix& matrix : matrices) {
     absl::StatusOr<bench::KvmBenchTarget> target = bench::KvmBenchTarget::Create(
         host->kvm, matrix, host->info.cpl0_emulated, limits->timeout);
     if (!target.ok()) return ReportError(target.status());
+    target->SetInjection(*injections, absl::GetFlag(FLAGS_seed));
+    if (!absl::GetFlag(FLAGS_no_sandbox)) target->SetSandbox(SandboxPolicy{});
     targets.push_back(*std::move(target));
   }
 

@@ -45,6 +45,7 @@ absl::StatusOr<Traced> TraceOnce(const KvmSystem& kvm, const HostInfo& host,
   config.cpl0_emulated = host.cpl0_emulated;
   config.trap = trap.mechanism;
   config.session.timeout = absl::GetFlag(FLAGS_timeout);
+  if (!absl::GetFlag(FLAGS_no_sandbox)) config.session.sandbox = SandboxPolicy{};
   config.session.console_sink = [](std::string_view text) {
     std::fwrite(text.data(), 1, text.size(), stderr);
   };

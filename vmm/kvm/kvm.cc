@@ -170,6 +170,13 @@ SIGVISOR_VCPU_SET(kvm_vcpu_events, SetEvents, KVM_SET_VCPU_EVENTS)
 SIGVISOR_VCPU_GET(kvm_mp_state, GetMpState, KVM_GET_MP_STATE)
 SIGVISOR_VCPU_SET(kvm_mp_state, SetMpState, KVM_SET_MP_STATE)
 
+absl::Status KvmVcpu::Interrupt(uint32_t vector) {
+  kvm_interrupt irq = {};
+  irq.irq = vector;
+  if (Ioctl(fd_.get(), KVM_INTERRUPT, &irq) < 0) return ErrnoError("KVM_INTERRUPT", errno);
+  return absl::OkStatus();
+}
+
 #undef SIGVISOR_VCPU_GET
 #undef SIGVISOR_VCPU_SET
 

@@ -90,6 +90,9 @@ class KvmVcpu {
   absl::Status SetGuestDebug(const kvm_guest_debug& debug);
   absl::StatusOr<kvm_vcpu_events> GetEvents() const;
   absl::Status SetEvents(const kvm_vcpu_events& events);
+  // KVM_INTERRUPT (no in-kernel irqchip): queues external interrupt `vector`; valid
+  // when kvm_run says ready_for_interrupt_injection.
+  absl::Status Interrupt(uint32_t vector);
   // KVM_GET/SET_MP_STATE (in-kernel irqchip): an AP waits UNINITIALIZED for INIT/SIPI.
   absl::StatusOr<kvm_mp_state> GetMpState() const;
   absl::Status SetMpState(const kvm_mp_state& state);

@@ -98,6 +98,30 @@ json PhaseToJson(const PhaseResult& phase, const HostSummary& host) {
           {"marker_overhead", overhead}};
 }
 
+// One object per injection (docs/inject.md): what, when, where, and what came of it.
+json InjectionsToJson(const std::vector<InjectionRecord>& injections) {
+  json out = json::array();
+  for (const InjectionRecord& r : injections) {
+    out.push_back({
+        {"sequence", r.sequence},
+        {"spec", r.spec},
+        {"action", r.action},
+        {"phase", r.phase.empty() ? json(nullptr) : json(r.phase)},
+        {"op", r.op},
+        {"exit_index", r.exit_index},
+        {"rip", absl::StrFormat("%#x", r.rip)},
+        {"symbol", r.symbol.empty() ? json(nullptr) : json(r.symbol)},
+        {"cpl", r.cpl},
+        {"address", r.address ? json(absl::StrFormat("%#x", r.address)) : json(nullptr)},
+        {"outcome", InjectionOutcomeName(r.outcome)},
+        {"signal", r.signal},
+        {"si_addr", r.si_addr ? json(absl::StrFormat("%#x", r.si_addr)) : json(nullptr)},
+        {"detail", r.detail},
+    });
+  }
+  return out;
+}
+
 }  // namespace
 
 nlohmann::ordered_json RunRecordToJson(const RunRecord& record) {
@@ -147,6 +171,8 @@ nlohmann::ordered_json RunRecordToJson(const RunRecord& record) {
       {"sandbox", result.sandbox},
       {"warnings_dropped", result.warnings_dropped},
       {"warnings", result.warnings},
+      {"injections", InjectionsToJson(record.injections)},
+      {"inject_seed", record.injections.empty() ? json(nullptr) : json(record.inject_seed)},
   };
 }
 

@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "vmm/inject/injection_record.h"
 #include "vmm/run/session.h"
 
 namespace sigvisor {
@@ -32,6 +34,9 @@ struct RunRecord {
   uint64_t vm_create_ns = 0;
   uint64_t setup_ns = 0;
   uint64_t wall_ns = 0;  // the whole command: VM creation to report
+  // --inject: every injection planned, in order, with its outcome; and --seed.
+  std::vector<InjectionRecord> injections;
+  uint64_t inject_seed = 0;
 };
 
 // The KVM statistics every report shows (when the host has them), in this order.

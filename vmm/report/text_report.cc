@@ -107,6 +107,20 @@ std::string FormatRunReport(const RunRecord& record) {
   for (const PhaseResult& phase : result.phases) {
     AppendPhase(out, phase, record.host, record.trap.mechanism != "off");
   }
+  if (!record.injections.empty()) {
+    absl::StrAppendFormat(&out, "  injections (seed %d):\n", record.inject_seed);
+    for (const InjectionRecord& r : record.injections) {
+      absl::StrAppendFormat(&out, "    #%d %-12s %s", r.sequence, InjectionOutcomeName(r.outcome),
+                            r.action.empty() ? r.spec : r.action);
+      if (!r.phase.empty()) absl::StrAppendFormat(&out, " [%s op %d]", r.phase, r.op);
+      if (r.rip) {
+        absl::StrAppendFormat(&out, " at %#x%s", r.rip,
+                              r.symbol.empty() ? "" : absl::StrCat(" ", r.symbol));
+      }
+      if (!r.detail.empty()) absl::StrAppendFormat(&out, ": %s", r.detail);
+      out += "\n";
+    }
+  }
   for (const std::string& warning : result.warnings) {
     absl::StrAppendFormat(&out, "warning: %s\n", warning);
   }

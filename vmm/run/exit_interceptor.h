@@ -79,8 +79,10 @@ class ExitInterceptor {
  public:
   virtual ~ExitInterceptor() = default;
 
-  // Before the first guest instruction (a debugger waits for its client here). An
-  // error ends the run as a host error before it starts (kCancelled: as killed).
+  // Before the first guest instruction (a debugger waits for its client here), on
+  // the thread that runs the loop, inside its sandbox: threads started here inherit
+  // the seccomp filter. An error ends the run as a host error before it starts
+  // (kCancelled: as killed).
   virtual absl::Status OnStart() { return absl::OkStatus(); }
 
   // Takes the exit or leaves it (kNotMine).

@@ -1,5 +1,7 @@
 #include "vmm/run/session.h"
 
+#include "vmm/run/device_exit.h"
+
 #include <thread>
 
 #include "absl/strings/str_format.h"
@@ -35,6 +37,19 @@ Session::Session(Backend& backend, Bus& bus, SessionOptions options)
 
 uint64_t Session::SinceStart() const { return MonotonicNs() - start_ns_; }
 
+bool Session::StartInterceptors() {
+  for (ExitInterceptor* interceptor : options_.interceptors) {
+    if (interceptor == nullptr) continue;
+    if (absl::Status s = interceptor->OnStart(); !s.ok()) {
+      // Cancelled: a debugger killed the guest before it ran.
+      Fail(s.code() == absl::StatusCode::kCancelled ? Outcome::kKilled : Outcome::kHostError,
+           std::string(s.message()));
+      return false;
+    }
+  }
+  return true;
+}
+
 RunResult Session::Run() {
   absl::StatusOr<StatsSnapshot> stats_at_start = backend_.ReadStats();
   if (!stats_at_start.ok()) {
@@ -42,15 +57,13 @@ RunResult Session::Run() {
     return std::move(result_);
   }
   stats_at_start_ = *stats_at_start;
-  for (ExitInterceptor* interceptor : options_.interceptors) {
-    if (interceptor == nullptr) continue;
-    if (absl::Status s = interceptor->OnStart(); !s.ok()) {
-      // Cancelled: a debugger killed the guest before it ran.
-      Fail(s.code() == absl::StatusCode::kCancelled ? Outcome::kKilled : Outcome::kHostError,
-           std::string(s.message()));
-      return Finish();
-    }
-  }
+  // The interceptors start on the thread that runs the loop, once its sandbox is in:
+  // a thread one of them starts (the gdb stub's interrupt watcher) inherits the filter.
+  bool started = false;
+  auto start_and_run = [&] {
+    started = StartInterceptors();
+    if (started) RunLoop();
+  };
   if (options_.sandbox) {
     // The loop runs on a thread of its own so the filter ends with it; KVM_RUN may be
     // issued from any thread (the backend kicks whichever thread runs it).
@@ -60,7 +73,7 @@ RunResult Session::Run() {
       if (!installed.ok()) return;
       result_.sandbox = SandboxDescription(true, *options_.sandbox);
       if (options_.sandboxed_hook) options_.sandboxed_hook();
-      RunLoop();
+      start_and_run();
     });
     run_loop.join();
     if (!installed.ok()) {
@@ -71,8 +84,9 @@ RunResult Session::Run() {
       return Finish();
     }
   } else {
-    RunLoop();
+    start_and_run();
   }
+  if (!started) return Finish();
   result_.run_ns = SinceStart();
   absl::StatusOr<StatsSnapshot> stats_at_end = backend_.ReadStats();
   if (stats_at_end.ok()) result_.kvm_stats = SubtractStats(*stats_at_end, *stats_at_start);
@@ -194,8 +208,8 @@ bool Session::Dispatch(VmExit& exit, std::string& detail, bool& instrument,
     return *intercepted;
   }
   switch (exit.kind) {
-    case ExitKind::kIo: return DispatchPortIo(exit, detail);
-    case ExitKind::kMmio: return DispatchMmio(exit, detail);
+    case ExitKind::kIo:
+    case ExitKind::kMmio: return DispatchDeviceExit(exit, detail);
     case ExitKind::kShutdown:
       return Fail(Outcome::kTripleFault,
                   "the guest triple-faulted (an exception it could not handle)");
@@ -220,47 +234,23 @@ bool Session::Dispatch(VmExit& exit, std::string& detail, bool& instrument,
   }
 }
 
-bool Session::DispatchPortIo(VmExit& exit, std::string& detail) {
-  detail = absl::StrFormat("port %#x %s (%s)", exit.address, exit.is_write ? "out" : "in",
-                           bus_.AccessName(AddressSpace::kPort, exit.address));
-  if (exit.data.size() != uint64_t{exit.size} * exit.count || exit.size == 0) {
-    return Fail(Outcome::kUnexpectedExit, "malformed port I/O exit");
+bool Session::DispatchDeviceExit(VmExit& exit, std::string& detail) {
+  DeviceExitResult result = sigvisor::DispatchDeviceExit(bus_, exit);
+  detail = std::move(result.detail);
+  switch (result.kind) {
+    case DeviceExitResult::Kind::kMalformed:
+      return Fail(Outcome::kUnexpectedExit, std::move(result.error));
+    case DeviceExitResult::Kind::kDeviceError:
+      return Fail(Outcome::kBadDeviceAccess, std::move(result.error));
+    case DeviceExitResult::Kind::kStop: break;
+    case DeviceExitResult::Kind::kContinue:
+      if (!stop_requested_) return true;
+      break;
   }
-  // String I/O (rep outsb) arrives as one exit with count > 1: one access each.
-  for (uint32_t i = 0; i < exit.count; ++i) {
-    std::span<uint8_t> one = exit.data.subspan(size_t{i} * exit.size, exit.size);
-    absl::StatusOr<DeviceAction> action =
-        exit.is_write ? bus_.Write(AddressSpace::kPort, exit.address, one)
-                      : bus_.Read(AddressSpace::kPort, exit.address, one);
-    if (!action.ok()) {
-      return Fail(Outcome::kBadDeviceAccess,
-                  absl::StrFormat("%d-byte port %s at %#x: %s", exit.size,
-                                  exit.is_write ? "write" : "read", exit.address,
-                                  action.status().message()));
-    }
-    if (*action == DeviceAction::kStop || stop_requested_) {
-      if (result_.outcome == Outcome::kHostError) {  // a device stopped without a hypercall
-        result_.outcome = Outcome::kExited;
-      }
-      return false;
-    }
+  if (result_.outcome == Outcome::kHostError) {  // a device stopped without a hypercall
+    result_.outcome = Outcome::kExited;
   }
-  return true;
-}
-
-bool Session::DispatchMmio(VmExit& exit, std::string& detail) {
-  detail = absl::StrFormat("mmio %#x %s (%s)", exit.address, exit.is_write ? "write" : "read",
-                           bus_.AccessName(AddressSpace::kMmio, exit.address));
-  absl::StatusOr<DeviceAction> action =
-      exit.is_write ? bus_.Write(AddressSpace::kMmio, exit.address, exit.data)
-                    : bus_.Read(AddressSpace::kMmio, exit.address, exit.data);
-  if (!action.ok()) {
-    return Fail(Outcome::kBadDeviceAccess,
-                absl::StrFormat("%d-byte MMIO %s at %#x: %s", exit.size,
-                                exit.is_write ? "write" : "read", exit.address,
-                                action.status().message()));
-  }
-  return *action != DeviceAction::kStop;
+  return false;
 }
 
 PhaseSample Session::Sample(uint64_t guest_tsc) {

@@ -125,13 +125,15 @@ class Session : public HypercallHandler {
   // After each exit: the interceptors observe it, then its phase markers.
   void Notify(const VmExit& exit, std::string_view detail, bool instrument,
               const std::optional<TrapRecord>& trap);
-  bool DispatchPortIo(VmExit& exit, std::string& detail);
-  bool DispatchMmio(VmExit& exit, std::string& detail);
+  // Port I/O and MMIO over the bus (device_exit.h), with the session's outcome.
+  bool DispatchDeviceExit(VmExit& exit, std::string& detail);
   bool Fail(Outcome outcome, std::string what);
   PhaseSample Sample(uint64_t guest_tsc);
   // Called by every hypercall: the first one marks the end of boot.
   void NoteHypercall();
   uint64_t SinceStart() const;
+  // OnStart() of every interceptor, on the loop's thread; false (run failed) if one fails.
+  bool StartInterceptors();
 
   Backend& backend_;
   Bus& bus_;

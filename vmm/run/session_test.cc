@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 #include "devices/hypercall.h"
 #include "guest-kit/abi/sigvisor_abi.h"
@@ -212,6 +213,32 @@ TEST_F(SessionTest, SandboxRefusesAForbiddenSyscallOnTheRunLoopThread) {
   int fd = open("/proc/self/status", O_RDONLY);
   EXPECT_GE(fd, 0);
   if (fd >= 0) close(fd);
+}
+
+// An interceptor's OnStart runs inside the sandbox, so a thread it starts there (the
+// gdb stub's interrupt watcher) is confined too.
+struct ThreadStarter : ExitInterceptor {
+  int open_result = 0, open_errno = 0;
+  absl::Status OnStart() override {
+    std::thread watcher([this] {
+      open_result = open("/proc/self/status", O_RDONLY);
+      open_errno = errno;
+    });
+    watcher.join();
+    return absl::OkStatus();
+  }
+  Interception Intercept(const VmExit&) override { return {}; }
+};
+
+TEST_F(SessionTest, ThreadsStartedByInterceptorsAreSandboxedToo) {
+  WriteExitArgs(0);
+  ThreadStarter starter;
+  RunResult result = RunScript({Hypercall(SIGVISOR_HC_EXIT, kArgsGpa)}, absl::Seconds(10),
+                               &starter,
+                               [](SessionOptions& options) { options.sandbox = SandboxPolicy{}; });
+  EXPECT_EQ(result.outcome, Outcome::kExited);
+  EXPECT_EQ(starter.open_result, -1);
+  EXPECT_EQ(starter.open_errno, EPERM);
 }
 
 TEST_F(SessionTest, WithoutASandboxTheReportSaysOff) {

@@ -13,6 +13,7 @@ std::string_view ExitKindName(ExitKind kind) {
     case ExitKind::kDebug: return "debug";
     case ExitKind::kInterrupted: return "interrupted";
     case ExitKind::kSystemEvent: return "system_event";
+    case ExitKind::kIrqWindowOpen: return "irq_window_open";
     case ExitKind::kUnknown: return "unknown";
   }
   return "unknown";

@@ -19,6 +19,7 @@ enum class ExitKind {
   kDebug,          // KVM_EXIT_DEBUG
   kInterrupted,    // KVM_RUN interrupted (the watchdog's kick)
   kSystemEvent,    // guest-requested reset / shutdown through KVM
+  kIrqWindowOpen,  // the guest can take an interrupt now (asked for by the VMM)
   kUnknown,
 };
 

@@ -227,6 +227,40 @@ std::optional<DecodedInsn> Decoder::Decode(std::span<const uint8_t> bytes, uint6
   return decoded;
 }
 
+std::optional<MemoryOperand> Decoder::MemoryOperandOf(std::span<const uint8_t> bytes,
+                                                      uint64_t address) const {
+  InsnPtr insn(cs_malloc(handles_->detail));
+  const uint8_t* code = bytes.data();
+  size_t size = bytes.size();
+  uint64_t at = address;
+  if (!cs_disasm_iter(handles_->detail, &code, &size, &at, insn.get())) return std::nullopt;
+  const cs_x86& x86 = insn->detail->x86;
+  std::optional<MemoryOperand> found;
+  for (int i = 0; i < x86.op_count; ++i) {
+    const cs_x86_op& op = x86.operands[i];
+    if (op.type != X86_OP_MEM) continue;
+    MemoryOperand mem;
+    mem.write = (op.access & CS_AC_WRITE) != 0;
+    mem.scale = op.mem.scale;
+    mem.displacement = op.mem.disp;
+    if (op.mem.base == X86_REG_RIP) {
+      mem.rip_relative = true;
+    } else if (op.mem.base != X86_REG_INVALID) {
+      const GprName* base = FindGpr(op.mem.base);
+      if (base == nullptr || base->bytes != 8) continue;
+      mem.base = base->number;
+    }
+    if (op.mem.index != X86_REG_INVALID) {
+      const GprName* index = FindGpr(op.mem.index);
+      if (index == nullptr || index->bytes != 8) continue;
+      mem.index = index->number;
+    }
+    if (mem.write) return mem;
+    if (!found) found = mem;
+  }
+  return found;
+}
+
 void Decoder::Sweep(std::span<const uint8_t> bytes, uint64_t address,
                     const std::function<void(const DecodedInsn&)>& visit) const {
   InsnPtr insn(cs_malloc(handles_->detail));

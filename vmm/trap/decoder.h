@@ -23,6 +23,17 @@ struct DecodedInsn {
   std::optional<TrapInsn> trap; // set when this is an instruction the engine intercepts
 };
 
+// An instruction's memory operand as general-register encoding numbers (0 = rax ..
+// 15 = r15; -1 = none): the address is base + index * scale + displacement.
+struct MemoryOperand {
+  int base = -1;
+  int index = -1;
+  int scale = 1;
+  int64_t displacement = 0;
+  bool rip_relative = false;  // base is rip (of the next instruction)
+  bool write = false;         // the instruction writes it
+};
+
 class Decoder {
  public:
   // Opens Capstone for x86-64 (fails only when the library cannot).
@@ -39,6 +50,12 @@ class Decoder {
   // Decodes [bytes) as consecutive instructions from `address` (a linear sweep),
   // calling `visit` for each one that is a trap instruction. Bytes that do not
   // decode are stepped over one at a time.
+  // The memory operand the instruction at the start of `bytes` writes (or, if it
+  // writes none, the first it reads); nullopt when it has none or does not decode.
+  // Segment overrides are not reflected (flat kernel segments).
+  std::optional<MemoryOperand> MemoryOperandOf(std::span<const uint8_t> bytes,
+                                               uint64_t address) const;
+
   void Sweep(std::span<const uint8_t> bytes, uint64_t address,
              const std::function<void(const DecodedInsn&)>& visit) const;
 

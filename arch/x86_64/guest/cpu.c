@@ -64,6 +64,7 @@ static struct idt_gate idt[IDT_ENTRIES] __attribute__((aligned(16)));
 
 extern char x86_vector_stubs[];
 extern char x86_syscall_stub[];
+extern char x86_host_request_stub[];
 
 static void set_gate(int vector, const void *handler, uint8_t type_attr, uint8_t ist) {
   uint64_t addr = (uint64_t)handler;
@@ -113,6 +114,8 @@ void cpu_init(void) {
   /* #BP and int $0x80 may be raised from user mode. */
   set_gate(3, x86_vector_stubs + 3 * STUB_SIZE, GATE_INTERRUPT_DPL3, 0);
   set_gate(SYSCALL_VECTOR, x86_syscall_stub, GATE_INTERRUPT_DPL3, 0);
+  /* Raised by the VMM (KVM_INTERRUPT) only: user code cannot `int` it (DPL0). */
+  set_gate(SIGVISOR_HOST_REQUEST_VECTOR, x86_host_request_stub, GATE_INTERRUPT_DPL0, 0);
   struct table_pointer idtr = {sizeof(idt) - 1, (uint64_t)idt};
   __asm__ volatile("lidt %0" : : "m"(idtr));
 }

@@ -7,6 +7,7 @@
  * registers as a struct pt_regs and calls x86_trap(regs) in C, which also delivers
  * pending signals before a return to user mode.
  */
+#include "guest-kit/abi/sigvisor_abi.h"
 #include "guest-kit/kernel/config.h"
 
 #define PT_REGS_CS 144 /* offsetof(struct pt_regs, cs) */
@@ -73,6 +74,9 @@ x86_vector_stubs:
 	.globl x86_syscall_stub
 x86_syscall_stub:
 	STUB 0x80, 0	/* int $0x80, where the host delivers it (hardware KVM) */
+	.globl x86_host_request_stub
+x86_host_request_stub:
+	STUB SIGVISOR_HOST_REQUEST_VECTOR, 0	/* the host's signal request (fault injection) */
 
 trap_common:
 	/* The stack now holds vector, error code and the hardware frame: complete

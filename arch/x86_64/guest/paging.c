@@ -8,6 +8,7 @@
 #include "arch/x86_64/guest/paging.h"
 
 #include "arch/x86_64/guest/x86.h"
+#include "guest-kit/abi/sigvisor_abi.h"
 #include "guest-kit/kernel/page_alloc.h"
 
 #define TABLE_FLAGS (PTE_PRESENT | PTE_WRITABLE | PTE_USER)
@@ -50,4 +51,18 @@ uint64_t paging_user_to_phys(uint64_t root, uint64_t va, int write) {
     table = table_at(entry);
   }
   return 0;
+}
+
+int paging_repair_evicted(uint64_t root, uint64_t va) {
+  uint64_t *table = (uint64_t *)root;
+  for (int level = 3; level > 0; level--) {
+    uint64_t entry = table[index_of(va, level)];
+    if (!(entry & PTE_PRESENT) || (entry & (1ull << 7))) return 0;
+    table = table_at(entry);
+  }
+  uint64_t *leaf = &table[index_of(va, 0)];
+  if ((*leaf & PTE_PRESENT) || !(*leaf & SIGVISOR_PTE_EVICTED) || !(*leaf & PTE_USER)) return 0;
+  *leaf = (*leaf & ~SIGVISOR_PTE_EVICTED) | PTE_PRESENT;
+  invlpg(va);
+  return 1;
 }

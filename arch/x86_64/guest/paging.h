@@ -24,4 +24,9 @@ void paging_map_user(uint64_t root, uint64_t va, uint64_t pa, uint64_t flags);
  * (and writable, when `write` is set); 0 otherwise. */
 uint64_t paging_user_to_phys(uint64_t root, uint64_t va, int write);
 
+/* Demand paging of a page the host evicted (SIGVISOR_PTE_EVICTED, fault injection):
+ * if the user page at `va` is not present and marked evicted, maps it back and
+ * returns 1; otherwise 0 (a real fault). */
+int paging_repair_evicted(uint64_t root, uint64_t va);
+
 #endif /* SIGVISOR_ARCH_X86_64_GUEST_PAGING_H_ */

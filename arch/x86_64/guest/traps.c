@@ -11,9 +11,12 @@
  * mode, a fault at a user access resumes at its fixup (uaccess.h); anything else is
  * a panic reported to the VMM.
  */
+#include "arch/x86_64/guest/paging.h"
 #include "arch/x86_64/guest/pt_regs.h"
 #include "arch/x86_64/guest/uaccess.h"
 #include "arch/x86_64/guest/x86.h"
+#include "guest-kit/abi/sigvisor_abi.h"
+#include "guest-kit/kernel/inject.h"
 #include "guest-kit/kernel/kernel.h"
 #include "guest-kit/kernel/signal.h"
 #include "guest-kit/kernel/syscall.h"
@@ -66,7 +69,23 @@ static void kernel_exception(struct pt_regs *regs) {
            regs->vector, regs->error_code, regs->rip, read_cr2());
 }
 
+/* A page fault on a page the host evicted is repaired here, from either mode, as
+ * demand paging would: the faulting instruction then runs again. */
+static int repaired_evicted_page(struct pt_regs *regs) {
+  if (regs->vector != VECTOR_PF || (regs->error_code & PF_PROTECTION)) return 0;
+  const uint64_t address = read_cr2();
+  if (!access_ok(address, 1) || !paging_repair_evicted(read_cr3(), address)) return 0;
+  INJECT_REPORT(SIGVISOR_EVENT_PAGE_REPAIRED, 0, 0, current->pid, address, regs->rip);
+  return 1;
+}
+
 void x86_trap(struct pt_regs *regs) {
+  if (regs->vector == SIGVISOR_HOST_REQUEST_VECTOR) {
+    host_request();
+    if (user_mode(regs)) exit_to_user_mode(regs);
+    return;
+  }
+  if (repaired_evicted_page(regs)) return;
   if (!user_mode(regs)) {
     kernel_exception(regs);
     return;

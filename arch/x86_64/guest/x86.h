@@ -40,6 +40,10 @@ static inline void write_cr3(uint64_t value) {
   __asm__ volatile("mov %0, %%cr3" : : "r"(value) : "memory");
 }
 
+static inline void invlpg(uint64_t address) {
+  __asm__ volatile("invlpg (%0)" : : "r"(address) : "memory");
+}
+
 static inline __attribute__((noreturn)) void halt_forever(void) {
   for (;;) __asm__ volatile("cli; hlt");
 }

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "vmm/base/clock.h"
+#include "vmm/run/device_exit.h"
 
 namespace sigvisor::x86 {
 
@@ -127,45 +128,19 @@ bool ApRunner::Dispatch(Ap& ap, VmExit& exit, std::string& detail) {
     return false;
   };
   switch (exit.kind) {
-    case ExitKind::kIo: {
-      detail = absl::StrFormat("port %#x %s (%s)", exit.address, exit.is_write ? "out" : "in",
-                               bus_.AccessName(AddressSpace::kPort, exit.address));
-      if (exit.data.size() != uint64_t{exit.size} * exit.count || exit.size == 0) {
-        return fail(Outcome::kUnexpectedExit, "malformed port I/O exit");
-      }
-      for (uint32_t i = 0; i < exit.count; ++i) {
-        std::span<uint8_t> one = exit.data.subspan(size_t{i} * exit.size, exit.size);
-        absl::StatusOr<DeviceAction> action =
-            exit.is_write ? bus_.Write(AddressSpace::kPort, exit.address, one)
-                          : bus_.Read(AddressSpace::kPort, exit.address, one);
-        if (!action.ok()) {
-          return fail(Outcome::kBadDeviceAccess,
-                      absl::StrFormat("%d-byte port %s at %#x: %s", exit.size,
-                                      exit.is_write ? "write" : "read", exit.address,
-                                      action.status().message()));
-        }
-        if (*action == DeviceAction::kStop) {  // isa-debug-exit from an AP
+    case ExitKind::kIo:
+    case ExitKind::kMmio: {
+      DeviceExitResult result = DispatchDeviceExit(bus_, exit);
+      detail = std::move(result.detail);
+      switch (result.kind) {
+        case DeviceExitResult::Kind::kMalformed:
+          return fail(Outcome::kUnexpectedExit, std::move(result.error));
+        case DeviceExitResult::Kind::kDeviceError:
+          return fail(Outcome::kBadDeviceAccess, std::move(result.error));
+        case DeviceExitResult::Kind::kStop:  // isa-debug-exit from an AP
           EndRun(ap, Outcome::kExited, 0, "");
           return false;
-        }
-      }
-      return true;
-    }
-    case ExitKind::kMmio: {
-      detail = absl::StrFormat("mmio %#x %s (%s)", exit.address, exit.is_write ? "write" : "read",
-                               bus_.AccessName(AddressSpace::kMmio, exit.address));
-      absl::StatusOr<DeviceAction> action =
-          exit.is_write ? bus_.Write(AddressSpace::kMmio, exit.address, exit.data)
-                        : bus_.Read(AddressSpace::kMmio, exit.address, exit.data);
-      if (!action.ok()) {
-        return fail(Outcome::kBadDeviceAccess,
-                    absl::StrFormat("%d-byte MMIO %s at %#x: %s", exit.size,
-                                    exit.is_write ? "write" : "read", exit.address,
-                                    action.status().message()));
-      }
-      if (*action == DeviceAction::kStop) {
-        EndRun(ap, Outcome::kExited, 0, "");
-        return false;
+        case DeviceExitResult::Kind::kContinue: return true;
       }
       return true;
     }

@@ -41,6 +41,7 @@ class GuestDebug {
   // debugger); on while any requester wants it.
   static constexpr unsigned kStepTracer = 1;
   static constexpr unsigned kStepDebugger = 2;
+  static constexpr unsigned kStepInjector = 4;
   absl::Status SetSingleStep(unsigned requester, bool on);
   bool single_stepping() const { return step_requesters_ != 0; }
 

@@ -62,6 +62,7 @@ VmExit ExitFromRun(kvm_run* run, size_t run_size) {
       exit.address = run->debug.arch.pc;
       break;
     case KVM_EXIT_INTR: exit.kind = ExitKind::kInterrupted; break;
+    case KVM_EXIT_IRQ_WINDOW_OPEN: exit.kind = ExitKind::kIrqWindowOpen; break;
     case KVM_EXIT_SYSTEM_EVENT:
       exit.kind = ExitKind::kSystemEvent;
       exit.raw_detail = run->system_event.type;

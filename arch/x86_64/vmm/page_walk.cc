@@ -31,6 +31,28 @@ absl::StatusOr<uint64_t> TranslateGva(const GuestMemory& memory, uint64_t cr3, u
   return absl::InternalError("unreachable");
 }
 
+absl::StatusOr<uint64_t> LeafEntryGpa(const GuestMemory& memory, uint64_t cr3, uint64_t gva) {
+  uint64_t table = cr3 & kAddressMask;
+  for (int level = 3; level > 0; --level) {
+    const uint64_t index = (gva >> (12 + 9 * level)) & 511;
+    absl::StatusOr<uint64_t> entry = memory.ReadObject<uint64_t>(table + index * 8);
+    if (!entry.ok()) return entry.status();
+    if (!(*entry & kPresent)) {
+      return absl::NotFoundError(absl::StrFormat("guest address %#x is not mapped", gva));
+    }
+    if (*entry & kLargePage) {
+      return absl::FailedPreconditionError(
+          absl::StrFormat("guest address %#x is in a large page, not a 4 KiB one", gva));
+    }
+    table = *entry & kAddressMask;
+  }
+  const uint64_t gpa = table + ((gva >> 12) & 511) * 8;
+  if (!memory.ReadObject<uint64_t>(gpa).ok()) {
+    return absl::OutOfRangeError(absl::StrFormat("page table of %#x is outside RAM", gva));
+  }
+  return gpa;
+}
+
 absl::StatusOr<bool> UserAccessible(const GuestMemory& memory, uint64_t cr3, uint64_t gva) {
   constexpr uint64_t kUser = 1ull << 2;
   uint64_t table = cr3 & kAddressMask;

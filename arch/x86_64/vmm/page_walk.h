@@ -14,6 +14,11 @@ namespace sigvisor::x86 {
 
 absl::StatusOr<uint64_t> TranslateGva(const GuestMemory& memory, uint64_t cr3, uint64_t gva);
 
+// The guest-physical address of the 4 KiB leaf page-table entry for `gva` (present
+// or not), for the VMM to edit (fault injection). Fails if a level above is not
+// present or the address is in a large page.
+absl::StatusOr<uint64_t> LeafEntryGpa(const GuestMemory& memory, uint64_t cr3, uint64_t gva);
+
 // Whether `gva` is mapped user-accessible (U/S set at every level): code there runs
 // at CPL3.
 absl::StatusOr<bool> UserAccessible(const GuestMemory& memory, uint64_t cr3, uint64_t gva);

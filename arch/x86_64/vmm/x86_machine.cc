@@ -36,7 +36,8 @@ absl::Status WriteBootInfo(GuestMemory& memory, const ElfImage& image,
   info.abi_version = SIGVISOR_ABI_VERSION;
   info.mem_bytes = memory.size();
   info.free_gpa = (image.load_end() + kPageSize - 1) & ~(kPageSize - 1);
-  info.flags = config.cpl0_emulated ? SIGVISOR_BOOT_CPL0_EMULATED : 0;
+  info.flags = (config.cpl0_emulated ? SIGVISOR_BOOT_CPL0_EMULATED : 0) |
+               (config.injection_events ? SIGVISOR_BOOT_INJECT_EVENTS : 0);
   if (config.cmdline.size() >= sizeof(info.cmdline)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "the guest command line is %d bytes; the boot ABI holds at most %d",
@@ -220,6 +221,11 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
 
   KvmBackend backend(*vcpu, std::move(stats), &state);
   MachineContext context{image, state, backend, traps.get(), sync_regs};
+  // Deleting and re-adding the RAM slot zaps every shadow page built from it.
+  context.flush_shadow_mmu = [&vm = *vm, &ram = *memory]() -> absl::Status {
+    if (absl::Status s = vm.SetMemoryRegion(0, 0, 0, ram.host_base()); !s.ok()) return s;
+    return vm.SetMemoryRegion(0, 0, ram.size(), ram.host_base());
+  };
   std::vector<std::unique_ptr<ExitInterceptor>> extensions;
   for (const ExtensionFactory& make : config.extensions) {
     absl::StatusOr<std::unique_ptr<ExitInterceptor>> made = make(context);

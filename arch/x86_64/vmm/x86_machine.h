@@ -35,6 +35,9 @@ struct MachineContext {
   Backend& backend;            // Kick() interrupts a running guest
   const TrapEngine* traps;     // the trap mechanism, or null for --trap=off
   bool sync_regs;              // registers travel in kvm_run (KVM_CAP_SYNC_REGS)
+  // Makes KVM forget its shadow of the guest's page tables, after the VMM edited one
+  // (fault injection): a host write to guest memory is invisible to KVM's tracking.
+  std::function<absl::Status()> flush_shadow_mmu;
 };
 
 // Makes one extension once the machine is set up, before the first guest
@@ -59,6 +62,7 @@ struct MachineConfig {
   // thread over the same bus (ap_runner.h). fw_cfg's CPU count (key 0x05) says this.
   int vcpus = 1;
   bool cpl0_emulated = false;   // tells the guest (boot-info flag)
+  bool injection_events = false;  // the guest reports injection outcomes (boot-info flag)
   SessionOptions session;       // timeout, console sink (describe, interceptor filled in here)
   // How guest debug-register accesses and segment loads reach the VMM (trap_engine.h).
   // Decided by the caller: kOff runs the guest untouched.
