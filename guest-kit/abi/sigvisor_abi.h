@@ -126,8 +126,8 @@ struct sigvisor_hc_panic {
  *
  * When the VMM injects (boot flag SIGVISOR_BOOT_INJECT_EVENTS), the guest kernel
  * reports what came of it with SIGVISOR_HC_EVENT: a signal reaching a handler, a
- * task killed by a signal, a page paged back in. Without the flag it never does, so
- * measured runs are not disturbed.
+ * task killed by a signal (each with the signal's si_code and si_addr), a page paged
+ * back in. Without the flag it never does, so measured runs are not disturbed.
  *
  * A signal from the host: the VMM fills the mailbox at SIGVISOR_HOST_MAILBOX_GPA and
  * raises interrupt SIGVISOR_HOST_REQUEST_VECTOR when the guest is interruptible
@@ -142,8 +142,7 @@ enum sigvisor_event_kind {
   SIGVISOR_EVENT_SIGNAL_DELIVERED = 1, /* a handler for `signo` is about to run */
   SIGVISOR_EVENT_TASK_KILLED = 2,      /* task `pid` ended by `signo`'s default action */
   SIGVISOR_EVENT_PAGE_REPAIRED = 3,    /* the evicted page at `addr` was paged in */
-  SIGVISOR_EVENT_SIGNAL_GENERATED = 4, /* an exception raised `signo` (si_code `code`) */
-  SIGVISOR_EVENT_HOST_SIGNAL = 5,      /* the host's signal request was sent (or not: code<0) */
+  SIGVISOR_EVENT_HOST_SIGNAL = 4,      /* the host's signal request was sent (or not: code<0) */
 };
 #endif
 
@@ -151,9 +150,9 @@ enum sigvisor_event_kind {
 struct sigvisor_hc_event {
   uint32_t kind; /* enum sigvisor_event_kind */
   int32_t signo;
-  int32_t code; /* si_code, or an -errno */
+  int32_t code; /* the signal's si_code, or an -errno (HOST_SIGNAL) */
   int32_t pid;
-  uint64_t addr; /* si_addr or the page's address */
+  uint64_t addr; /* the signal's si_addr, or the page's address */
   uint64_t rip;  /* the user rip of the task concerned */
 };
 #endif

@@ -16,7 +16,8 @@ static inline void inject_init(uint32_t boot_flags) {
 
 /* Tells the VMM what happened (enum sigvisor_event_kind); only when it injects, so
  * that a measured run costs one test per call site and no exit. */
-void inject_report(uint32_t kind, int signo, int code, int pid, uint64_t addr, uint64_t rip);
+void inject_report(uint32_t kind, int signo, int code, int pid, uint64_t addr, uint64_t rip)
+    __attribute__((cold, noinline));
 #define INJECT_REPORT(...)                          \
   do {                                              \
     if (__builtin_expect(inject_events, 0)) inject_report(__VA_ARGS__); \

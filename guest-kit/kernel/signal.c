@@ -112,7 +112,6 @@ void force_sig_fault(int signo, int code, uint64_t addr) {
   siginfo_t info;
   init_siginfo(&info, signo, code);
   info.si_addr = addr;
-  INJECT_REPORT(SIGVISOR_EVENT_SIGNAL_GENERATED, signo, code, self->pid, addr, 0);
   send_signal(self, &info);
 }
 
@@ -218,20 +217,25 @@ int get_signal(struct ksignal *ksig) {
       if (action->flags & SA_RESETHAND) action->handler = SIG_DFL;
       return signo;
     }
-    release_dequeued(ksig);
-    if (DEFAULT_IGNORE_MASK & sigmask(signo)) continue;
+    if (DEFAULT_IGNORE_MASK & sigmask(signo)) {
+      release_dequeued(ksig);
+      continue;
+    }
     /* The default action: terminate (wait status = the signal), said on the console
      * as Linux's show_unhandled_signals does. */
+    INJECT_REPORT(SIGVISOR_EVENT_TASK_KILLED, signo, ksig->info->si_code, self->pid,
+                  ksig->info->si_addr, 0);
+    release_dequeued(ksig);
     printk("%s[%d]: killed by signal %d (%s)\n", self->name, self->pid, signo,
            signal_name(signo));
-    INJECT_REPORT(SIGVISOR_EVENT_TASK_KILLED, signo, 0, self->pid, 0, 0);
     task_exit(signo);
   }
 }
 
 void signal_delivered(struct ksignal *ksig) {
   struct signal_state *s = &current->signal;
-  INJECT_REPORT(SIGVISOR_EVENT_SIGNAL_DELIVERED, ksig->signo, 0, current->pid, 0, 0);
+  INJECT_REPORT(SIGVISOR_EVENT_SIGNAL_DELIVERED, ksig->signo, ksig->info->si_code, current->pid,
+                ksig->info->si_addr, 0);
   sigset_t block = ksig->action.mask;
   if (!(ksig->action.flags & SA_NODEFER)) block |= sigmask(ksig->signo);
   set_blocked(s->blocked | block);

@@ -10,6 +10,10 @@
  * Any other exception from user mode becomes the signal Linux would send. In kernel
  * mode, a fault at a user access resumes at its fixup (uaccess.h); anything else is
  * a panic reported to the VMM.
+ *
+ * Fault injection (docs/inject.md) adds two cases, kept off the paths every trap
+ * takes: the host-request interrupt (a signal sent from outside), and a #PF on a
+ * page the host evicted, which is paged back in as demand paging would.
  */
 #include "arch/x86_64/guest/paging.h"
 #include "arch/x86_64/guest/pt_regs.h"
@@ -40,6 +44,16 @@ static int is_int80(uint64_t rip) {
   return get_user(bytes, (const uint16_t *)rip) == 0 && bytes == 0x80cd;
 }
 
+/* A page fault on a page the host evicted is repaired here, from either mode, as
+ * demand paging would: the faulting instruction then runs again. */
+static int repaired_evicted_page(struct pt_regs *regs) {
+  if (regs->error_code & PF_PROTECTION) return 0;
+  const uint64_t address = read_cr2();
+  if (!access_ok(address, 1) || !paging_repair_evicted(read_cr3(), address)) return 0;
+  INJECT_REPORT(SIGVISOR_EVENT_PAGE_REPAIRED, 0, 0, current->pid, address, regs->rip);
+  return 1;
+}
+
 /* The signal, si_code and si_addr Linux gives a user-mode exception. */
 static void user_exception(struct pt_regs *regs) {
   switch (regs->vector) {
@@ -49,17 +63,24 @@ static void user_exception(struct pt_regs *regs) {
     case VECTOR_UD: force_sig_fault(SIGILL, ILL_ILLOPN, regs->rip); break;
     case VECTOR_GP: force_sig_fault(SIGSEGV, SI_KERNEL, 0); break;
     case VECTOR_PF: {
+      if (repaired_evicted_page(regs)) break;
       uint64_t address = read_cr2();
       current->fault_address = address;
       force_sig_fault(SIGSEGV, (regs->error_code & PF_PROTECTION) ? SEGV_ACCERR : SEGV_MAPERR,
                       address);
       break;
     }
+    case SIGVISOR_HOST_REQUEST_VECTOR: host_request(); break; /* an interrupt, not a fault */
     default: force_sig_fault(SIGBUS, BUS_ADRERR, regs->rip); break;
   }
 }
 
 static void kernel_exception(struct pt_regs *regs) {
+  if (regs->vector == SIGVISOR_HOST_REQUEST_VECTOR) {
+    host_request();
+    return;
+  }
+  if (regs->vector == VECTOR_PF && repaired_evicted_page(regs)) return;
   uint64_t fixup = search_exception_table(regs->rip);
   if (fixup) {
     regs->rip = fixup;
@@ -69,23 +90,7 @@ static void kernel_exception(struct pt_regs *regs) {
            regs->vector, regs->error_code, regs->rip, read_cr2());
 }
 
-/* A page fault on a page the host evicted is repaired here, from either mode, as
- * demand paging would: the faulting instruction then runs again. */
-static int repaired_evicted_page(struct pt_regs *regs) {
-  if (regs->vector != VECTOR_PF || (regs->error_code & PF_PROTECTION)) return 0;
-  const uint64_t address = read_cr2();
-  if (!access_ok(address, 1) || !paging_repair_evicted(read_cr3(), address)) return 0;
-  INJECT_REPORT(SIGVISOR_EVENT_PAGE_REPAIRED, 0, 0, current->pid, address, regs->rip);
-  return 1;
-}
-
 void x86_trap(struct pt_regs *regs) {
-  if (regs->vector == SIGVISOR_HOST_REQUEST_VECTOR) {
-    host_request();
-    if (user_mode(regs)) exit_to_user_mode(regs);
-    return;
-  }
-  if (repaired_evicted_page(regs)) return;
   if (!user_mode(regs)) {
     kernel_exception(regs);
     return;

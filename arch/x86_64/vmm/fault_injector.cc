@@ -36,10 +36,10 @@ constexpr const char* kSyscallEntrySymbol = "syscall_dispatch";
 
 // An injection made and not yet resolved: waiting for the guest's events.
 struct OpenInjection {
-  size_t record = 0;          // index into the output records
-  int expected_signal = 0;    // the signal whose delivery or kill resolves it (0: not known yet)
-  bool awaits_generation = false;  // an exception: the next generated signal is its
-  bool awaits_repair = false;      // an evicted page: the guest's repair resolves it
+  size_t record = 0;        // index into the output records
+  int expected_signal = 0;  // the signal whose delivery or kill resolves it; 0: any (an
+                            // exception: its fault raises the next signal the task takes)
+  bool awaits_repair = false;  // an evicted page: the guest's repair resolves it
   uint64_t page = 0;
 };
 
@@ -448,7 +448,7 @@ class FaultInjector : public ExitInterceptor {
     events->exception.has_error_code = spec.error_code.has_value();
     events->exception.error_code = spec.error_code.value_or(0);
     if (absl::Status s = context_.cpu.vcpu().SetEvents(*events); !s.ok()) return Fail(index, s);
-    open_.push_back({.record = index, .awaits_generation = true});
+    open_.push_back({.record = index});
   }
 
   void SendHostSignal(size_t index, const InjectionSpec& spec) {
@@ -570,31 +570,16 @@ class FaultInjector : public ExitInterceptor {
       return bad;
     }
     switch (event->kind) {
-      case SIGVISOR_EVENT_SIGNAL_GENERATED:
-        for (OpenInjection& open : open_) {
-          if (open.awaits_generation ||
-              (open.expected_signal == event->signo && out_[open.record].si_addr == 0 &&
-               out_[open.record].signal == 0)) {
-            open.awaits_generation = false;
-            open.expected_signal = event->signo;
-            out_[open.record].signal = event->signo;
-            out_[open.record].si_addr = event->addr;
-            break;
-          }
-        }
-        break;
       case SIGVISOR_EVENT_SIGNAL_DELIVERED:
-        Resolve([&](const OpenInjection& o) { return o.expected_signal == event->signo; },
-                InjectionOutcome::kDelivered,
-                absl::StrFormat("signal %d reached its handler in pid %d", event->signo,
-                                event->pid),
-                /*all=*/false);
+        ResolveBySignal(*event, InjectionOutcome::kDelivered,
+                        absl::StrFormat("signal %d reached its handler in pid %d", event->signo,
+                                        event->pid),
+                        /*all=*/false);
         break;
       case SIGVISOR_EVENT_TASK_KILLED:
-        Resolve([&](const OpenInjection& o) { return o.expected_signal == event->signo; },
-                InjectionOutcome::kTaskKilled,
-                absl::StrFormat("pid %d killed by signal %d", event->pid, event->signo),
-                /*all=*/true);
+        ResolveBySignal(*event, InjectionOutcome::kTaskKilled,
+                        absl::StrFormat("pid %d killed by signal %d", event->pid, event->signo),
+                        /*all=*/true);
         break;
       case SIGVISOR_EVENT_PAGE_REPAIRED:
         Resolve([&](const OpenInjection& o) {
@@ -616,6 +601,26 @@ class FaultInjector : public ExitInterceptor {
       default: break;
     }
     return Instrument("hypercall event");
+  }
+
+  // A signal that reached a handler or killed a task resolves the oldest open
+  // injection waiting for it (`all`: every one, as a killed task takes no more),
+  // which records the signal and its si_addr.
+  void ResolveBySignal(const sigvisor_hc_event& event, InjectionOutcome outcome,
+                       const std::string& detail, bool all) {
+    for (auto it = open_.begin(); it != open_.end();) {
+      if (it->awaits_repair || (it->expected_signal != 0 && it->expected_signal != event.signo)) {
+        ++it;
+        continue;
+      }
+      InjectionRecord& record = out_[it->record];
+      record.outcome = outcome;
+      record.detail = detail;
+      record.signal = event.signo;
+      record.si_addr = event.addr;
+      it = open_.erase(it);
+      if (!all) return;
+    }
   }
 
   template <typename Match>
