@@ -12,8 +12,9 @@ ABSL_FLAG(std::string, variant, "baseline",
           "dequeue=copy|pointer), e.g. accelerated,dr7=always; `sigvisor images` lists "
           "the builds");
 ABSL_FLAG(std::string, workload, "",
-          "the workload the bundled kernel's init runs (hello, console, fault); empty: "
-          "the image's default");
+          "the workload the bundled kernel's init runs: summary, divzero, lat_sig, "
+          "sigpingpong, pipe_rw, hello, console, hostsig, fault or selftest (README.md, "
+          "\"Workloads\"); empty: the image's default");
 ABSL_FLAG(std::string, ops, "",
           "operations in the workload's measured phase (a count); empty: the workload's "
           "default (bench: 100, a study: its own)");
