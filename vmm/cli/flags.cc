@@ -70,3 +70,7 @@ ABSL_FLAG(std::string, shard, "",
           "combines the slices' --json results");
 ABSL_FLAG(bool, csv, false, "print CSV on stdout instead of the text report");
 ABSL_FLAG(std::string, svg, "", "also write an SVG chart to this file");
+ABSL_FLAG(std::string, arch, "x86_64",
+          "run: the guest architecture: x86_64 (KVM) or mips (the MIPS32r2 interpreter, "
+          "docs/mips-platform.md; --image is then an ELF32 MIPS file)");
+ABSL_FLAG(uint32_t, cores, 1, "run --arch mips: the number of emulated cores (1 to 32)");

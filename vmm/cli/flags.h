@@ -38,5 +38,7 @@ ABSL_DECLARE_FLAG(std::string, repetitions);
 ABSL_DECLARE_FLAG(std::string, shard);
 ABSL_DECLARE_FLAG(bool, csv);
 ABSL_DECLARE_FLAG(std::string, svg);
+ABSL_DECLARE_FLAG(std::string, arch);
+ABSL_DECLARE_FLAG(uint32_t, cores);
 
 #endif  // SIGVISOR_VMM_CLI_FLAGS_H_

@@ -44,6 +44,10 @@ absl::StatusOr<RunHost> OpenRunHost();
 absl::Status AddGdbStub(x86::MachineConfig& config, const LoadedImage& image,
                         const HostInfo& host, std::string* symbols_file);
 
+// `sigvisor run --arch mips` (run_mips.cc): the same report from the MIPS
+// interpreter; `start_ns` is when the command started.
+int RunMips(uint64_t start_ns);
+
 }  // namespace sigvisor::cli
 
 #endif  // SIGVISOR_VMM_CLI_RUN_SETUP_H_

@@ -260,7 +260,13 @@ bool Session::DispatchMmio(VmExit& exit, std::string& detail) {
                                 exit.is_write ? "write" : "read", exit.address,
                                 action.status().message()));
   }
-  return *action != DeviceAction::kStop;
+  // As for port I/O: a device that stops the run without a hypercall (a power-off
+  // register) ends it as the guest's own exit.
+  if (*action == DeviceAction::kStop || stop_requested_) {
+    if (result_.outcome == Outcome::kHostError) result_.outcome = Outcome::kExited;
+    return false;
+  }
+  return true;
 }
 
 PhaseSample Session::Sample(uint64_t guest_tsc) {
