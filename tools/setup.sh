@@ -17,6 +17,9 @@ packages=(
   clang                 # --config=fuzz (libFuzzer) and sanitizer builds
   libclang-rt-14-dev    # libFuzzer and the sanitizer runtimes for clang 14
   qemu-system-x86       # tests: sigvisor's images also boot under QEMU (TCG)
+  gcc-mipsel-linux-gnu  # the MIPS32r2 guest kernel images (guest-kit/build/mips.bzl)
+  binutils-mipsel-linux-gnu # their linker and objcopy
+  qemu-system-mips      # tests/mips_qemu_test.sh: qemu-system-mipsel -M malta, the reference
 )
 
 missing=()

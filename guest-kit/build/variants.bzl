@@ -10,19 +10,25 @@ SEEDS = {
     "pda": ("CONFIG_PDA_DIRECT", "gs", "direct", "001"),
     "uaccess": ("CONFIG_UACCESS_CERR", "err_or", "cerr", "002"),
     "dequeue": ("CONFIG_DEQUEUE_POINTER", "copy", "pointer", "003"),
+    "tramp": ("CONFIG_TRAMP_VDSO", "stack", "vdso", "004"),
 }
 
+# The seeds each arch's images vary. x86-64: all but seed 004 (x86-64 Linux never had
+# a stack trampoline). MIPS: the ones with a MIPS side (seeds 000 and 001 are about
+# x86 debug registers and %gs).
 SEED_KEYS = ["dr7", "pda", "uaccess", "dequeue"]
+MIPS_SEED_KEYS = ["uaccess", "dequeue", "tramp"]
 
-def _variant(new_keys):
+def _variant(new_keys, keys = SEED_KEYS):
     """A variant as the set of seed keys that have the new behaviour."""
-    return {key: (key in new_keys) for key in SEED_KEYS}
+    return {key: (key in new_keys) for key in keys}
 
 def variant_name(variant):
     """The canonical --variant name: 'baseline', 'accelerated', 'dr7=lazy',
-    'accelerated,dr7=always'."""
-    new = [key for key in SEED_KEYS if variant[key]]
-    old = [key for key in SEED_KEYS if not variant[key]]
+    'accelerated,dr7=always' (for MIPS: 'tramp=vdso', 'accelerated,tramp=stack')."""
+    keys = [key for key in SEEDS.keys() if key in variant]
+    new = [key for key in keys if variant[key]]
+    old = [key for key in keys if not variant[key]]
     if not new:
         return "baseline"
     if not old:
@@ -36,27 +42,34 @@ def variant_id(variant):
     return variant_name(variant).replace(",", "-").replace("=", "-")
 
 def variant_copts(variant):
-    return ["-D%s=%d" % (SEEDS[key][0], 1 if variant[key] else 0) for key in SEED_KEYS]
+    return ["-D%s=%d" % (SEEDS[key][0], 1 if variant[key] else 0) for key in SEEDS.keys() if key in variant]
+
+def _variants(keys):
+    return (
+        [_variant([], keys)] +
+        [_variant(keys, keys)] +
+        [_variant([key], keys) for key in keys] +
+        [_variant([k for k in keys if k != key], keys) for key in keys]
+    )
 
 # Built and embedded: the baseline, everything new, each change alone, and everything
 # new but one change. Other combinations are refused with this list.
-VARIANTS = (
-    [_variant([])] +
-    [_variant(SEED_KEYS)] +
-    [_variant([key]) for key in SEED_KEYS] +
-    [_variant([k for k in SEED_KEYS if k != key]) for key in SEED_KEYS]
-)
+VARIANTS = _variants(SEED_KEYS)
 
-def variant_table_cc_lines(symbol_prefix):
+# The MIPS images (guest-kit/BUILD.bazel, kernel-mips-<id>.elf), chosen the same way.
+MIPS_VARIANTS = _variants(MIPS_SEED_KEYS)
+
+def variant_table_cc_lines(symbol_prefix, keys = SEED_KEYS, variants = VARIANTS):
     """X-macro lines for vmm/images/embedded_images.cc:
     SIGVISOR_SEED(key, old, new, seed, config) for each seed, then
-    SIGVISOR_VARIANT(symbol, name, value...) for each built variant."""
+    SIGVISOR_VARIANT(symbol, name, value...) for each built variant. (For the MIPS
+    images: keys = MIPS_SEED_KEYS, variants = MIPS_VARIANTS.)"""
     lines = []
-    for key in SEED_KEYS:
+    for key in keys:
         config, old, new, seed = SEEDS[key]
         lines.append('SIGVISOR_SEED("%s", "%s", "%s", "%s", "%s")' % (key, old, new, seed, config))
-    for variant in VARIANTS:
-        values = ", ".join(['"%s"' % (SEEDS[key][2] if variant[key] else SEEDS[key][1]) for key in SEED_KEYS])
+    for variant in variants:
+        values = ", ".join(['"%s"' % (SEEDS[key][2] if variant[key] else SEEDS[key][1]) for key in keys])
         symbol = symbol_prefix + variant_id(variant).replace("-", "_")
         lines.append('SIGVISOR_VARIANT(%s, "%s", %s)' % (symbol, variant_name(variant), values))
     return lines

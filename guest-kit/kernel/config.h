@@ -1,14 +1,17 @@
 /*
  * The guest kernel's build configuration: one switch per seed change, as Kconfig
  * would have it. A variant image sets them with -D; the defaults here are the
- * 2004-era baseline. Each switch is read in exactly one place, where Linux made the
- * change:
+ * 2004-era baseline. Each switch is read in exactly one place per arch, where Linux
+ * made the change (guest-kit/build/variants.bzl lists which switches each arch's
+ * images vary):
  *
  *   CONFIG_DR7_LAZY         seed 000  arch/x86_64/guest/signal.c    do_signal()
  *   CONFIG_PDA_DIRECT       seed 001  arch/x86_64/guest/percpu.h     this_cpu_*()
  *                                     arch/x86_64/guest/entry.S      SWAPGS_IF_USER
  *   CONFIG_UACCESS_CERR     seed 002  arch/x86_64/guest/signal.c    setup/restore_sigcontext()
+ *                                     arch/mips/guest/signal.c      setup/restore_sigcontext()
  *   CONFIG_DEQUEUE_POINTER  seed 003  guest-kit/kernel/signal.c     dequeue_signal()
+ *   CONFIG_TRAMP_VDSO       seed 004  arch/mips/guest/signal.c      setup_rt_frame()
  */
 #ifndef SIGVISOR_GUEST_KIT_KERNEL_CONFIG_H_
 #define SIGVISOR_GUEST_KIT_KERNEL_CONFIG_H_
@@ -35,6 +38,14 @@
  * freed after delivery (1). */
 #ifndef CONFIG_DEQUEUE_POINTER
 #define CONFIG_DEQUEUE_POINTER 0
+#endif
+
+/* Seed 004 (MIPS): the signal-return trampoline `li v0, SYS_rt_sigreturn; syscall`
+ * written onto the user stack for every signal and flushed from the I-cache of
+ * every core (0), or one read-only vdso page mapped into every process, with the
+ * handler's ra pointed at it and nothing flushed (1). */
+#ifndef CONFIG_TRAMP_VDSO
+#define CONFIG_TRAMP_VDSO 0
 #endif
 
 #endif /* SIGVISOR_GUEST_KIT_KERNEL_CONFIG_H_ */

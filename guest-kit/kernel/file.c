@@ -6,8 +6,8 @@
  */
 #include "guest-kit/kernel/file.h"
 
-#include "arch/x86_64/guest/paging.h"
-#include "arch/x86_64/guest/uaccess.h"
+#include "asm/paging.h"
+#include "asm/uaccess.h"
 #include "guest-kit/kernel/hypercall.h"
 #include "guest-kit/kernel/kernel.h"
 #include "guest-kit/kernel/signal.h"
@@ -82,7 +82,7 @@ static int64_t console_write(uint64_t buf, uint64_t len) {
     uint64_t va = buf + done;
     uint64_t chunk = PAGE_SIZE - (va & (PAGE_SIZE - 1));
     if (chunk > len - done) chunk = len - done;
-    uint64_t pa = paging_user_to_phys(current->page_table, va, 0);
+    uintptr_t pa = paging_user_to_phys(current->page_table, va, 0);
     if (!pa) return done ? (int64_t)done : -EFAULT;
     hc_console_write((const char *)pa, chunk);
     done += chunk;
@@ -102,8 +102,8 @@ static int64_t pipe_read(struct pipe *pipe, uint64_t buf, uint64_t len) {
   uint64_t n = len < available ? len : available;
   uint64_t offset = pipe->tail % PIPE_SIZE;
   uint64_t first = n < PIPE_SIZE - offset ? n : PIPE_SIZE - offset;
-  if (copy_to_user((void *)buf, pipe->buffer + offset, first) ||
-      copy_to_user((void *)(buf + first), pipe->buffer, n - first))
+  if (copy_to_user((void *)(uintptr_t)buf, pipe->buffer + offset, first) ||
+      copy_to_user((void *)(uintptr_t)(buf + first), pipe->buffer, n - first))
     return -EFAULT;
   pipe->tail += n;
   wake_up(pipe);
@@ -127,8 +127,8 @@ static int64_t pipe_write(struct pipe *pipe, uint64_t buf, uint64_t len) {
     uint64_t n = len - done < space ? len - done : space;
     uint64_t offset = pipe->head % PIPE_SIZE;
     uint64_t first = n < PIPE_SIZE - offset ? n : PIPE_SIZE - offset;
-    if (copy_from_user(pipe->buffer + offset, (const void *)(buf + done), first) ||
-        copy_from_user(pipe->buffer, (const void *)(buf + done + first), n - first))
+    if (copy_from_user(pipe->buffer + offset, (const void *)(uintptr_t)(buf + done), first) ||
+        copy_from_user(pipe->buffer, (const void *)(uintptr_t)(buf + done + first), n - first))
       return done ? (int64_t)done : -EFAULT;
     pipe->head += n;
     done += n;
@@ -198,7 +198,7 @@ int64_t sys_pipe(uint64_t fds) {
     return write_fd;
   }
   int err = 0;
-  err |= __put_user(read_fd, (int *)fds);
-  err |= __put_user(write_fd, (int *)fds + 1);
+  err |= __put_user(read_fd, (int *)(uintptr_t)fds);
+  err |= __put_user(write_fd, (int *)(uintptr_t)fds + 1);
   return err;
 }

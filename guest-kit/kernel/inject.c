@@ -1,6 +1,7 @@
 /* Fault injection, the kernel's side: see inject.h. */
 #include "guest-kit/kernel/inject.h"
 
+#include "asm/page.h"
 #include "guest-kit/abi/sigvisor_abi.h"
 #include "guest-kit/kernel/hypercall.h"
 #include "guest-kit/kernel/kernel.h"
@@ -17,10 +18,10 @@ void inject_report(uint32_t kind, int signo, int code, int pid, uint64_t addr, u
 }
 
 void host_request(void) {
-  /* The mailbox lives in the boot-info page, identity-mapped for the kernel. The VMM
-   * writes it only while this CPU is stopped, before it raises the interrupt. */
+  /* The mailbox lives in the boot-info page. The VMM writes it only while this CPU
+   * is stopped, before it raises the interrupt. */
   volatile struct sigvisor_host_mailbox *box =
-      (volatile struct sigvisor_host_mailbox *)(uintptr_t)SIGVISOR_HOST_MAILBOX_GPA;
+      (volatile struct sigvisor_host_mailbox *)__va(SIGVISOR_HOST_MAILBOX_GPA);
   const uint32_t kind = box->kind;
   const int signo = box->signo;
   const int pid = box->pid;

@@ -5,8 +5,8 @@
  * microsecond where CPL0 is emulated): no console output of its own, only the
  * tables and the one address space the init program needs.
  */
-#include "arch/x86_64/guest/cpu.h"
-#include "arch/x86_64/guest/percpu.h"
+#include "asm/cpu.h"
+#include "asm/percpu.h"
 #include "guest-kit/abi/sigvisor_abi.h"
 #include "guest-kit/kernel/inject.h"
 #include "guest-kit/kernel/kernel.h"

@@ -5,6 +5,7 @@
  */
 #include "guest-kit/kernel/page_alloc.h"
 
+#include "asm/page.h"
 #include "guest-kit/kernel/kernel.h"
 
 static uint64_t next_free;
@@ -15,9 +16,9 @@ void page_alloc_init(uint64_t free_gpa, uint64_t mem_bytes) {
   ram_end = mem_bytes;
 }
 
-uint64_t alloc_page(void) {
+uintptr_t alloc_page(void) {
   if (next_free + PAGE_SIZE > ram_end) panic("out of memory");
   uint64_t page = next_free;
   next_free += PAGE_SIZE;
-  return page;
+  return __va(page);
 }

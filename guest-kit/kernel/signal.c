@@ -8,7 +8,8 @@
  */
 #include "guest-kit/kernel/signal.h"
 
-#include "arch/x86_64/guest/uaccess.h"
+#include "asm/bitops.h"
+#include "asm/uaccess.h"
 #include "guest-kit/abi/sigvisor_abi.h"
 #include "guest-kit/kernel/config.h"
 #include "guest-kit/kernel/inject.h"
@@ -124,9 +125,7 @@ static int next_signal(sigset_t pending, sigset_t blocked) {
   sigset_t candidates = pending & ~blocked;
   if (!candidates) return 0;
   if (candidates & SYNCHRONOUS_MASK) candidates &= SYNCHRONOUS_MASK;
-  uint64_t bit;
-  __asm__("bsfq %1, %0" : "=r"(bit) : "rm"(candidates)); /* not tzcnt: see guest.bzl */
-  return (int)bit + 1;
+  return (int)__ffs64(candidates) + 1;
 }
 
 /* Unlinks the first queue entry of `signo`, clearing its pending bit unless another
@@ -284,18 +283,18 @@ int64_t sys_rt_sigaction(int signo, uint64_t act, uint64_t oldact, uint64_t sets
   struct task *self = current;
   struct k_sigaction *k = &self->signal.action[signo - 1];
   if (oldact) {
-    struct sigaction *u = (struct sigaction *)oldact;
+    struct sigaction *u = (struct sigaction *)(uintptr_t)oldact;
     if (!access_ok(oldact, sizeof(*u))) return -EFAULT;
     int err = 0;
-    err |= __put_user((uint64_t)k->handler, (uint64_t *)&u->sa_handler);
+    err |= __put_user((uint64_t)(uintptr_t)k->handler, (uint64_t *)&u->sa_handler);
     err |= __put_user(k->flags, &u->sa_flags);
-    err |= __put_user((uint64_t)k->restorer, (uint64_t *)&u->sa_restorer);
+    err |= __put_user((uint64_t)(uintptr_t)k->restorer, (uint64_t *)&u->sa_restorer);
     err |= __put_user(k->mask, &u->sa_mask);
     if (err) return -EFAULT;
   }
   if (!act) return 0;
   if (sigmask(signo) & UNBLOCKABLE_MASK) return -EINVAL;
-  const struct sigaction *u = (const struct sigaction *)act;
+  const struct sigaction *u = (const struct sigaction *)(uintptr_t)act;
   if (!access_ok(act, sizeof(*u))) return -EFAULT;
   struct k_sigaction next;
   uint64_t handler, restorer;
@@ -305,8 +304,8 @@ int64_t sys_rt_sigaction(int signo, uint64_t act, uint64_t oldact, uint64_t sets
   err |= __get_user(restorer, (const uint64_t *)&u->sa_restorer);
   err |= __get_user(next.mask, &u->sa_mask);
   if (err) return -EFAULT;
-  next.handler = (void *)handler;
-  next.restorer = (void (*)(void))restorer;
+  next.handler = (void *)(uintptr_t)handler;
+  next.restorer = (void (*)(void))(uintptr_t)restorer;
   next.mask &= ~UNBLOCKABLE_MASK;
   *k = next;
   if (sig_ignored(self, signo)) flush_signal(self, signo);
@@ -319,7 +318,7 @@ int64_t sys_rt_sigprocmask(int how, uint64_t set, uint64_t oldset, uint64_t sets
   sigset_t old = s->blocked;
   if (set) {
     sigset_t mask;
-    if (get_user(mask, (const sigset_t *)set)) return -EFAULT;
+    if (get_user(mask, (const sigset_t *)(uintptr_t)set)) return -EFAULT;
     switch (how) {
       case SIG_BLOCK: set_blocked(old | mask); break;
       case SIG_UNBLOCK: set_blocked(old & ~mask); break;
@@ -327,7 +326,7 @@ int64_t sys_rt_sigprocmask(int how, uint64_t set, uint64_t oldset, uint64_t sets
       default: return -EINVAL;
     }
   }
-  if (oldset && put_user(old, (sigset_t *)oldset)) return -EFAULT;
+  if (oldset && put_user(old, (sigset_t *)(uintptr_t)oldset)) return -EFAULT;
   return 0;
 }
 
@@ -342,7 +341,7 @@ static int64_t wait_for_signal(void) {
 int64_t sys_rt_sigsuspend(uint64_t mask, uint64_t setsize) {
   if (setsize != sizeof(sigset_t)) return -EINVAL;
   sigset_t temporary;
-  if (get_user(temporary, (const sigset_t *)mask)) return -EFAULT;
+  if (get_user(temporary, (const sigset_t *)(uintptr_t)mask)) return -EFAULT;
   struct signal_state *s = &current->signal;
   s->saved_blocked = s->blocked;
   s->restore_blocked = 1;

@@ -1,7 +1,7 @@
 /*
  * The generic signal core (Linux's kernel/signal.c in miniature): queueing,
  * dequeuing in priority order, the default actions and the signal system calls.
- * The frame on the user stack is the arch's (arch/x86_64/guest/signal.c).
+ * The frame on the user stack is the arch's (arch/<arch>/guest/signal.c).
  */
 #ifndef SIGVISOR_GUEST_KIT_KERNEL_SIGNAL_H_
 #define SIGVISOR_GUEST_KIT_KERNEL_SIGNAL_H_

@@ -1,7 +1,8 @@
 /* System calls: numbers and conventions in guest-kit/uapi/syscalls.h. */
 #include "guest-kit/kernel/syscall.h"
 
-#include "arch/x86_64/guest/uaccess.h"
+#include "asm/syscall.h"
+#include "asm/uaccess.h"
 #include "guest-kit/abi/sigvisor_abi.h"
 #include "guest-kit/kernel/file.h"
 #include "guest-kit/kernel/hypercall.h"
@@ -10,13 +11,13 @@
 #include "guest-kit/kernel/task.h"
 #include "guest-kit/uapi/syscalls.h"
 
-int64_t sys_rt_sigreturn(struct pt_regs *regs); /* arch/x86_64/guest/signal.c */
+int64_t sys_rt_sigreturn(struct pt_regs *regs); /* arch/<arch>/guest/signal.c */
 
 /* Copies a NUL-terminated user string of at most `size` - 1 bytes. */
 static int64_t copy_string_from_user(char *to, uint64_t from, uint64_t size) {
   for (uint64_t i = 0; i < size; i++) {
     char c;
-    if (get_user(c, (const char *)(from + i))) return -EFAULT;
+    if (get_user(c, (const char *)(uintptr_t)(from + i))) return -EFAULT;
     to[i] = c;
     if (!c) return (int64_t)i;
   }
@@ -41,7 +42,7 @@ static int64_t sys_spawn(uint64_t args) {
 static int64_t sys_wait4(int pid, uint64_t status_ptr) {
   int status = 0;
   int child = task_wait(pid, &status);
-  if (child > 0 && status_ptr && put_user(status, (int *)status_ptr)) return -EFAULT;
+  if (child > 0 && status_ptr && put_user(status, (int *)(uintptr_t)status_ptr)) return -EFAULT;
   return child;
 }
 
@@ -51,34 +52,38 @@ static int64_t sys_set_debugreg(int index, uint64_t value) {
   return 0; /* loaded on the way to the task's next signal handler or switch */
 }
 
+/* The call's arguments, read where each case uses them (asm/syscall.h). */
+#define ARG(i) syscall_get_arg(regs, i)
+
 void syscall_dispatch(struct pt_regs *regs) {
   int64_t ret;
-  switch (regs->rax) {
-    case SYS_read: ret = sys_read((int)regs->rdi, regs->rsi, regs->rdx); break;
-    case SYS_write: ret = sys_write((int)regs->rdi, regs->rsi, regs->rdx); break;
-    case SYS_close: ret = sys_close((int)regs->rdi); break;
-    case SYS_pipe: ret = sys_pipe(regs->rdi); break;
+  switch (syscall_get_nr(regs)) {
+    case SYS_read: ret = sys_read((int)ARG(0), ARG(1), ARG(2)); break;
+    case SYS_write: ret = sys_write((int)ARG(0), ARG(1), ARG(2)); break;
+    case SYS_close: ret = sys_close((int)ARG(0)); break;
+    case SYS_pipe: ret = sys_pipe(ARG(0)); break;
     case SYS_getpid: ret = current->pid; break;
     case SYS_getppid: ret = current->parent_pid; break;
     case SYS_sched_yield: schedule(); ret = 0; break;
-    case SYS_exit: task_exit((int)(regs->rdi & 0xff) << 8);
-    case SYS_wait4: ret = sys_wait4((int)regs->rdi, regs->rsi); break;
-    case SYS_kill: ret = sys_kill((int)regs->rdi, (int)regs->rsi); break;
+    case SYS_exit: task_exit((int)(ARG(0) & 0xff) << 8);
+    case SYS_wait4: ret = sys_wait4((int)ARG(0), ARG(1)); break;
+    case SYS_kill: ret = sys_kill((int)ARG(0), (int)ARG(1)); break;
     case SYS_rt_sigaction:
-      ret = sys_rt_sigaction((int)regs->rdi, regs->rsi, regs->rdx, regs->r10);
+      ret = sys_rt_sigaction((int)ARG(0), ARG(1), ARG(2), ARG(3));
       break;
     case SYS_rt_sigprocmask:
-      ret = sys_rt_sigprocmask((int)regs->rdi, regs->rsi, regs->rdx, regs->r10);
+      ret = sys_rt_sigprocmask((int)ARG(0), ARG(1), ARG(2), ARG(3));
       break;
     case SYS_rt_sigreturn: ret = sys_rt_sigreturn(regs); break;
-    case SYS_rt_sigsuspend: ret = sys_rt_sigsuspend(regs->rdi, regs->rsi); break;
+    case SYS_rt_sigsuspend: ret = sys_rt_sigsuspend(ARG(0), ARG(1)); break;
     case SYS_pause: ret = sys_pause(); break;
-    case SYS_phase_begin: ret = sys_phase_begin(regs->rdi, regs->rsi, regs->rdx, (int64_t)regs->r10);
+    case SYS_phase_begin:
+      ret = sys_phase_begin(ARG(0), ARG(1), ARG(2), (int64_t)(int)ARG(3));
       break;
     case SYS_phase_end: hc_phase_end(); ret = 0; break;
-    case SYS_spawn: ret = sys_spawn(regs->rdi); break;
-    case SYS_set_debugreg: ret = sys_set_debugreg((int)regs->rdi, regs->rsi); break;
+    case SYS_spawn: ret = sys_spawn(ARG(0)); break;
+    case SYS_set_debugreg: ret = sys_set_debugreg((int)ARG(0), ARG(1)); break;
     default: ret = -ENOSYS; break;
   }
-  regs->rax = (uint64_t)ret;
+  syscall_set_return_value(regs, ret);
 }

@@ -2,10 +2,10 @@
 #ifndef SIGVISOR_GUEST_KIT_KERNEL_SYSCALL_H_
 #define SIGVISOR_GUEST_KIT_KERNEL_SYSCALL_H_
 
-#include "arch/x86_64/guest/pt_regs.h"
+#include "asm/ptrace.h"
 
-/* Runs the call in regs->rax with the arguments in rdi, rsi, rdx, r10, r8, r9 and
- * stores the result in regs->rax. */
+/* Runs the call the registers name (asm/syscall.h: rax and rdi, rsi, rdx, r10 on
+ * x86-64; v0 and a0-a3 on MIPS) and stores its result there. */
 void syscall_dispatch(struct pt_regs *regs);
 
 #endif /* SIGVISOR_GUEST_KIT_KERNEL_SYSCALL_H_ */

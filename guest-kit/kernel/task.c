@@ -7,10 +7,9 @@
  */
 #include "guest-kit/kernel/task.h"
 
-#include "arch/x86_64/guest/cpu.h"
-#include "arch/x86_64/guest/debugreg.h"
-#include "arch/x86_64/guest/paging.h"
-#include "arch/x86_64/guest/x86.h"
+#include "asm/cpu.h"
+#include "asm/paging.h"
+#include "asm/switch_to.h"
 #include "guest-kit/kernel/exec.h"
 #include "guest-kit/kernel/hypercall.h"
 #include "guest-kit/kernel/kernel.h"
@@ -26,17 +25,13 @@ static int next_pid = 1;
 extern const uint8_t user_program_init_start[];
 extern const uint8_t user_program_init_end[];
 
-void x86_enter_user(struct pt_regs *regs) __attribute__((noreturn));
-void x86_switch_to(uint64_t *prev_rsp, uint64_t next_rsp);
-void x86_ret_from_spawn(void);
-
 static struct task *alloc_task(void) {
   for (int i = 0; i < MAX_TASKS; i++) {
     struct task *task = &tasks[i];
     if (task->state != TASK_UNUSED) continue;
     memset(task, 0, sizeof(*task));
     task->pid = next_pid++;
-    task->kernel_stack_top = (uint64_t)(kernel_stacks[i] + KERNEL_STACK_SIZE);
+    task->kernel_stack_top = (uintptr_t)(kernel_stacks[i] + KERNEL_STACK_SIZE);
     return task;
   }
   return 0;
@@ -59,8 +54,8 @@ void task_start_init(const char *args) {
   init->state = TASK_RUNNABLE;
   this_cpu_write(current_task, init);
   cpu_set_kernel_stack(init->kernel_stack_top);
-  write_cr3(init->page_table);
-  x86_enter_user(task_pt_regs(init));
+  switch_mm(init->page_table);
+  enter_user_mode(task_pt_regs(init));
 }
 
 int task_spawn(const char *args) {
@@ -72,13 +67,7 @@ int task_spawn(const char *args) {
   child->parent_pid = parent->pid;
   files_share(child->files, parent->files);
   child->signal.blocked = parent->signal.blocked; /* handlers start at SIG_DFL */
-
-  /* The first switch to the child "returns" into x86_ret_from_spawn with its stack
-   * at the prepared pt_regs: six callee-saved registers and a return address. */
-  uint64_t *frame = (uint64_t *)task_pt_regs(child) - 7;
-  memset(frame, 0, 6 * sizeof(uint64_t));
-  frame[6] = (uint64_t)x86_ret_from_spawn;
-  child->saved_rsp = (uint64_t)frame;
+  copy_thread(child); /* its first switch-in returns to user mode through its pt_regs */
   child->state = TASK_RUNNABLE;
   return child->pid;
 }
@@ -88,12 +77,6 @@ struct task *task_find(int pid) {
     if (tasks[i].state != TASK_UNUSED && tasks[i].state != TASK_ZOMBIE && tasks[i].pid == pid)
       return &tasks[i];
   return 0;
-}
-
-static void switch_debug_registers(struct task *prev, struct task *next) {
-  if (!prev->debugreg[7] && !next->debugreg[7]) return;
-  for (int i = 0; i < 4; i++) set_debugreg(i, next->debugreg[i]);
-  set_debugreg7(next->debugreg[7]);
 }
 
 void schedule(void) {
@@ -111,9 +94,8 @@ void schedule(void) {
   if (next == prev) return;
   this_cpu_write(current_task, next);
   cpu_set_kernel_stack(next->kernel_stack_top);
-  write_cr3(next->page_table);
-  switch_debug_registers(prev, next);
-  x86_switch_to(&prev->saved_rsp, next->saved_rsp);
+  switch_mm(next->page_table);
+  switch_to(prev, next);
 }
 
 void sleep_on(const void *channel) {

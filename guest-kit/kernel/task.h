@@ -4,8 +4,8 @@
 
 #include <stdint.h>
 
-#include "arch/x86_64/guest/percpu.h"
-#include "arch/x86_64/guest/pt_regs.h"
+#include "asm/percpu.h"
+#include "asm/ptrace.h"
 #include "guest-kit/kernel/file.h"
 #include "guest-kit/kernel/signal_types.h"
 
@@ -25,18 +25,18 @@ struct task {
   int parent_pid;
   enum task_state state;
   char name[TASK_NAME_MAX];
-  uint64_t page_table;       /* root of the address space (physical) */
-  uint64_t kernel_stack_top;
-  uint64_t saved_rsp;        /* kernel rsp while switched out */
+  uintptr_t page_table;      /* root of the address space (arch/<arch>/guest paging) */
+  uintptr_t kernel_stack_top;
+  uintptr_t saved_rsp;       /* kernel stack pointer while switched out */
   const void *wait_channel;  /* what a sleeping task waits for */
   int exit_code;             /* wait status (Linux encoding) once a zombie */
-  uint64_t debugreg[8];      /* DR0-3, DR6, DR7 as the task set them */
-  uint64_t fault_address;    /* cr2 of the task's last page fault (for sigcontext) */
+  uint64_t debugreg[8];      /* DR0-3, DR6, DR7 as the task set them (x86-64) */
+  uint64_t fault_address;    /* the task's last faulting address (cr2, BadVAddr) */
   struct signal_state signal;
   struct file *files[MAX_FILES];
 };
 
-/* The running task (per-CPU data: see arch/x86_64/guest/percpu.h). */
+/* The running task (per-CPU data: see the arch's asm/percpu.h). */
 #define current (this_cpu_read(current_task))
 
 /* The pt_regs a task's trap from user mode saved (top of its kernel stack). */

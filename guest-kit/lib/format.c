@@ -34,6 +34,20 @@ static void put_number(struct sink *s, uint64_t value, unsigned base, int width,
     for (int i = n; i < width; i++) put(s, ' ');
 }
 
+/* The argument of an integer conversion with `longs` l (or z) modifiers: int, long,
+ * long long. Where a long is 64 bits (x86-64) the last two are one case. */
+#if __SIZEOF_LONG__ == 8
+#define ARG_SIGNED(longs) ((longs) ? va_arg(args, int64_t) : va_arg(args, int))
+#define ARG_UNSIGNED(longs) ((longs) ? va_arg(args, uint64_t) : va_arg(args, unsigned))
+#else
+#define ARG_SIGNED(longs)                                                            \
+  ((longs) > 1 ? va_arg(args, int64_t) : (longs) ? (int64_t)va_arg(args, long)       \
+                                                 : (int64_t)va_arg(args, int))
+#define ARG_UNSIGNED(longs)                                                          \
+  ((longs) > 1 ? va_arg(args, uint64_t) : (longs) ? (uint64_t)va_arg(args, unsigned long) \
+                                                  : (uint64_t)va_arg(args, unsigned))
+#endif
+
 int format_v(char *buf, size_t size, const char *fmt, va_list args) {
   struct sink s = {buf, size, 0};
   for (; *fmt; fmt++) {
@@ -52,17 +66,18 @@ int format_v(char *buf, size_t size, const char *fmt, va_list args) {
     }
     if (left) pad = ' ';
     while (*fmt >= '0' && *fmt <= '9') width = width * 10 + (*fmt++ - '0');
+    /* l: long, ll: long long, z: size_t (a long's size on both arches). */
     while (*fmt == 'l' || *fmt == 'z') longs++, fmt++;
     switch (*fmt) {
       case 'd':
       case 'i': {
-        int64_t v = longs ? va_arg(args, int64_t) : va_arg(args, int);
+        int64_t v = ARG_SIGNED(longs);
         put_number(&s, v < 0 ? -(uint64_t)v : (uint64_t)v, 10, width, pad, v < 0, left);
         break;
       }
       case 'u':
       case 'x': {
-        uint64_t v = longs ? va_arg(args, uint64_t) : va_arg(args, unsigned);
+        uint64_t v = ARG_UNSIGNED(longs);
         if (*fmt == 'x' && alternate) {
           put(&s, '0');
           put(&s, 'x');
@@ -73,7 +88,7 @@ int format_v(char *buf, size_t size, const char *fmt, va_list args) {
       case 'p':
         put(&s, '0');
         put(&s, 'x');
-        put_number(&s, (uint64_t)va_arg(args, void *), 16, width, pad, 0, left);
+        put_number(&s, (uint64_t)(uintptr_t)va_arg(args, void *), 16, width, pad, 0, left);
         break;
       case 's': {
         const char *str = va_arg(args, const char *);

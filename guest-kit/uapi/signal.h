@@ -1,7 +1,8 @@
 /*
  * Signals as user programs see them: numbers, siginfo, sigaction, the rt frame's
- * ucontext and sigcontext. Layouts are Linux x86-64's, so a handler reads its
- * arguments exactly as it would on Linux.
+ * ucontext and sigcontext. Numbers, siginfo and sigaction are Linux x86-64's on
+ * every arch (64-bit slots for the pointers); the register frame is the arch's
+ * (asm/sigcontext.h), so a handler reads its arguments as it would on Linux.
  */
 #ifndef SIGVISOR_GUEST_KIT_UAPI_SIGNAL_H_
 #define SIGVISOR_GUEST_KIT_UAPI_SIGNAL_H_
@@ -40,7 +41,6 @@ typedef uint64_t sigset_t; /* bit (sig - 1) */
 
 /* sa_flags */
 #define SA_SIGINFO 0x00000004u
-#define SA_RESTORER 0x04000000u
 #define SA_NODEFER 0x40000000u
 #define SA_RESETHAND 0x80000000u
 
@@ -52,8 +52,11 @@ typedef uint64_t sigset_t; /* bit (sig - 1) */
 /* si_code values */
 #define SI_USER 0
 #define SI_KERNEL 0x80
+#define ILL_ILLOPC 1
 #define ILL_ILLOPN 2
+#define ILL_COPROC 7
 #define FPE_INTDIV 1
+#define FPE_INTOVF 2
 #define SEGV_MAPERR 1
 #define SEGV_ACCERR 2
 #define BUS_ADRERR 2
@@ -89,30 +92,9 @@ struct sigaction {
   sigset_t sa_mask;
 };
 
-typedef struct sigaltstack {
-  uint64_t ss_sp;
-  int ss_flags;
-  int _pad;
-  uint64_t ss_size;
-} stack_t;
-
-/* The saved user registers in the rt frame (Linux x86-64 struct sigcontext). */
-struct sigcontext {
-  uint64_t r8, r9, r10, r11, r12, r13, r14, r15;
-  uint64_t rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip, eflags;
-  uint16_t cs, gs, fs, ss;
-  uint64_t err, trapno, oldmask, cr2;
-  uint64_t fpstate; /* 0: no FPU state is saved (guest programs use general registers) */
-  uint64_t reserved1[8];
-};
-
-typedef struct ucontext {
-  uint64_t uc_flags;
-  struct ucontext *uc_link;
-  stack_t uc_stack;
-  struct sigcontext uc_mcontext;
-  sigset_t uc_sigmask;
-} ucontext_t;
+/* stack_t, struct sigcontext and ucontext_t: the arch's (Linux x86-64's, or MIPS
+ * o32's), and SA_RESTORER where the arch has it. */
+#include "asm/sigcontext.h"
 
 /* wait status, as Linux encodes it */
 #define WIFEXITED(s) (((s) & 0x7f) == 0)

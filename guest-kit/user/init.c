@@ -25,7 +25,8 @@ static int hello(unsigned long ops) {
   for (unsigned long i = 0; i < ops; i++) sys_getpid();
   phase_end();
   uint64_t cycles = rdtsc() - start;
-  printf("getpid: %lu calls, %lu tsc cycles per call\n", ops, ops ? cycles / ops : 0);
+  printf("getpid: %lu calls, %lu tsc cycles per call\n", ops,
+         (unsigned long)(ops ? cycles / ops : 0));
   return 0;
 }
 
@@ -39,10 +40,17 @@ static int console(unsigned long ops) {
 
 static int fault(void) {
   printf("dividing by zero\n");
+#if defined(__mips__)
+  /* MIPS `div` does not trap: the compiler's check after it is `teq divisor, zero, 7`
+   * (Linux's BRK_DIVZERO), which is what raises SIGFPE. */
+  __asm__ volatile("teq $0, $0, 7");
+  return 0;
+#else
   /* An explicit div: the compiler turns `1 / x` in C into compares, without one. */
   unsigned long quotient;
   __asm__ volatile("xor %%edx, %%edx\n\tdivq %2" : "=a"(quotient) : "a"(1ul), "r"(0ul) : "rdx");
   return (int)quotient;
+#endif
 }
 
 /* Each classic workload briefly; the VMM's report has their per-op costs. */

@@ -25,8 +25,11 @@ static int failures;
 
 /* ---- siginfo of each exception --------------------------------------------- */
 
+#if defined(__mips__)
 /* Where the catcher resumes (set by FAULT before the faulting instruction). */
-uint64_t selftest_resume_at;
+uintptr_t selftest_resume_at;
+#define UC_PC(uc) ((uc)->uc_mcontext.sc_pc)
+
 static volatile int caught_signo, caught_code;
 static volatile uint64_t caught_addr;
 
@@ -34,7 +37,219 @@ static void catcher(int sig, siginfo_t *info, void *context) {
   caught_signo = info->si_signo;
   caught_code = info->si_code;
   caught_addr = info->si_addr;
-  ((ucontext_t *)context)->uc_mcontext.rip = selftest_resume_at;
+  UC_PC((ucontext_t *)context) = selftest_resume_at;
+}
+
+/* Runs `setup` then the faulting `insn` at label 1, resuming at label 2; stores the
+ * faulting instruction's address in `at` and label 2 in `after`. No reordering:
+ * nothing may land in a delay slot. $8 and $9 are the setup's scratch registers. */
+#define FAULT(setup, insn, at, after)                               \
+  __asm__ volatile(".set push\n\t.set noreorder\n\t.set noat\n\t" \
+                   setup "\n\t"                                     \
+                   "la $24, 2f\n\t"                                 \
+                   "la $25, selftest_resume_at\n\t"                 \
+                   "sw $24, 0($25)\n\t"                             \
+                   "la %0, 1f\n\t"                                  \
+                   "la %1, 2f\n\t"                                  \
+                   "1: " insn "\n\t"                                \
+                   "2:\n\t"                                         \
+                   ".set pop"                                        \
+                   : "=&r"(at), "=&r"(after)                         \
+                   :                                                 \
+                   : "$8", "$9", "$24", "$25", "memory")
+
+static void expect_caught(const char *what, int signo, int code, uint64_t addr) {
+  CHECK(caught_signo == signo && caught_code == code && caught_addr == addr,
+        "%s: got signal %d code %#x addr %#llx, want %d %#x %#llx", what, caught_signo,
+        caught_code, (unsigned long long)caught_addr, signo, code, (unsigned long long)addr);
+  caught_signo = caught_code = 0;
+  caught_addr = 0;
+}
+
+static void test_siginfo(void) {
+  const int signals[] = {SIGFPE, SIGSEGV, SIGTRAP, SIGILL, SIGBUS};
+  for (unsigned i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+    sig_install(signals[i], (void *)catcher, SA_SIGINFO, 0);
+  uintptr_t at, after;
+
+  FAULT("", "teq $0, $0, 7", at, after); /* the compiler's divide-by-zero check */
+  expect_caught("teq 7", SIGFPE, FPE_INTDIV, at);
+  FAULT("li $8, 0x10", "lw $9, 0($8)", at, after);
+  expect_caught("TLBL unmapped", SIGSEGV, SEGV_MAPERR, 0x10);
+  FAULT("la $8, 2f", "sb $0, 0($8)", at, after);
+  expect_caught("TLB Mod read-only text", SIGSEGV, SEGV_ACCERR, after);
+  FAULT("", "break", at, after);
+  expect_caught("break", SIGTRAP, SI_KERNEL, 0);
+  FAULT("", ".word 0xec000000", at, after); /* a reserved opcode (0x3b) */
+  expect_caught("RI", SIGILL, ILL_ILLOPC, at);
+  FAULT("", "mfc0 $8, $12", at, after); /* CP0 in user mode */
+  expect_caught("CpU", SIGILL, ILL_COPROC, at);
+  FAULT("lui $8, 0x8000", "lw $9, 0($8)", at, after); /* kseg0 from user mode */
+  expect_caught("AdEL", SIGBUS, BUS_ADRERR, 0x80000000u);
+  FAULT("lui $8, 0x7fff\n\tori $8, $8, 0xffff", "addi $8, $8, 1", at, after);
+  expect_caught("Ov", SIGFPE, FPE_INTOVF, at);
+}
+
+/* ---- registers and mask restored exactly by sigreturn ----------------------- */
+
+/* Every register but zero, k0/k1 (the kernel's) and sp, by number. */
+static const int reg_numbers[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14,
+                                  15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 28, 30, 31};
+__attribute__((used)) static uint32_t regs_after[32];
+
+static void on_sigill_skip(int sig, siginfo_t *info, void *context) {
+  ucontext_t *uc = context;
+  uc->uc_mcontext.sc_pc += 4;          /* the reserved instruction */
+  uc->uc_mcontext.sc_regs[20] ^= 0xff; /* s4: a change through the frame must take effect */
+}
+
+static void test_registers(void) {
+  sig_install(SIGILL, (void *)on_sigill_skip, SA_SIGINFO, sigmask(SIGUSR2));
+  sigset_t before, after, block = sigmask(SIGUSR1) | sigmask(SIGRTMIN);
+  sys_sigprocmask(SIG_SETMASK, &block, &before);
+  /* s0-s7, gp, fp and ra are saved and restored around the test by hand; each
+   * register n holds 0x01010101 * n across the signal. */
+  __asm__ volatile(
+      ".set push\n\t.set noreorder\n\t.set noat\n\t"
+      "addiu $sp, $sp, -256\n\t"
+      "sw $16, 128($sp)\n\t"
+      "sw $17, 132($sp)\n\t"
+      "sw $18, 136($sp)\n\t"
+      "sw $19, 140($sp)\n\t"
+      "sw $20, 144($sp)\n\t"
+      "sw $21, 148($sp)\n\t"
+      "sw $22, 152($sp)\n\t"
+      "sw $23, 156($sp)\n\t"
+      "sw $28, 160($sp)\n\t"
+      "sw $30, 164($sp)\n\t"
+      "sw $31, 168($sp)\n\t"
+      "li $1, 0x01010101\n\t"
+      "li $2, 0x02020202\n\t"
+      "li $3, 0x03030303\n\t"
+      "li $4, 0x04040404\n\t"
+      "li $5, 0x05050505\n\t"
+      "li $6, 0x06060606\n\t"
+      "li $7, 0x07070707\n\t"
+      "li $8, 0x08080808\n\t"
+      "li $9, 0x09090909\n\t"
+      "li $10, 0x0a0a0a0a\n\t"
+      "li $11, 0x0b0b0b0b\n\t"
+      "li $12, 0x0c0c0c0c\n\t"
+      "li $13, 0x0d0d0d0d\n\t"
+      "li $14, 0x0e0e0e0e\n\t"
+      "li $15, 0x0f0f0f0f\n\t"
+      "li $16, 0x10101010\n\t"
+      "li $17, 0x11111111\n\t"
+      "li $18, 0x12121212\n\t"
+      "li $19, 0x13131313\n\t"
+      "li $20, 0x14141414\n\t"
+      "li $21, 0x15151515\n\t"
+      "li $22, 0x16161616\n\t"
+      "li $23, 0x17171717\n\t"
+      "li $24, 0x18181818\n\t"
+      "li $25, 0x19191919\n\t"
+      "li $28, 0x1c1c1c1c\n\t"
+      "li $30, 0x1e1e1e1e\n\t"
+      "li $31, 0x1f1f1f1f\n\t"
+      ".word 0xec000000\n\t" /* a reserved opcode (0x3b): SIGILL */
+      "sw $1, 4($sp)\n\t"
+      "sw $2, 8($sp)\n\t"
+      "sw $3, 12($sp)\n\t"
+      "sw $4, 16($sp)\n\t"
+      "sw $5, 20($sp)\n\t"
+      "sw $6, 24($sp)\n\t"
+      "sw $7, 28($sp)\n\t"
+      "sw $8, 32($sp)\n\t"
+      "sw $9, 36($sp)\n\t"
+      "sw $10, 40($sp)\n\t"
+      "sw $11, 44($sp)\n\t"
+      "sw $12, 48($sp)\n\t"
+      "sw $13, 52($sp)\n\t"
+      "sw $14, 56($sp)\n\t"
+      "sw $15, 60($sp)\n\t"
+      "sw $16, 64($sp)\n\t"
+      "sw $17, 68($sp)\n\t"
+      "sw $18, 72($sp)\n\t"
+      "sw $19, 76($sp)\n\t"
+      "sw $20, 80($sp)\n\t"
+      "sw $21, 84($sp)\n\t"
+      "sw $22, 88($sp)\n\t"
+      "sw $23, 92($sp)\n\t"
+      "sw $24, 96($sp)\n\t"
+      "sw $25, 100($sp)\n\t"
+      "sw $28, 112($sp)\n\t"
+      "sw $30, 120($sp)\n\t"
+      "sw $31, 124($sp)\n\t"
+      "la $8, regs_after\n\t"
+      "lw $9, 4($sp)\n\tsw $9, 4($8)\n\t"
+      "lw $9, 8($sp)\n\tsw $9, 8($8)\n\t"
+      "lw $9, 12($sp)\n\tsw $9, 12($8)\n\t"
+      "lw $9, 16($sp)\n\tsw $9, 16($8)\n\t"
+      "lw $9, 20($sp)\n\tsw $9, 20($8)\n\t"
+      "lw $9, 24($sp)\n\tsw $9, 24($8)\n\t"
+      "lw $9, 28($sp)\n\tsw $9, 28($8)\n\t"
+      "lw $9, 32($sp)\n\tsw $9, 32($8)\n\t"
+      "lw $9, 36($sp)\n\tsw $9, 36($8)\n\t"
+      "lw $9, 40($sp)\n\tsw $9, 40($8)\n\t"
+      "lw $9, 44($sp)\n\tsw $9, 44($8)\n\t"
+      "lw $9, 48($sp)\n\tsw $9, 48($8)\n\t"
+      "lw $9, 52($sp)\n\tsw $9, 52($8)\n\t"
+      "lw $9, 56($sp)\n\tsw $9, 56($8)\n\t"
+      "lw $9, 60($sp)\n\tsw $9, 60($8)\n\t"
+      "lw $9, 64($sp)\n\tsw $9, 64($8)\n\t"
+      "lw $9, 68($sp)\n\tsw $9, 68($8)\n\t"
+      "lw $9, 72($sp)\n\tsw $9, 72($8)\n\t"
+      "lw $9, 76($sp)\n\tsw $9, 76($8)\n\t"
+      "lw $9, 80($sp)\n\tsw $9, 80($8)\n\t"
+      "lw $9, 84($sp)\n\tsw $9, 84($8)\n\t"
+      "lw $9, 88($sp)\n\tsw $9, 88($8)\n\t"
+      "lw $9, 92($sp)\n\tsw $9, 92($8)\n\t"
+      "lw $9, 96($sp)\n\tsw $9, 96($8)\n\t"
+      "lw $9, 100($sp)\n\tsw $9, 100($8)\n\t"
+      "lw $9, 112($sp)\n\tsw $9, 112($8)\n\t"
+      "lw $9, 120($sp)\n\tsw $9, 120($8)\n\t"
+      "lw $9, 124($sp)\n\tsw $9, 124($8)\n\t"
+      "lw $16, 128($sp)\n\t"
+      "lw $17, 132($sp)\n\t"
+      "lw $18, 136($sp)\n\t"
+      "lw $19, 140($sp)\n\t"
+      "lw $20, 144($sp)\n\t"
+      "lw $21, 148($sp)\n\t"
+      "lw $22, 152($sp)\n\t"
+      "lw $23, 156($sp)\n\t"
+      "lw $28, 160($sp)\n\t"
+      "lw $30, 164($sp)\n\t"
+      "lw $31, 168($sp)\n\t"
+      "addiu $sp, $sp, 256\n\t"
+      ".set pop"
+      :
+      :
+      : "$1", "$2", "$3", "$4", "$5", "$6", "$7", "$8", "$9", "$10", "$11", "$12", "$13",
+        "$14", "$15", "$24", "$25", "hi", "lo", "memory");
+  sys_sigprocmask(SIG_SETMASK, &before, &after);
+  for (unsigned i = 0; i < sizeof(reg_numbers) / sizeof(reg_numbers[0]); i++) {
+    const int n = reg_numbers[i];
+    uint32_t want = 0x01010101u * (uint32_t)n;
+    if (n == 20) want ^= 0xff; /* s4, changed by the handler through the frame */
+    CHECK(regs_after[n] == want, "$%d is %#x after sigreturn, want %#x", n, regs_after[n], want);
+  }
+  CHECK(after == block, "mask after the handler %#llx, want %#llx", (unsigned long long)after,
+        (unsigned long long)block);
+}
+
+#else /* x86-64 */
+/* Where the catcher resumes (set by FAULT before the faulting instruction). */
+uint64_t selftest_resume_at;
+#define UC_PC(uc) ((uc)->uc_mcontext.rip)
+
+static volatile int caught_signo, caught_code;
+static volatile uint64_t caught_addr;
+
+static void catcher(int sig, siginfo_t *info, void *context) {
+  caught_signo = info->si_signo;
+  caught_code = info->si_code;
+  caught_addr = info->si_addr;
+  UC_PC((ucontext_t *)context) = selftest_resume_at;
 }
 
 /* Runs `setup` then the faulting `insn` at label 1, resuming at label 2; stores the
@@ -53,8 +268,8 @@ static void catcher(int sig, siginfo_t *info, void *context) {
 
 static void expect_caught(const char *what, int signo, int code, uint64_t addr) {
   CHECK(caught_signo == signo && caught_code == code && caught_addr == addr,
-        "%s: got signal %d code %#x addr %#lx, want %d %#x %#lx", what, caught_signo,
-        caught_code, caught_addr, signo, code, addr);
+        "%s: got signal %d code %#x addr %#llx, want %d %#x %#llx", what, caught_signo,
+        caught_code, (unsigned long long)caught_addr, signo, code, (unsigned long long)addr);
   caught_signo = caught_code = 0;
   caught_addr = 0;
 }
@@ -141,8 +356,11 @@ static void test_registers(void) {
     CHECK(regs_after[i] == want, "%s is %#lx after sigreturn, want %#lx", reg_names[i],
           regs_after[i], want);
   }
-  CHECK(after == block, "mask after the handler %#lx, want %#lx", after, block);
+  CHECK(after == block, "mask after the handler %#llx, want %#llx", (unsigned long long)after,
+        (unsigned long long)block);
 }
+
+#endif
 
 /* ---- blocking, queueing, flags, nesting -------------------------------------- */
 
@@ -296,7 +514,8 @@ static void test_sigsuspend(void) {
   sys_sigprocmask(SIG_SETMASK, &old, &now);
   CHECK(ret == -EINTR && count_usr1 == 1, "sigsuspend returned %ld, %d deliveries", ret,
         count_usr1);
-  CHECK(now == block, "mask after sigsuspend %#lx, want %#lx", now, block);
+  CHECK(now == block, "mask after sigsuspend %#llx, want %#llx", (unsigned long long)now,
+        (unsigned long long)block);
 }
 
 static void test_pingpong(void) {
@@ -318,13 +537,21 @@ int selftest_child(const char *role, const char *args) {
     return 0;
   }
   if (strcmp(role, "divide") == 0) {
+#if defined(__mips__)
+    __asm__ volatile("teq $0, $0, 7");
+#else
     __asm__ volatile("xor %%edx, %%edx\n\tdivq %0" : : "r"(0ul), "a"(1ul) : "rdx");
+#endif
     return 0;
   }
   if (strcmp(role, "bad_stack") == 0) {
     sig_install(SIGILL, (void *)catcher, SA_SIGINFO, 0);
     uint64_t rsp = arg_get_ulong(args, "rsp", 0);
+#if defined(__mips__)
+    __asm__ volatile("move $sp, %0\n\t.word 0xec000000" : : "r"((uint32_t)rsp) : "memory");
+#else
     __asm__ volatile("mov %0, %%rsp\n\tud2" : : "r"(rsp) : "memory");
+#endif
     return 0; /* not reached: the frame cannot be written */
   }
   if (strcmp(role, "pipe_writer") == 0) {

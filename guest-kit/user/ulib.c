@@ -13,7 +13,11 @@ void phase_begin(const char *name, unsigned long ops, int op_syscall) {
 }
 
 long sig_install(int sig, void *handler, uint64_t flags, sigset_t mask) {
+#ifdef SA_RESTORER
   struct sigaction action = {handler, flags | SA_RESTORER, __restore_rt, mask};
+#else
+  struct sigaction action = {handler, flags, __restore_rt, mask}; /* the kernel's trampoline */
+#endif
   return sys_sigaction(sig, &action, 0);
 }
 

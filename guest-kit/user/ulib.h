@@ -8,16 +8,10 @@
 #include "guest-kit/uapi/signal.h"
 #include "guest-kit/uapi/syscalls.h"
 
-/* System calls go through `int $0x80` (see arch/x86_64/guest/traps.c). */
-static inline long syscall4(long nr, long a, long b, long c, long d) {
-  register long r10 __asm__("r10") = d;
-  long ret;
-  __asm__ volatile("int $0x80"
-                   : "=a"(ret)
-                   : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10)
-                   : "memory", "rcx", "r11");
-  return ret;
-}
+/* syscall4(), the arch's system-call instruction and registers, and rdtsc(), its
+ * cycle counter: asm/usyscall.h. */
+#include "asm/usyscall.h"
+
 static inline long syscall3(long nr, long a, long b, long c) { return syscall4(nr, a, b, c, 0); }
 
 static inline long sys_read(int fd, void *buf, size_t len) {
@@ -67,18 +61,12 @@ static inline long sys_phase_end(void) { return syscall3(SYS_phase_end, 0, 0, 0)
 void phase_begin(const char *name, unsigned long ops, int op_syscall);
 static inline void phase_end(void) { sys_phase_end(); }
 
-/* The signal restorer (start.S): rt_sigreturn. */
+/* The signal restorer (arch/<arch>/start.S): rt_sigreturn. */
 void __restore_rt(void);
 
-/* Installs `handler` for `sig` with SA_RESTORER (required on x86-64) plus `flags`;
+/* Installs `handler` for `sig` with SA_RESTORER (where the arch has it) plus `flags`;
  * with SA_SIGINFO the handler is void (*)(int, siginfo_t *, void *). */
 long sig_install(int sig, void *handler, uint64_t flags, sigset_t mask);
-
-static inline uint64_t rdtsc(void) {
-  uint32_t lo, hi;
-  __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-  return ((uint64_t)hi << 32) | lo;
-}
 
 int printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

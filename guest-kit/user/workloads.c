@@ -19,17 +19,27 @@
 static volatile unsigned long handled;
 
 static void report(const char *name, unsigned long ops, uint64_t cycles, const char *unit) {
-  printf("%s: %lu %s, %lu tsc cycles per %s\n", name, ops, unit, ops ? cycles / ops : 0, unit);
+  printf("%s: %lu %s, %lu tsc cycles per %s\n", name, ops, unit,
+         (unsigned long)(ops ? cycles / ops : 0), unit);
 }
 
+#if defined(__mips__)
+/* MIPS `div` does not trap; the divide-by-zero check compilers emit after it,
+ * `teq divisor, zero, 7`, does (SIGFPE, FPE_INTDIV). The handler steps over it. */
+#define DIV_INSN_BYTES 4
+#define UC_PC(uc) ((uc)->uc_mcontext.sc_pc)
+
+static inline void divide_by_zero(void) {
+  __asm__ volatile("div $0, %0, %1\n\t"
+                   "teq %1, $0, 7"
+                   :
+                   : "r"(1), "r"(0)
+                   : "hi", "lo", "memory");
+}
+#else
 /* `divq %rcx` is 48 f7 f1: the handler steps over its 3 bytes. */
 #define DIV_INSN_BYTES 3
-
-static void on_sigfpe(int sig, siginfo_t *info, void *context) {
-  ucontext_t *uc = context;
-  uc->uc_mcontext.rip += DIV_INSN_BYTES;
-  handled++;
-}
+#define UC_PC(uc) ((uc)->uc_mcontext.rip)
 
 static inline void divide_by_zero(void) {
   __asm__ volatile("xor %%edx, %%edx\n\t"
@@ -38,6 +48,13 @@ static inline void divide_by_zero(void) {
                    :
                    : "c"(0ul)
                    : "rax", "rdx", "memory");
+}
+#endif
+
+static void on_sigfpe(int sig, siginfo_t *info, void *context) {
+  ucontext_t *uc = context;
+  UC_PC(uc) += DIV_INSN_BYTES;
+  handled++;
 }
 
 int workload_divzero(unsigned long ops) {

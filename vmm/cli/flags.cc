@@ -88,3 +88,7 @@ ABSL_FLAG(std::string, peer, "",
           "bench: also run the same workloads on the same image under QEMU, comma-separated "
           "(qemu-kvm, qemu-tcg), and print them side by side; a peer that cannot run here is "
           "skipped with a reason");
+ABSL_FLAG(std::string, arch, "x86_64",
+          "run: the guest architecture: x86_64 (KVM) or mips (the MIPS32r2 interpreter, "
+          "docs/mips-platform.md; --image is then an ELF32 MIPS file)");
+ABSL_FLAG(uint32_t, cores, 1, "run --arch mips: the number of emulated cores (1 to 32)");

@@ -44,5 +44,7 @@ ABSL_DECLARE_FLAG(bool, csv);
 ABSL_DECLARE_FLAG(std::string, svg);
 ABSL_DECLARE_FLAG(std::string, o);
 ABSL_DECLARE_FLAG(std::string, peer);
+ABSL_DECLARE_FLAG(std::string, arch);
+ABSL_DECLARE_FLAG(uint32_t, cores);
 
 #endif  // SIGVISOR_VMM_CLI_FLAGS_H_

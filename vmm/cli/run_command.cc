@@ -30,6 +30,11 @@ int RunCommand(std::span<char* const> args) {
   const bool json = absl::GetFlag(FLAGS_json);
   const absl::Duration timeout = absl::GetFlag(FLAGS_timeout);
   if (timeout <= absl::ZeroDuration()) return ReportError("--timeout must be positive");
+  const std::string arch = absl::GetFlag(FLAGS_arch);
+  if (arch == "mips") return RunMips(start_ns);
+  if (arch != "x86_64") {
+    return ReportError(absl::StrFormat("--arch=%s: give x86_64 or mips", arch));
+  }
 
   absl::StatusOr<std::string> cmdline = GuestCmdline();
   if (!cmdline.ok()) return ReportError(cmdline.status());

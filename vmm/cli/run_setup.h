@@ -56,6 +56,10 @@ absl::StatusOr<std::vector<InjectionSpec>> InjectionSpecsFromFlags();
 // spec is an error naming the part that is wrong.
 absl::Status AddFaultInjector(x86::MachineConfig& config, std::vector<InjectionRecord>* records);
 
+// `sigvisor run --arch mips` (run_mips.cc): the same report from the MIPS
+// interpreter; `start_ns` is when the command started.
+int RunMips(uint64_t start_ns);
+
 }  // namespace sigvisor::cli
 
 #endif  // SIGVISOR_VMM_CLI_RUN_SETUP_H_

@@ -46,6 +46,14 @@ inline constexpr const char* kReportedKvmStats[] = {
     "irq_injections",  "signal_exits",      "req_event",
 };
 
+// The MIPS interpreter's counters (docs/mips-platform.md), shown instead when a run's
+// stats are the interpreter's (they have modelled_cycles).
+inline constexpr const char* kReportedInterpreterStats[] = {
+    "instructions", "exceptions",           "tlb_refills", "tlb_invalid",
+    "tlb_modified", "syscalls",             "interrupts",  "icache_lines_flushed",
+    "ipis_sent",    "mmio_exits",           "bus_errors",  "modelled_cycles",
+};
+
 }  // namespace sigvisor
 
 #endif  // SIGVISOR_VMM_REPORT_RUN_RECORD_H_

@@ -1,5 +1,7 @@
 #include "vmm/report/text_report.h"
 
+#include <span>
+
 #include "absl/strings/str_format.h"
 
 namespace sigvisor {
@@ -42,9 +44,11 @@ void AppendTrapTable(std::string& out, const TrapSummary& trap, const TrapLedger
 
 void AppendKvmStats(std::string& out, const StatsSnapshot& stats) {
   if (stats.empty()) return;
-  out += "\nKVM stats (whole run):";
+  const bool interpreter = stats.count("modelled_cycles") != 0;
+  out += interpreter ? "\ninterpreter stats (whole run):" : "\nKVM stats (whole run):";
   int shown = 0;
-  for (const char* name : kReportedKvmStats) {
+  for (const char* name : interpreter ? std::span<const char* const>(kReportedInterpreterStats)
+                                      : std::span<const char* const>(kReportedKvmStats)) {
     auto it = stats.find(name);
     if (it == stats.end()) continue;
     absl::StrAppendFormat(&out, "%s %s %d", shown++ % 4 == 0 ? "\n " : ",", name, it->second);
@@ -72,6 +76,12 @@ void AppendPhase(std::string& out, const PhaseResult& phase, const HostSummary& 
   }
   auto insns = phase.kvm_stats.find("insn_emulation");
   if (host.cpl0_emulated && insns != phase.kvm_stats.end()) row("kernel_insns", insns->second);
+  if (phase.kvm_stats.count("modelled_cycles") != 0) {  // the MIPS interpreter's counters
+    for (const char* name : {"instructions", "exceptions", "icache_lines_flushed", "ipis_sent",
+                             "modelled_cycles"}) {
+      if (auto it = phase.kvm_stats.find(name); it != phase.kvm_stats.end()) row(name, it->second);
+    }
+  }
   row("tsc_cycles", phase.tsc_cycles);
   row("ns", phase.wall_ns);
 }

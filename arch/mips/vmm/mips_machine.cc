@@ -1,0 +1,152 @@
+#include "arch/mips/vmm/mips_machine.h"
+
+#include <time.h>
+
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "arch/mips/vmm/cost_model.h"
+#include "arch/mips/vmm/mips_backend.h"
+#include "devices/hypercall.h"
+#include "devices/hypercall_mmio.h"
+#include "devices/malta_softres.h"
+#include "devices/serial16550.h"
+#include "guest-kit/abi/sigvisor_abi.h"
+#include "vmm/base/clock.h"
+#include "vmm/machine/bus.h"
+#include "vmm/machine/guest_memory.h"
+
+namespace sigvisor::mips {
+namespace {
+
+constexpr uint64_t kPageSize = 4096;
+// Boot registers (docs/mips-platform.md, "Boot").
+constexpr int kA0 = 4, kA1 = 5, kA2 = 6, kA3 = 7;
+
+absl::Status WriteBootInfo(GuestMemory& memory, const MipsElfImage& image,
+                           const MipsMachineConfig& config) {
+  sigvisor_boot_info info = {};
+  info.magic = SIGVISOR_BOOT_INFO_MAGIC;
+  info.abi_version = SIGVISOR_ABI_VERSION;
+  info.mem_bytes = memory.size();
+  info.free_gpa = (image.load_end() + kPageSize - 1) & ~(kPageSize - 1);
+  info.tsc_khz = kCountKhz;
+  if (config.cmdline.size() >= sizeof(info.cmdline)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("the guest command line is %d bytes; the boot ABI holds at most %d",
+                        config.cmdline.size(), sizeof(info.cmdline) - 1));
+  }
+  std::memcpy(info.cmdline, config.cmdline.data(), config.cmdline.size());
+  return memory.WriteObject(kBootInfoAddress, info);
+}
+
+// "pc 0x80100123 (kernel_main+0x13, cpl 0) word 0x27bdffe0 | core 0 pc ..." for a diagnosis.
+std::string Describe(const GuestMemory& memory, const MipsElfImage& image,
+                     const CpuLocation& where) {
+  std::string text = absl::StrFormat("pc %#x (%s, cpl %d)", where.rip,
+                                     image.Symbolize(static_cast<uint32_t>(where.rip)), where.cpl);
+  const uint64_t pc = where.rip;
+  if (pc >= 0x80000000u && pc < 0xc0000000u) {  // unmapped: read the word it would fetch
+    auto word = memory.ReadObject<uint32_t>(pc & 0x1fffffffu);
+    if (word.ok()) text += absl::StrFormat(" word %08x", *word);
+  }
+  if (!where.registers.empty()) text += " | " + where.registers;
+  return text;
+}
+
+// CPU time of the whole process (the run loop may be on a thread of its own).
+uint64_t ProcessCpuNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+}  // namespace
+
+absl::StatusOr<MipsMachineReport> BootAndRun(const MipsElfImage& image,
+                                             const MipsMachineConfig& config) {
+  if (config.memory_bytes < (1ull << 20) || config.memory_bytes > kMaxMemory ||
+      config.memory_bytes % (1ull << 20) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("guest memory of %d MiB: the MIPS machine takes 1 to 256 MiB in whole MiB",
+                        config.memory_bytes >> 20));
+  }
+  // The image may load anywhere in RAM (its own exception vectors at physical 0 are
+  // usual) except over the boot info.
+  for (const MipsSegment& seg : image.segments()) {
+    if (seg.paddr < kBootInfoAddress + sizeof(sigvisor_boot_info) &&
+        kBootInfoAddress < seg.paddr + seg.memsz) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "a segment at physical %#x (%#x bytes) overlaps the boot info at %#x; link the "
+          "kernel at 0x80100000",
+          seg.paddr, seg.memsz, kBootInfoAddress));
+    }
+  }
+  MipsMachineReport report;
+  const uint64_t setup_start = MonotonicNs();
+  absl::StatusOr<GuestMemory> memory = GuestMemory::Create(config.memory_bytes);
+  if (!memory.ok()) return memory.status();
+  if (absl::Status s = image.Load(*memory); !s.ok()) return s;
+  if (absl::Status s = WriteBootInfo(*memory, image, config); !s.ok()) return s;
+  absl::StatusOr<std::span<uint8_t>> ram = memory->Span(0, memory->size());
+  if (!ram.ok()) return ram.status();
+
+  Bus bus;
+  const Bus& devices = bus;
+  absl::StatusOr<std::unique_ptr<MipsSystem>> system = MipsSystem::Create(
+      *ram, config.cores,
+      [&devices](uint64_t paddr) { return devices.Find(AddressSpace::kMmio, paddr) != nullptr; },
+      config.quantum);
+  if (!system.ok()) return system.status();
+  for (int i = 0; i < config.cores; ++i) {
+    MipsCore& core = (*system)->core(i);
+    core.Reset(image.entry());
+    core.set_gpr(kA0, SIGVISOR_BOOT_INFO_MAGIC);
+    core.set_gpr(kA1, kKseg0Base + static_cast<uint32_t>(kBootInfoAddress));
+    core.set_gpr(kA2, static_cast<uint32_t>(i));
+    core.set_gpr(kA3, static_cast<uint32_t>(config.cores));
+  }
+  MipsBackend backend(**system);
+
+  SessionOptions options = config.session;
+  const GuestMemory& ram_view = *memory;
+  options.describe = [&ram_view, &image](const CpuLocation& where) {
+    return Describe(ram_view, image, where);
+  };
+  Session session(backend, bus, options);
+  Serial16550 serial([&session](std::string_view text) { session.OnConsoleWrite(text); });
+  MaltaSoftReset softres;
+  HypercallDevice hypercalls(*memory, session);
+  HypercallMmioWindow hypercall_window(hypercalls);
+  for (const absl::Status& s : {
+           bus.Register(AddressSpace::kMmio, kSerialAddress, Serial16550::kPortCount, &serial),
+           bus.Register(AddressSpace::kMmio, MaltaSoftReset::kAddress, MaltaSoftReset::kBytes,
+                        &softres),
+           bus.Register(AddressSpace::kMmio, kHypercallAddress, HypercallMmioWindow::kWindowBytes,
+                        &hypercall_window),
+       }) {
+    if (!s.ok()) return s;
+  }
+  report.setup_ns = MonotonicNs() - setup_start;
+
+  const uint64_t cpu_start = ProcessCpuNs();
+  report.result = session.Run();
+  const uint64_t cpu_ns = ProcessCpuNs() - cpu_start;
+  if (report.result.outcome == Outcome::kExited && softres.powered_off()) {
+    report.result.exit_code = 0;  // Malta's reset: a clean power-off
+  }
+  for (int i = 0; i < config.cores; ++i) report.cores.push_back((*system)->core(i).counters());
+  report.total = (*system)->Total();
+  report.modelled_seconds = CostModel::Seconds(report.total.modelled_cycles());
+  if (report.result.run_ns > 0) {
+    report.instructions_per_second = static_cast<double>(report.total.instructions) * 1e9 /
+                                     static_cast<double>(report.result.run_ns);
+  }
+  if (cpu_ns > 0) {
+    report.instructions_per_cpu_second =
+        static_cast<double>(report.total.instructions) * 1e9 / static_cast<double>(cpu_ns);
+  }
+  return report;
+}
+
+}  // namespace sigvisor::mips

@@ -1,0 +1,45 @@
+"""MIPS32r2 (o32, little-endian) guest kernel images, built with Debian's cross gcc.
+
+The host's cc toolchain builds x86-64 only, so, as multiboot.bzl does for its test
+kernels, a genrule runs the compiler directly: build_mips_image.sh compiles and links
+the user program (guest-kit/user with its arch/mips part) at 0x40000000, embeds it,
+and links the kernel (guest-kit/kernel + guest-kit/lib + arch/mips/guest) at
+0x80100000 with the variant's CONFIG_* switches. The flags are those of
+../shared/platform/mips-notes.md.
+"""
+
+load("//guest-kit/build:variants.bzl", "variant_copts")
+
+_SCRIPT = "//guest-kit/build:build_mips_image.sh"
+_KERNEL_LD = "//arch/mips/guest:kernel.ld"
+_USER_LD = "//guest-kit/user:arch/mips/user.ld"
+_KERNEL_SRCS = ["//arch/mips/guest:srcs", "//guest-kit/kernel:srcs", "//guest-kit/lib:srcs"]
+_USER_SRCS = ["//guest-kit/user:mips_srcs", "//guest-kit/lib:srcs"]
+_HDRS = [
+    "//arch/mips/guest:hdrs",
+    "//guest-kit/abi:sigvisor_abi.h",
+    "//guest-kit/kernel:hdrs",
+    "//guest-kit/lib:hdrs",
+    "//guest-kit/uapi:mips_hdrs",
+    "//guest-kit/user:mips_hdrs",
+]
+
+def mips_kernel_image(name, variant, **kwargs):
+    """The MIPS kernel image `name` (an ELF32 file) of `variant` (variants.bzl)."""
+    native.genrule(
+        name = name + "_gen",
+        srcs = _KERNEL_SRCS + [s for s in _USER_SRCS if s not in _KERNEL_SRCS] + _HDRS +
+               [_KERNEL_LD, _USER_LD],
+        outs = [name],
+        tools = [_SCRIPT],
+        cmd = " ".join([
+            "$(location %s)" % _SCRIPT,
+            "$@",
+            "$(location %s)" % _KERNEL_LD,
+            "$(location %s)" % _USER_LD,
+            "'%s'" % " ".join(variant_copts(variant)),
+            "--",
+        ] + ["$(locations %s)" % src for src in _KERNEL_SRCS] + ["--"] +
+          ["$(locations %s)" % src for src in _USER_SRCS]),
+        **kwargs
+    )

@@ -1,0 +1,112 @@
+// `sigvisor run --arch mips`: boots an ELF32 MIPS image on the interpreter
+// (arch/mips/vmm) and prints the same text or JSON report as a KVM run, with the
+// interpreter's counters as its stats and the cost model's modelled time after it.
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_format.h"
+#include "arch/mips/vmm/cost_model.h"
+#include "arch/mips/vmm/mips_machine.h"
+#include "vmm/base/clock.h"
+#include "vmm/cli/command.h"
+#include "vmm/cli/flags.h"
+#include "vmm/cli/run_setup.h"
+#include "vmm/report/json_report.h"
+#include "vmm/report/text_report.h"
+
+namespace sigvisor::cli {
+namespace {
+
+// "modelled 123 cycles = 0.000000246 s at 500 MHz (...)": the cost model is printed
+// with every figure it makes (docs/mips-platform.md, "Cost model").
+std::string ModelledLine(const mips::MipsMachineReport& report) {
+  using mips::CostModel;
+  return absl::StrFormat(
+      "modelled time: %d cycles = %.9f s at %d MHz (cycles = instructions + %d per exception "
+      "+ %d per flushed I-cache line + %d per IPI sent); interpreter %.1f M guest "
+      "instructions/s wall, %.1f M per CPU second\n",
+      report.total.modelled_cycles(), report.modelled_seconds, CostModel::kClockHz / 1000000,
+      CostModel::kCyclesPerException, CostModel::kCyclesPerFlushedLine,
+      CostModel::kCyclesPerIpiSent, report.instructions_per_second / 1e6,
+      report.instructions_per_cpu_second / 1e6);
+}
+
+}  // namespace
+
+int RunMips(uint64_t start_ns) {
+  const bool json = absl::GetFlag(FLAGS_json);
+  const std::string path = absl::GetFlag(FLAGS_image);
+  if (path.empty()) return ReportError("--arch mips needs --image: an ELF32 MIPS file");
+  if (!absl::GetFlag(FLAGS_module).empty() || absl::GetFlag(FLAGS_irqchip) ||
+      !absl::GetFlag(FLAGS_gdb).empty()) {
+    return ReportError("--module, --irqchip and --gdb are for x86-64 guests under KVM");
+  }
+  absl::StatusOr<std::string> cmdline = GuestCmdline();
+  if (!cmdline.ok()) return ReportError(cmdline.status());
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return ReportError(absl::StrFormat("cannot read the image '%s'", path));
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+  absl::StatusOr<mips::MipsElfImage> image = mips::MipsElfImage::Parse(std::move(bytes));
+  if (!image.ok()) {
+    return ReportError(absl::StrFormat("%s: %s", path, image.status().message()));
+  }
+
+  mips::MipsMachineConfig config;
+  config.memory_bytes = uint64_t{absl::GetFlag(FLAGS_memory)} << 20;
+  config.cores = static_cast<int>(absl::GetFlag(FLAGS_cores));
+  config.cmdline = *cmdline;
+  config.session.timeout = absl::GetFlag(FLAGS_timeout);
+  config.session.max_output_bytes = absl::GetFlag(FLAGS_max_output);
+  if (!absl::GetFlag(FLAGS_no_sandbox)) config.session.sandbox = SandboxPolicy{};
+  FILE* console = json ? stderr : stdout;  // with --json stdout is the document's
+  if (!absl::GetFlag(FLAGS_quiet)) {
+    config.session.console_sink = [console](std::string_view text) {
+      std::fwrite(text.data(), 1, text.size(), console);
+      std::fflush(console);
+    };
+  }
+  absl::StatusOr<mips::MipsMachineReport> report = mips::BootAndRun(*image, config);
+  if (!report.ok()) return ReportError(report.status());
+
+  RunRecord record;
+  record.image = path;
+  record.cmdline = *cmdline;
+  record.host = {
+      absl::StrFormat("mips interpreter, %d core%s", config.cores, config.cores == 1 ? "" : "s"),
+      false};
+  record.trap = {"off", "the MIPS interpreter needs no trap mechanism", 0};
+  record.result = std::move(report->result);
+  record.setup_ns = report->setup_ns;
+  record.wall_ns = MonotonicNs() - start_ns;
+
+  if (json) {
+    nlohmann::ordered_json doc = RunRecordToJson(record);
+    doc["mips"] = {
+        {"cores", config.cores},
+        {"modelled_cycles", report->total.modelled_cycles()},
+        {"modelled_seconds", report->modelled_seconds},
+        {"cost_model",
+         {{"clock_hz", mips::CostModel::kClockHz},
+          {"cycles_per_instruction", mips::CostModel::kCyclesPerInstruction},
+          {"cycles_per_exception", mips::CostModel::kCyclesPerException},
+          {"cycles_per_flushed_line", mips::CostModel::kCyclesPerFlushedLine},
+          {"cycles_per_ipi_sent", mips::CostModel::kCyclesPerIpiSent}}},
+        {"instructions_per_second", report->instructions_per_second},
+        {"instructions_per_cpu_second", report->instructions_per_cpu_second},
+    };
+    std::printf("%s\n", doc.dump(2).c_str());
+  } else {
+    std::printf("%s%s", FormatRunReport(record).c_str(), ModelledLine(*report).c_str());
+  }
+  if (record.result.outcome != Outcome::kExited) {
+    std::fprintf(stderr, "sigvisor: %s: %s\n",
+                 std::string(OutcomeName(record.result.outcome)).c_str(),
+                 record.result.diagnosis.c_str());
+  }
+  return record.result.exit_code;
+}
+
+}  // namespace sigvisor::cli
