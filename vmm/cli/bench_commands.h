@@ -22,6 +22,8 @@ namespace sigvisor::cli {
 int BenchCommand(std::span<char* const> args);
 int StudyCommand(std::span<char* const> args);
 int MergeCommand(std::span<char* const> args);
+// `study tramp` (study_tramp_command.cc), which StudyCommand hands over to.
+int StudyTrampCommand();
 
 enum class OutputFormat { kText, kJson, kCsv };
 

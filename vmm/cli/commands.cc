@@ -31,9 +31,12 @@ std::span<const Command> Commands() {
        "     (APs started by the kernel's INIT/SIPI through the in-kernel LAPIC)\n"
        "  sigvisor run --workload divzero --gdb 1234   (then: gdb FILE -ex 'target remote :1234')\n"
        "  sigvisor run --workload lat_sig --inject sig=usr1,op=3,phase=sig_hndl --json\n"
-       "     (fault injection: exceptions, host signals, page faults; see docs/inject.md)",
+       "     (fault injection: exceptions, host signals, page faults; see docs/inject.md)\n"
+       "  sigvisor run --arch mips --variant tramp=vdso --cores 4 --workload lat_sig\n"
+       "     (the bundled MIPS kernel on sigvisor's MIPS32r2 interpreter; no KVM needed)",
        {"image", "variant", "workload", "ops", "cmdline", "memory", "timeout", "json", "quiet", "kvm",
-        "trap", "gdb", "no_sandbox", "max_output", "module", "irqchip", "vcpus", "inject", "seed"},
+        "trap", "gdb", "no_sandbox", "max_output", "module", "irqchip", "vcpus", "inject", "seed",
+        "arch", "cores"},
        RunCommand},
       {"probe", "measure what this host's KVM does and what trapping costs",
        "Boots tiny calibration guests and reports whether guest CPL0 is emulated (PVM) or\n"
@@ -57,8 +60,10 @@ std::span<const Command> Commands() {
        "  sigvisor image --variant accelerated,dr7=always -o dr7-always.elf\n"
        "  sigvisor run --image kernel.elf --workload divzero --ops 100\n"
        "  qemu-system-x86_64 -accel kvm -kernel kernel.elf -append 'kernel workload=divzero ops=100' \\\n"
-       "     -display none -serial stdio -device isa-debug-exit,iobase=0xf4,iosize=4",
-       {"variant", "o"}, ImageCommand},
+       "     -display none -serial stdio -device isa-debug-exit,iobase=0xf4,iosize=4\n"
+       "  sigvisor image --arch mips --variant tramp=vdso -o mips.elf   (an ELF32 MIPS image;\n"
+       "     qemu-system-mipsel -M malta -cpu 74Kf -kernel mips.elf boots it too)",
+       {"variant", "o", "arch"}, ImageCommand},
       {"sites", "list an image's trap sites (debug-register moves, segment loads)",
        "Scans the image's executable sections with Capstone (restarting at each ELF\n"
        "symbol) and lists every instruction --trap=patch arms: moves to and from DR0-DR7\n"
@@ -115,7 +120,7 @@ std::span<const Command> Commands() {
        {"workloads", "variants", "traps", "ops", "repetitions", "shard", "json", "csv", "svg",
         "memory", "timeout", "kvm", "peer", "inject", "seed", "no_sandbox"},
        BenchCommand},
-      {"study", "reproduce a seed's experiment: dr7, pda, cerr, dequeue or all",
+      {"study", "reproduce a seed's experiment: dr7, pda, cerr, dequeue, all, or tramp (MIPS)",
        "Runs one seed's experiment (../shared/seeds/000-003) as a bench of the baseline\n"
        "against the build with the seed's change, prints a table shaped like the seed's,\n"
        "then the VM-level figures (time, kernel instructions, exits and traps per op; the\n"
@@ -126,13 +131,17 @@ std::span<const Command> Commands() {
        "  cerr     seed 002: lat_sig sig inst/sig hndl, uaccess=err_or vs cerr, size, stack\n"
        "  dequeue  seed 003: sigpingpong mean/stddev, dequeue=copy vs pointer, bloat-o-meter\n"
        "  all      the four, in that order (a minute or two here)\n"
+       "  tramp    seed 004 on the MIPS interpreter (no KVM): lat_sig sig hndl, tramp=stack\n"
+       "           vs vdso, on 1 core and on --cores N (default 4): instructions, I-cache\n"
+       "           lines flushed, IPIs and modelled time per signal, and wall time; on its own\n"
        "--ops, --repetitions and --traps override every chosen study's own.\n"
        "\nExamples:\n"
        "  sigvisor study all\n"
        "  sigvisor study dr7 --repetitions 20 --svg dr7.svg\n"
-       "  sigvisor study cerr dequeue --json > studies.json",
+       "  sigvisor study cerr dequeue --json > studies.json\n"
+       "  sigvisor study tramp --cores 8",
        {"ops", "repetitions", "traps", "json", "csv", "svg", "memory", "timeout", "kvm", "inject",
-        "seed", "no_sandbox"},
+        "seed", "no_sandbox", "cores"},
        StudyCommand},
       {"merge", "combine `sigvisor bench --shard i/n --json` results into one",
        "Reads the JSON results of bench runs of one matrix cut into shards (any order) and\n"

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "arch/mips/vmm/mips_elf.h"
 #include "vmm/loader/elf_image.h"
 
 namespace sigvisor::cli {
@@ -21,6 +22,16 @@ struct LoadedImage {
 // The embedded image called `image` (for the bundled kernel: in build `variant`, a
 // --variant spec), else the file at that path (then `variant` must be "baseline").
 absl::StatusOr<LoadedImage> LoadImage(const std::string& image, const std::string& variant);
+
+// The same for `--arch mips`: the bundled MIPS kernel in build `variant`, or an ELF32
+// MIPS file.
+struct LoadedMipsImage {
+  std::string label;
+  mips::MipsElfImage elf;
+  std::string variant;
+  std::string variant_settings;
+};
+absl::StatusOr<LoadedMipsImage> LoadMipsImage(const std::string& image, const std::string& variant);
 
 }  // namespace sigvisor::cli
 

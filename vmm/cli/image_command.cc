@@ -25,7 +25,12 @@ int ImageCommand(std::span<char* const> args) {
   if (path.empty()) {
     return ReportError("`sigvisor image` needs -o FILE, the file to write (see --help)");
   }
-  absl::StatusOr<const KernelVariant*> variant = ResolveVariant(absl::GetFlag(FLAGS_variant));
+  const std::string arch = absl::GetFlag(FLAGS_arch);
+  if (arch != "x86_64" && arch != "mips") {
+    return ReportError(absl::StrFormat("--arch=%s: give x86_64 or mips", arch));
+  }
+  absl::StatusOr<const KernelVariant*> variant = ResolveVariant(
+      absl::GetFlag(FLAGS_variant), arch == "mips" ? GuestArch::kMips : GuestArch::kX86_64);
   if (!variant.ok()) return ReportError(variant.status());
   struct stat st;
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {

@@ -1,4 +1,5 @@
-// `sigvisor images`: the builds of the bundled kernel (--image kernel --variant V).
+// `sigvisor images`: the builds of the bundled kernel (--image kernel --variant V), for
+// x86-64 and for MIPS (--arch mips).
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -21,6 +22,7 @@ int ImagesCommand(std::span<char* const>) {
     for (const ElfSection& section : elf->executable_sections()) text_bytes += section.bytes.size();
     const std::string settings = DescribeVariant(variant);
     variants.push_back({{"name", variant.name},
+                        {"arch", "x86_64"},
                         {"settings", settings},
                         {"image_bytes", variant.bytes.size()},
                         {"text_bytes", text_bytes},
@@ -28,6 +30,18 @@ int ImagesCommand(std::span<char* const>) {
     if (!json) {
       std::printf("  %-28s %-50s text %6lu bytes\n", std::string(variant.name).c_str(),
                   settings.c_str(), text_bytes);
+    }
+  }
+  if (!json) std::printf("the bundled MIPS32r2 kernel (--arch mips), by --variant:\n");
+  for (const KernelVariant& variant : KernelVariants(GuestArch::kMips)) {
+    const std::string settings = DescribeVariant(variant);
+    variants.push_back({{"name", variant.name},
+                        {"arch", "mips"},
+                        {"settings", settings},
+                        {"image_bytes", variant.bytes.size()}});
+    if (!json) {
+      std::printf("  %-28s %-50s image %5lu bytes\n", std::string(variant.name).c_str(),
+                  settings.c_str(), variant.bytes.size());
     }
   }
   if (json) std::printf("%s\n", variants.dump(2).c_str());

@@ -38,21 +38,14 @@ std::string ModelledLine(const mips::MipsMachineReport& report) {
 int RunMips(uint64_t start_ns) {
   const bool json = absl::GetFlag(FLAGS_json);
   const std::string path = absl::GetFlag(FLAGS_image);
-  if (path.empty()) return ReportError("--arch mips needs --image: an ELF32 MIPS file");
   if (!absl::GetFlag(FLAGS_module).empty() || absl::GetFlag(FLAGS_irqchip) ||
       !absl::GetFlag(FLAGS_gdb).empty()) {
     return ReportError("--module, --irqchip and --gdb are for x86-64 guests under KVM");
   }
   absl::StatusOr<std::string> cmdline = GuestCmdline();
   if (!cmdline.ok()) return ReportError(cmdline.status());
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return ReportError(absl::StrFormat("cannot read the image '%s'", path));
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
-  absl::StatusOr<mips::MipsElfImage> image = mips::MipsElfImage::Parse(std::move(bytes));
-  if (!image.ok()) {
-    return ReportError(absl::StrFormat("%s: %s", path, image.status().message()));
-  }
+  absl::StatusOr<LoadedMipsImage> image = LoadMipsImage(path, absl::GetFlag(FLAGS_variant));
+  if (!image.ok()) return ReportError(image.status());
 
   mips::MipsMachineConfig config;
   config.memory_bytes = uint64_t{absl::GetFlag(FLAGS_memory)} << 20;
@@ -68,11 +61,13 @@ int RunMips(uint64_t start_ns) {
       std::fflush(console);
     };
   }
-  absl::StatusOr<mips::MipsMachineReport> report = mips::BootAndRun(*image, config);
+  absl::StatusOr<mips::MipsMachineReport> report = mips::BootAndRun(image->elf, config);
   if (!report.ok()) return ReportError(report.status());
 
   RunRecord record;
-  record.image = path;
+  record.image = image->label;
+  record.variant = image->variant;
+  record.variant_settings = image->variant_settings;
   record.cmdline = *cmdline;
   record.host = {
       absl::StrFormat("mips interpreter, %d core%s", config.cores, config.cores == 1 ? "" : "s"),

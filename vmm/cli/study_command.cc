@@ -1,5 +1,6 @@
-// `sigvisor study dr7|pda|cerr|dequeue|all`: each seed's experiment, its table and
-// the VM-level figures, with a verdict against the seed per figure.
+// `sigvisor study dr7|pda|cerr|dequeue|all|tramp`: each seed's experiment, its table
+// and the VM-level figures, with a verdict against the seed per figure.
+#include <algorithm>
 #include <cstdio>
 
 #include "absl/flags/flag.h"
@@ -18,6 +19,13 @@ namespace sigvisor::cli {
 
 int StudyCommand(std::span<char* const> args) {
   std::vector<std::string> names(args.begin(), args.end());
+  if (std::find(names.begin(), names.end(), "tramp") != names.end()) {
+    if (names.size() != 1) {
+      return ReportError("study tramp runs on the MIPS interpreter, the others on KVM: run "
+                         "`sigvisor study tramp` on its own");
+    }
+    return StudyTrampCommand();
+  }
   absl::StatusOr<std::vector<const study::StudyDef*>> studies = study::ParseStudyNames(names);
   if (!studies.ok()) return ReportError(studies.status());
   absl::StatusOr<BenchOutput> output = ParseOutput();

@@ -11,6 +11,7 @@
   extern "C" const uint8_t symbol##_start[]; \
   extern "C" const uint8_t symbol##_end[];
 #include "vmm/images/variant_table.inc"
+#include "vmm/images/mips_variant_table.inc"
 #undef SIGVISOR_SEED
 #undef SIGVISOR_VARIANT
 
@@ -23,41 +24,55 @@ std::span<const uint8_t> Between(const uint8_t* start, const uint8_t* end) {
 
 }  // namespace
 
-std::span<const SeedSwitch> SeedSwitches() {
-  static const SeedSwitch kSeeds[] = {
+std::span<const SeedSwitch> SeedSwitches(GuestArch arch) {
 #define SIGVISOR_SEED(key, old_value, new_value, seed, config) \
   {key, old_value, new_value, seed, config},
 #define SIGVISOR_VARIANT(symbol, name, ...)
+  static const SeedSwitch kX86Seeds[] = {
 #include "vmm/images/variant_table.inc"
+  };
+  static const SeedSwitch kMipsSeeds[] = {
+#include "vmm/images/mips_variant_table.inc"
+  };
 #undef SIGVISOR_SEED
 #undef SIGVISOR_VARIANT
-  };
-  return kSeeds;
+  if (arch == GuestArch::kMips) return kMipsSeeds;
+  return kX86Seeds;
 }
 
-std::span<const KernelVariant> KernelVariants() {
-  static const std::vector<KernelVariant> kVariants = {
+std::span<const KernelVariant> KernelVariants(GuestArch arch) {
 #define SIGVISOR_SEED(key, old_value, new_value, seed, config)
 #define SIGVISOR_VARIANT(symbol, name, ...) \
-  {name, {__VA_ARGS__}, Between(symbol##_start, symbol##_end)},
+  {name, {__VA_ARGS__}, Between(symbol##_start, symbol##_end), kArch},
+  static const std::vector<KernelVariant> kX86Variants = [] {
+    constexpr GuestArch kArch = GuestArch::kX86_64;
+    return std::vector<KernelVariant>{
 #include "vmm/images/variant_table.inc"
+    };
+  }();
+  static const std::vector<KernelVariant> kMipsVariants = [] {
+    constexpr GuestArch kArch = GuestArch::kMips;
+    return std::vector<KernelVariant>{
+#include "vmm/images/mips_variant_table.inc"
+    };
+  }();
 #undef SIGVISOR_SEED
 #undef SIGVISOR_VARIANT
-  };
-  return kVariants;
+  if (arch == GuestArch::kMips) return kMipsVariants;
+  return kX86Variants;
 }
 
 std::string DescribeVariant(const KernelVariant& variant) {
   std::vector<std::string> words;
-  std::span<const SeedSwitch> seeds = SeedSwitches();
+  std::span<const SeedSwitch> seeds = SeedSwitches(variant.arch);
   for (size_t i = 0; i < seeds.size(); ++i) {
     words.push_back(absl::StrFormat("%s=%s", seeds[i].key, variant.values[i]));
   }
   return absl::StrJoin(words, " ");
 }
 
-absl::StatusOr<const KernelVariant*> ResolveVariant(std::string_view spec) {
-  std::span<const SeedSwitch> seeds = SeedSwitches();
+absl::StatusOr<const KernelVariant*> ResolveVariant(std::string_view spec, GuestArch arch) {
+  std::span<const SeedSwitch> seeds = SeedSwitches(arch);
   std::vector<std::string_view> wanted;
   for (const SeedSwitch& seed : seeds) wanted.push_back(seed.old_value);
 
@@ -96,7 +111,7 @@ absl::StatusOr<const KernelVariant*> ResolveVariant(std::string_view spec) {
     wanted[index] = value;
   }
   std::vector<std::string> built;
-  for (const KernelVariant& variant : KernelVariants()) {
+  for (const KernelVariant& variant : KernelVariants(arch)) {
     if (variant.values == wanted) return &variant;
     built.push_back(std::string(variant.name));
   }

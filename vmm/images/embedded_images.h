@@ -1,6 +1,7 @@
 // The guest images built into the sigvisor binary, so `sigvisor run` needs no file:
-// the bundled kernel in each of its variants (guest-kit/build/variants.bzl), which
-// --image kernel (the default) and --variant select.
+// the bundled kernel in each of its variants (guest-kit/build/variants.bzl), for
+// x86-64 (KVM) and for MIPS32r2 (the interpreter, `--arch mips`), which --image kernel
+// (the default) and --variant select.
 #ifndef SIGVISOR_VMM_IMAGES_EMBEDDED_IMAGES_H_
 #define SIGVISOR_VMM_IMAGES_EMBEDDED_IMAGES_H_
 
@@ -15,6 +16,9 @@
 
 namespace sigvisor {
 
+// The two builds of the bundled kernel: each has its own seed switches and variants.
+enum class GuestArch { kX86_64, kMips };
+
 // One of the seed changes a kernel variant may have.
 struct SeedSwitch {
   std::string_view key;        // "dr7"
@@ -24,24 +28,27 @@ struct SeedSwitch {
   std::string_view config;     // "CONFIG_DR7_LAZY" in guest-kit/kernel/config.h
 };
 
-// The seed switches, in the order KernelVariant::values uses.
-std::span<const SeedSwitch> SeedSwitches();
+// The seed switches of an arch's kernel, in the order KernelVariant::values uses
+// (x86-64: dr7 pda uaccess dequeue; MIPS: uaccess dequeue tramp).
+std::span<const SeedSwitch> SeedSwitches(GuestArch arch = GuestArch::kX86_64);
 
 // A built kernel image.
 struct KernelVariant {
   std::string_view name;               // canonical: "baseline", "dr7=lazy", ...
-  std::vector<std::string_view> values;  // one per SeedSwitches() entry
-  std::span<const uint8_t> bytes;      // the ELF image
+  std::vector<std::string_view> values;  // one per SeedSwitches(arch) entry
+  std::span<const uint8_t> bytes;      // the ELF image (ELF64 x86-64 or ELF32 MIPS)
+  GuestArch arch = GuestArch::kX86_64;
 };
 
-// Every built variant; the first is the baseline (the default).
-std::span<const KernelVariant> KernelVariants();
+// Every built variant of an arch's kernel; the first is the baseline (the default).
+std::span<const KernelVariant> KernelVariants(GuestArch arch = GuestArch::kX86_64);
 
 // Resolves a --variant spec: "baseline" or "accelerated", optionally followed by
 // key=value overrides ("accelerated,dr7=always"), or overrides alone (on top of the
 // baseline: "dr7=lazy"). Unknown keys or values, and combinations that are not built,
 // are refused with the list of what is.
-absl::StatusOr<const KernelVariant*> ResolveVariant(std::string_view spec);
+absl::StatusOr<const KernelVariant*> ResolveVariant(std::string_view spec,
+                                                    GuestArch arch = GuestArch::kX86_64);
 
 // "dr7=always pda=gs ..." for reports.
 std::string DescribeVariant(const KernelVariant& variant);

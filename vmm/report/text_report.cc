@@ -95,8 +95,12 @@ std::string FormatRunReport(const RunRecord& record) {
   if (result.outcome == Outcome::kExited) {
     absl::StrAppendFormat(&out, " with status %d", result.exit_code);
   }
-  absl::StrAppendFormat(&out, " (host %s, guest CPL0 %s)\n", record.host.kind,
-                        record.host.cpl0_emulated ? "emulated" : "native");
+  if (record.host.kind == "pvm" || record.host.kind == "hardware") {
+    absl::StrAppendFormat(&out, " (host %s, guest CPL0 %s)\n", record.host.kind,
+                          record.host.cpl0_emulated ? "emulated" : "native");
+  } else {
+    absl::StrAppendFormat(&out, " (host %s)\n", record.host.kind);  // the MIPS interpreter
+  }
   if (!result.diagnosis.empty()) absl::StrAppendFormat(&out, "  %s\n", result.diagnosis);
   absl::StrAppendFormat(&out, "  sandbox: %s\n", result.sandbox);
   absl::StrAppendFormat(&out, "  trap mechanism: %s", record.trap.mechanism);

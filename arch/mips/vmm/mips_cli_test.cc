@@ -66,7 +66,7 @@ TEST(MipsCliTest, JsonReport) {
 TEST(MipsCliTest, BadArguments) {
   Result r = Sigvisor("--arch mips --image /nonexistent.elf");
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("cannot read the image"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cannot open image '/nonexistent.elf'"), std::string::npos) << r.err;
   r = Sigvisor(std::string(kSmoke) + " --cores 0");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("MIPS cores"), std::string::npos) << r.err;

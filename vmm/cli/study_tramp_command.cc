@@ -1,0 +1,68 @@
+// `sigvisor study tramp`: seed 004 on the MIPS interpreter (vmm/study/tramp_study.h).
+// It needs no KVM, so it runs apart from the KVM studies.
+#include <cstdio>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_format.h"
+#include "vmm/base/clock.h"
+#include "vmm/cli/bench_commands.h"
+#include "vmm/cli/command.h"
+#include "vmm/cli/flags.h"
+#include "vmm/study/tramp_study.h"
+
+namespace sigvisor::cli {
+
+int StudyTrampCommand() {
+  if (!absl::GetFlag(FLAGS_svg).empty() || absl::GetFlag(FLAGS_csv)) {
+    return ReportError("study tramp prints text or --json (no --csv, no --svg)");
+  }
+  if (!absl::GetFlag(FLAGS_inject).empty() || !absl::GetFlag(FLAGS_traps).empty()) {
+    return ReportError("--inject and --traps are for the KVM studies; study tramp runs on the MIPS "
+                       "interpreter");
+  }
+  absl::StatusOr<RunLimits> limits = ParseRunLimits();
+  if (!limits.ok()) return ReportError(limits.status());
+  absl::StatusOr<std::optional<uint64_t>> ops =
+      ParseCountFlag("ops", absl::GetFlag(FLAGS_ops), 1u << 20);
+  if (!ops.ok()) return ReportError(ops.status());
+  absl::StatusOr<std::optional<uint64_t>> reps =
+      ParseCountFlag("repetitions", absl::GetFlag(FLAGS_repetitions), 1000);
+  if (!reps.ok()) return ReportError(reps.status());
+  const uint32_t cores = absl::GetFlag(FLAGS_cores);
+  if (cores < 1 || cores > 32) return ReportError("--cores: give 1 to 32");
+
+  study::TrampStudyOptions options;
+  if (*ops) options.ops = **ops;
+  if (*reps) options.repetitions = static_cast<uint32_t>(**reps);
+  // One core, and several: --cores N (default 4) is the "several".
+  options.cores = {1, cores > 1 ? static_cast<int>(cores) : 4};
+  options.timeout = limits->timeout;
+  if (!absl::GetFlag(FLAGS_no_sandbox)) options.sandbox = SandboxPolicy{};
+  // Progress on stderr, once the study has run for a second (a short one stays quiet).
+  const uint64_t start_ns = MonotonicNs();
+  bool progress_shown = false;
+  options.on_run = [start_ns, &progress_shown](size_t index, size_t total,
+                                               const std::string& label) {
+    const double elapsed = static_cast<double>(MonotonicNs() - start_ns) / 1e9;
+    if (elapsed < 1.0) return;
+    std::fprintf(stderr, "\rstudy tramp: run %zu/%zu (%s), %.1f s ", index + 1, total,
+                 label.c_str(), elapsed);
+    std::fflush(stderr);
+    progress_shown = true;
+  };
+  absl::StatusOr<study::TrampStudyReport> report = study::RunTrampStudy(options);
+  if (progress_shown) std::fprintf(stderr, "\n");
+  if (!report.ok()) return ReportError(report.status());
+  if (absl::GetFlag(FLAGS_json)) {
+    std::printf("%s\n", study::TrampStudyToJson(*report).dump(2).c_str());
+  } else {
+    std::fputs(report->text.c_str(), stdout);
+  }
+  if (!report->complete()) {
+    std::fprintf(stderr, "sigvisor: INCOMPLETE: a run failed or counts differed between runs\n");
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace sigvisor::cli
