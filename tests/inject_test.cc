@@ -113,6 +113,17 @@ TEST(InjectTest, DivideErrorAtAUserInstructionGivesSigfpeThere) {
   EXPECT_EQ(injection["si_addr"], injection["rip"]);
 }
 
+TEST(InjectTest, PageFaultCarriesItsCr2IntoSiAddr) {
+  if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  json run = RunJson("--workload lat_sig --ops 4 --inject exc=pf:4,cr2=0x1234,op=2,phase=sig_hndl");
+  EXPECT_EQ(run["exit_code"], kKilledBySigsegv);
+  ASSERT_EQ(run["injections"].size(), 1u);
+  EXPECT_EQ(run["injections"][0]["outcome"], "task_killed");
+  EXPECT_EQ(run["injections"][0]["signal"], kSigsegv);
+  EXPECT_EQ(run["injections"][0]["address"], "0x1234");
+  EXPECT_EQ(run["injections"][0]["si_addr"], "0x1234");  // the guest read it from CR2
+}
+
 TEST(InjectTest, DivideErrorReachesAnInstalledHandler) {
   if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
   json run = RunJson("--workload divzero --ops 4 --inject exc=de,op=1");

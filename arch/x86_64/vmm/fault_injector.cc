@@ -433,20 +433,33 @@ class FaultInjector : public ExitInterceptor {
     record.action = absl::StrFormat("#%s%s in %s mode", absl::AsciiStrToUpper(ExceptionName(spec.vector)),
                                     spec.error_code ? absl::StrFormat("(%#x)", *spec.error_code) : "",
                                     record.cpl == 3 ? "user" : "kernel");
-    if (spec.vector == 14) {
+    constexpr uint8_t kPageFault = 14;
+    const bool cr2_as_payload = spec.vector == kPageFault && context_.exception_payload;
+    if (spec.vector == kPageFault) {
+      record.address = spec.cr2.value_or(0);
+      record.action += cr2_as_payload ? ", CR2 as the exception payload" : ", CR2 by SET_SREGS";
+    }
+    if (spec.vector == kPageFault && !cr2_as_payload) {
       absl::StatusOr<kvm_sregs> sregs = context_.cpu.GetSregs();
-      if (sregs.ok()) {
-        sregs->cr2 = spec.cr2.value_or(0);
-        record.address = sregs->cr2;
-        (void)context_.cpu.SetSregs(*sregs);
-      }
+      if (!sregs.ok()) return Fail(index, sregs.status());
+      sregs->cr2 = record.address;
+      if (absl::Status s = context_.cpu.SetSregs(*sregs); !s.ok()) return Fail(index, s);
     }
     absl::StatusOr<kvm_vcpu_events> events = context_.cpu.vcpu().GetEvents();
     if (!events.ok()) return Fail(index, events.status());
-    events->exception.injected = 1;
     events->exception.nr = spec.vector;
     events->exception.has_error_code = spec.error_code.has_value();
     events->exception.error_code = spec.error_code.value_or(0);
+    if (cr2_as_payload) {
+      // Pending, not injected: KVM delivers it and writes CR2 from the payload then.
+      events->exception.pending = 1;
+      events->exception.injected = 0;
+      events->exception_has_payload = 1;
+      events->exception_payload = record.address;
+      events->flags |= KVM_VCPUEVENT_VALID_PAYLOAD;
+    } else {
+      events->exception.injected = 1;
+    }
     if (absl::Status s = context_.cpu.vcpu().SetEvents(*events); !s.ok()) return Fail(index, s);
     open_.push_back({.record = index});
   }

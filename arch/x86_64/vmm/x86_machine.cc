@@ -165,6 +165,11 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
     return s;
   }
   if (absl::Status s = vm->SetTssAddr(kVmxTssGpa); !s.ok()) return s;
+  // Fault injection raises #PF with its CR2 as an exception payload where KVM has
+  // the capability (it must be enabled before the vCPU exists); else via SET_SREGS.
+  const bool exception_payload =
+      config.injection_events && kvm.CheckExtension(KVM_CAP_EXCEPTION_PAYLOAD) > 0 &&
+      vm->EnableCap(KVM_CAP_EXCEPTION_PAYLOAD, 1).ok();
   const bool irqchip = config.irqchip || config.vcpus > 1;  // APs need the LAPIC's INIT/SIPI
   if (irqchip) {
     if (absl::Status s = vm->CreateIrqchip(); !s.ok()) return s;
@@ -221,6 +226,7 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
 
   KvmBackend backend(*vcpu, std::move(stats), &state);
   MachineContext context{image, state, backend, traps.get(), sync_regs};
+  context.exception_payload = exception_payload;
   // Deleting and re-adding the RAM slot zaps every shadow page built from it.
   context.flush_shadow_mmu = [&vm = *vm, &ram = *memory]() -> absl::Status {
     if (absl::Status s = vm.SetMemoryRegion(0, 0, 0, ram.host_base()); !s.ok()) return s;

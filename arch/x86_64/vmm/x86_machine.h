@@ -38,6 +38,8 @@ struct MachineContext {
   // Makes KVM forget its shadow of the guest's page tables, after the VMM edited one
   // (fault injection): a host write to guest memory is invisible to KVM's tracking.
   std::function<absl::Status()> flush_shadow_mmu;
+  // KVM_CAP_EXCEPTION_PAYLOAD is enabled: an injected #PF carries CR2 as its payload.
+  bool exception_payload = false;
 };
 
 // Makes one extension once the machine is set up, before the first guest
