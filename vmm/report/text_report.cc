@@ -122,9 +122,9 @@ std::string FormatRunReport(const RunRecord& record) {
     AppendPhase(out, phase, record.host, record.trap.mechanism != "off");
   }
   if (!record.injections.empty()) {
-    absl::StrAppendFormat(&out, "  injections (seed %d):\n", record.inject_seed);
+    absl::StrAppendFormat(&out, "\ninjections (seed %d; docs/inject.md)\n", record.inject_seed);
     for (const InjectionRecord& r : record.injections) {
-      absl::StrAppendFormat(&out, "    #%d %-12s %s", r.sequence, InjectionOutcomeName(r.outcome),
+      absl::StrAppendFormat(&out, "  #%d %-12s %s", r.sequence, InjectionOutcomeName(r.outcome),
                             r.action.empty() ? r.spec : r.action);
       if (!r.phase.empty()) absl::StrAppendFormat(&out, " [%s op %d]", r.phase, r.op);
       if (r.rip) {
