@@ -26,9 +26,13 @@ static int failures;
 /* ---- siginfo of each exception --------------------------------------------- */
 
 #if defined(__mips__)
+#define UC_PC(uc) ((uc)->uc_mcontext.sc_pc)
+#else
+#define UC_PC(uc) ((uc)->uc_mcontext.rip)
+#endif
+
 /* Where the catcher resumes (set by FAULT before the faulting instruction). */
 uintptr_t selftest_resume_at;
-#define UC_PC(uc) ((uc)->uc_mcontext.sc_pc)
 
 static volatile int caught_signo, caught_code;
 static volatile uint64_t caught_addr;
@@ -40,6 +44,15 @@ static void catcher(int sig, siginfo_t *info, void *context) {
   UC_PC((ucontext_t *)context) = selftest_resume_at;
 }
 
+static void expect_caught(const char *what, int signo, int code, uint64_t addr) {
+  CHECK(caught_signo == signo && caught_code == code && caught_addr == addr,
+        "%s: got signal %d code %#x addr %#llx, want %d %#x %#llx", what, caught_signo,
+        caught_code, (unsigned long long)caught_addr, signo, code, (unsigned long long)addr);
+  caught_signo = caught_code = 0;
+  caught_addr = 0;
+}
+
+#if defined(__mips__)
 /* Runs `setup` then the faulting `insn` at label 1, resuming at label 2; stores the
  * faulting instruction's address in `at` and label 2 in `after`. No reordering:
  * nothing may land in a delay slot. $8 and $9 are the setup's scratch registers. */
@@ -57,14 +70,6 @@ static void catcher(int sig, siginfo_t *info, void *context) {
                    : "=&r"(at), "=&r"(after)                         \
                    :                                                 \
                    : "$8", "$9", "$24", "$25", "memory")
-
-static void expect_caught(const char *what, int signo, int code, uint64_t addr) {
-  CHECK(caught_signo == signo && caught_code == code && caught_addr == addr,
-        "%s: got signal %d code %#x addr %#llx, want %d %#x %#llx", what, caught_signo,
-        caught_code, (unsigned long long)caught_addr, signo, code, (unsigned long long)addr);
-  caught_signo = caught_code = 0;
-  caught_addr = 0;
-}
 
 static void test_siginfo(void) {
   const int signals[] = {SIGFPE, SIGSEGV, SIGTRAP, SIGILL, SIGBUS};
@@ -238,19 +243,6 @@ static void test_registers(void) {
 }
 
 #else /* x86-64 */
-/* Where the catcher resumes (set by FAULT before the faulting instruction). */
-uint64_t selftest_resume_at;
-#define UC_PC(uc) ((uc)->uc_mcontext.rip)
-
-static volatile int caught_signo, caught_code;
-static volatile uint64_t caught_addr;
-
-static void catcher(int sig, siginfo_t *info, void *context) {
-  caught_signo = info->si_signo;
-  caught_code = info->si_code;
-  caught_addr = info->si_addr;
-  UC_PC((ucontext_t *)context) = selftest_resume_at;
-}
 
 /* Runs `setup` then the faulting `insn` at label 1, resuming at label 2; stores the
  * faulting instruction's address in `at` and label 2 in `after`. */
@@ -265,14 +257,6 @@ static void catcher(int sig, siginfo_t *info, void *context) {
                    : "=&r"(at), "=&r"(after)                   \
                    :                                           \
                    : "rax", "rcx", "rdx", "r11", "memory")
-
-static void expect_caught(const char *what, int signo, int code, uint64_t addr) {
-  CHECK(caught_signo == signo && caught_code == code && caught_addr == addr,
-        "%s: got signal %d code %#x addr %#llx, want %d %#x %#llx", what, caught_signo,
-        caught_code, (unsigned long long)caught_addr, signo, code, (unsigned long long)addr);
-  caught_signo = caught_code = 0;
-  caught_addr = 0;
-}
 
 static void test_siginfo(void) {
   const int signals[] = {SIGFPE, SIGSEGV, SIGTRAP, SIGILL};
