@@ -13,32 +13,15 @@
 #include "devices/serial16550.h"
 #include "guest-kit/abi/sigvisor_abi.h"
 #include "vmm/base/clock.h"
+#include "vmm/machine/boot_info.h"
 #include "vmm/machine/bus.h"
 #include "vmm/machine/guest_memory.h"
 
 namespace sigvisor::mips {
 namespace {
 
-constexpr uint64_t kPageSize = 4096;
 // Boot registers (docs/mips-platform.md, "Boot").
 constexpr int kA0 = 4, kA1 = 5, kA2 = 6, kA3 = 7;
-
-absl::Status WriteBootInfo(GuestMemory& memory, const MipsElfImage& image,
-                           const MipsMachineConfig& config) {
-  sigvisor_boot_info info = {};
-  info.magic = SIGVISOR_BOOT_INFO_MAGIC;
-  info.abi_version = SIGVISOR_ABI_VERSION;
-  info.mem_bytes = memory.size();
-  info.free_gpa = (image.load_end() + kPageSize - 1) & ~(kPageSize - 1);
-  info.tsc_khz = kCountKhz;
-  if (config.cmdline.size() >= sizeof(info.cmdline)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("the guest command line is %d bytes; the boot ABI holds at most %d",
-                        config.cmdline.size(), sizeof(info.cmdline) - 1));
-  }
-  std::memcpy(info.cmdline, config.cmdline.data(), config.cmdline.size());
-  return memory.WriteObject(kBootInfoAddress, info);
-}
 
 // "pc 0x80100123 (kernel_main+0x13, cpl 0) word 0x27bdffe0 | core 0 pc ..." for a diagnosis.
 std::string Describe(const GuestMemory& memory, const MipsElfImage& image,
@@ -87,7 +70,13 @@ absl::StatusOr<MipsMachineReport> BootAndRun(const MipsElfImage& image,
   absl::StatusOr<GuestMemory> memory = GuestMemory::Create(config.memory_bytes);
   if (!memory.ok()) return memory.status();
   if (absl::Status s = image.Load(*memory); !s.ok()) return s;
-  if (absl::Status s = WriteBootInfo(*memory, image, config); !s.ok()) return s;
+  if (absl::Status s = WriteBootInfo(*memory, kBootInfoAddress,
+                                     {.image_end = image.load_end(),
+                                      .tsc_khz = kCountKhz,
+                                      .cmdline = config.cmdline});
+      !s.ok()) {
+    return s;
+  }
   absl::StatusOr<std::span<uint8_t>> ram = memory->Span(0, memory->size());
   if (!ram.ok()) return ram.status();
 

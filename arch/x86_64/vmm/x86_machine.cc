@@ -20,32 +20,14 @@
 #include "vmm/base/clock.h"
 #include "vmm/loader/elf_loader.h"
 #include "vmm/machine/bus.h"
+#include "vmm/machine/boot_info.h"
 #include "vmm/machine/guest_memory.h"
 
 namespace sigvisor::x86 {
 namespace {
 
-constexpr uint64_t kPageSize = 4096;
 // Intel VMX wants a 3-page TSS region for real-mode emulation; out of RAM's way.
 constexpr uint64_t kVmxTssGpa = 0xfffbd000;
-
-absl::Status WriteBootInfo(GuestMemory& memory, const ElfImage& image,
-                           const MachineConfig& config) {
-  sigvisor_boot_info info = {};
-  info.magic = SIGVISOR_BOOT_INFO_MAGIC;
-  info.abi_version = SIGVISOR_ABI_VERSION;
-  info.mem_bytes = memory.size();
-  info.free_gpa = (image.load_end() + kPageSize - 1) & ~(kPageSize - 1);
-  info.flags = (config.cpl0_emulated ? SIGVISOR_BOOT_CPL0_EMULATED : 0) |
-               (config.injection_events ? SIGVISOR_BOOT_INJECT_EVENTS : 0);
-  if (config.cmdline.size() >= sizeof(info.cmdline)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "the guest command line is %d bytes; the boot ABI holds at most %d",
-        config.cmdline.size(), sizeof(info.cmdline) - 1));
-  }
-  std::memcpy(info.cmdline, config.cmdline.data(), config.cmdline.size());
-  return memory.WriteObject(kBootInfoGpa, info);
-}
 
 // "rip 0x100123 (kernel_main+0x13, cpl 0) bytes cc 90 ..." for a diagnosis.
 std::string Describe(const GuestMemory& memory, const ElfImage& image, const CpuLocation& where) {
@@ -208,7 +190,12 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
   } else {
     if (absl::Status s = LoadElfImage(image, *memory); !s.ok()) return s;
     if (absl::Status s = WriteBootTables(*memory); !s.ok()) return s;
-    if (absl::Status s = WriteBootInfo(*memory, image, config); !s.ok()) return s;
+    const BootInfoParams boot_info = {
+        .image_end = image.load_end(),
+        .flags = (config.cpl0_emulated ? SIGVISOR_BOOT_CPL0_EMULATED : 0u) |
+                 (config.injection_events ? SIGVISOR_BOOT_INJECT_EVENTS : 0u),
+        .cmdline = config.cmdline};
+    if (absl::Status s = WriteBootInfo(*memory, kBootInfoGpa, boot_info); !s.ok()) return s;
     if (absl::Status s = SetUpVcpu(*vcpu, image.entry(), kBootInfoGpa, *cpuid); !s.ok()) return s;
   }
   const bool sync_regs = SyncRegsAvailable(kvm);

@@ -1,0 +1,28 @@
+#include "vmm/machine/boot_info.h"
+
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "guest-kit/abi/sigvisor_abi.h"
+
+namespace sigvisor {
+
+absl::Status WriteBootInfo(GuestMemory& memory, uint64_t gpa, const BootInfoParams& params) {
+  constexpr uint64_t kPageSize = 4096;
+  sigvisor_boot_info info = {};
+  info.magic = SIGVISOR_BOOT_INFO_MAGIC;
+  info.abi_version = SIGVISOR_ABI_VERSION;
+  info.mem_bytes = memory.size();
+  info.free_gpa = (params.image_end + kPageSize - 1) & ~(kPageSize - 1);
+  info.tsc_khz = params.tsc_khz;
+  info.flags = params.flags;
+  if (params.cmdline.size() >= sizeof(info.cmdline)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("the guest command line is %d bytes; the boot ABI holds at most %d",
+                        params.cmdline.size(), sizeof(info.cmdline) - 1));
+  }
+  std::memcpy(info.cmdline, params.cmdline.data(), params.cmdline.size());
+  return memory.WriteObject(gpa, info);
+}
+
+}  // namespace sigvisor

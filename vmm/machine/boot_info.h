@@ -1,0 +1,27 @@
+// The struct sigvisor_boot_info every sigvisor image boots with (guest-kit/abi/
+// sigvisor_abi.h), written the same way for every arch's machine.
+#ifndef SIGVISOR_VMM_MACHINE_BOOT_INFO_H_
+#define SIGVISOR_VMM_MACHINE_BOOT_INFO_H_
+
+#include <cstdint>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "vmm/machine/guest_memory.h"
+
+namespace sigvisor {
+
+struct BootInfoParams {
+  uint64_t image_end = 0;  // the image's highest load address: free memory starts after it
+  uint64_t tsc_khz = 0;    // the guest's cycle counter rate, 0 if unknown
+  uint32_t flags = 0;      // SIGVISOR_BOOT_*
+  std::string_view cmdline;
+};
+
+// Writes the boot info at guest-physical `gpa`. A command line longer than the ABI
+// holds is refused with one line.
+absl::Status WriteBootInfo(GuestMemory& memory, uint64_t gpa, const BootInfoParams& params);
+
+}  // namespace sigvisor
+
+#endif  // SIGVISOR_VMM_MACHINE_BOOT_INFO_H_
