@@ -77,7 +77,9 @@ absl::StatusOr<DeviceAction> HypercallDevice::Write(uint64_t nr, std::span<const
             absl::StrFormat("hypercall phase_begin: unknown flags %#x", args->flags));
       }
       handler_.OnPhaseBegin(BoundedName(args->name), args->ops, args->tsc,
-                            (args->flags & SIGVISOR_PHASE_CALIBRATION) != 0);
+                            (args->flags & SIGVISOR_PHASE_CALIBRATION) != 0,
+                            args->op_syscall_plus1 ? std::optional<uint64_t>(args->op_syscall_plus1 - 1)
+                                                   : std::nullopt);
       return DeviceAction::kContinue;
     }
     case SIGVISOR_HC_PHASE_END: {

@@ -9,6 +9,7 @@
 #define SIGVISOR_DEVICES_HYPERCALL_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,9 +25,10 @@ class HypercallHandler {
   virtual void OnConsoleWrite(std::string_view text) = 0;
   virtual void OnExit(int64_t status) = 0;
   // `calibration`: an empty phase measuring the markers' own cost (ABI
-  // SIGVISOR_PHASE_CALIBRATION).
+  // SIGVISOR_PHASE_CALIBRATION). `op_syscall`: the system call each operation makes
+  // once, when the guest names one (fault injection counts operations by it).
   virtual void OnPhaseBegin(std::string name, uint64_t ops, uint64_t guest_tsc,
-                            bool calibration) = 0;
+                            bool calibration, std::optional<uint64_t> op_syscall) = 0;
   virtual void OnPhaseEnd(uint64_t guest_tsc) = 0;
   virtual void OnTimeReport(std::string name, uint64_t tsc_cycles, uint64_t count) = 0;
   virtual void OnPanic(std::string message, uint64_t rip, uint64_t vector) = 0;

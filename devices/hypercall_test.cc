@@ -15,7 +15,8 @@ struct RecordingHandler : HypercallHandler {
   std::vector<std::string> events;
   void OnConsoleWrite(std::string_view text) override { console += text; }
   void OnExit(int64_t status) override { events.push_back("exit " + std::to_string(status)); }
-  void OnPhaseBegin(std::string name, uint64_t ops, uint64_t tsc, bool calibration) override {
+  void OnPhaseBegin(std::string name, uint64_t ops, uint64_t tsc, bool calibration,
+                    std::optional<uint64_t>) override {
     events.push_back("begin " + name + " " + std::to_string(ops) + " " + std::to_string(tsc) +
                      (calibration ? " calibration" : ""));
   }

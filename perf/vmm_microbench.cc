@@ -35,7 +35,7 @@ BENCHMARK(BM_BusSerialWrite);
 struct NullHandler : HypercallHandler {
   void OnConsoleWrite(std::string_view) override {}
   void OnExit(int64_t) override {}
-  void OnPhaseBegin(std::string, uint64_t, uint64_t, bool) override {}
+  void OnPhaseBegin(std::string, uint64_t, uint64_t, bool, std::optional<uint64_t>) override {}
   void OnPhaseEnd(uint64_t) override {}
   void OnTimeReport(std::string, uint64_t, uint64_t) override {}
   void OnPanic(std::string, uint64_t, uint64_t) override {}

@@ -24,7 +24,7 @@ struct CountingHandler : sigvisor::HypercallHandler {
     bytes += text.size();
   }
   void OnExit(int64_t) override {}
-  void OnPhaseBegin(std::string name, uint64_t, uint64_t, bool) override {
+  void OnPhaseBegin(std::string name, uint64_t, uint64_t, bool, std::optional<uint64_t>) override {
     if (name.size() > sizeof(sigvisor_hc_phase_begin{}.name)) std::abort();
   }
   void OnPhaseEnd(uint64_t) override {}

@@ -66,6 +66,7 @@ struct PhaseMarker {
   std::string name;   // BEGIN: the phase's name
   uint64_t ops = 0;   // BEGIN: its operations
   bool calibration = false;  // BEGIN: an empty calibration phase (not reported)
+  std::optional<uint64_t> op_syscall;  // BEGIN: the per-op system call, if the guest named one
 };
 
 // How the run ended, for interceptors that report it onward (a debugger's client).

@@ -311,16 +311,17 @@ void Session::OnExit(int64_t status) {
   stop_requested_ = true;
 }
 
-void Session::OnPhaseBegin(std::string name, uint64_t ops, uint64_t guest_tsc, bool calibration) {
+void Session::OnPhaseBegin(std::string name, uint64_t ops, uint64_t guest_tsc, bool calibration,
+                           std::optional<uint64_t> op_syscall) {
   NoteHypercall();
-  pending_markers_.push_back(PhaseMarker{true, name, ops, calibration});
+  pending_markers_.push_back(PhaseMarker{true, name, ops, calibration, op_syscall});
   pending_begin_ = PendingBegin{std::move(name), ops, guest_tsc, calibration};
 }
 
 void Session::OnPhaseEnd(uint64_t guest_tsc) {
   absl::Status s = phases_.End(Sample(guest_tsc));
   if (!s.ok()) AddWarning(std::string(s.message()));
-  pending_markers_.push_back(PhaseMarker{false, "", 0, false});
+  pending_markers_.push_back(PhaseMarker{false, "", 0, false, std::nullopt});
 }
 
 void Session::OnTimeReport(std::string name, uint64_t tsc_cycles, uint64_t count) {

@@ -97,7 +97,8 @@ class Session : public HypercallHandler {
   // HypercallHandler.
   void OnConsoleWrite(std::string_view text) override;
   void OnExit(int64_t status) override;
-  void OnPhaseBegin(std::string name, uint64_t ops, uint64_t guest_tsc, bool calibration) override;
+  void OnPhaseBegin(std::string name, uint64_t ops, uint64_t guest_tsc, bool calibration,
+                    std::optional<uint64_t> op_syscall) override;
   void OnPhaseEnd(uint64_t guest_tsc) override;
   void OnTimeReport(std::string name, uint64_t tsc_cycles, uint64_t count) override;
   void OnPanic(std::string message, uint64_t rip, uint64_t vector) override;

@@ -118,9 +118,9 @@ class FaultInjector : public ExitInterceptor {
       case ExitKind::kIrqWindowOpen: return OnWindow();
       case ExitKind::kDebug: return OnDebug(exit);
       case ExitKind::kIo:
-        if (exit.is_write && exit.size == 4 && exit.data.size() == 4) {
-          if (exit.address == SIGVISOR_HC_PORT_BASE + SIGVISOR_HC_EVENT) return OnEvent(exit);
-          if (exit.address == SIGVISOR_HC_PORT_BASE + SIGVISOR_HC_PHASE_BEGIN) PeekPhaseBegin(exit);
+        if (exit.is_write && exit.size == 4 && exit.data.size() == 4 &&
+            exit.address == SIGVISOR_HC_PORT_BASE + SIGVISOR_HC_EVENT) {
+          return OnEvent(exit);
         }
         return {};
       default: return {};
@@ -150,8 +150,7 @@ class FaultInjector : public ExitInterceptor {
     phase_ = marker.name;
     phase_ops_ = marker.ops;
     op_ = 0;
-    op_syscall_ = next_op_syscall_;
-    next_op_syscall_.reset();
+    op_syscall_ = marker.op_syscall;
     for (SpecState& state : specs_) {
       const InjectionSpec& spec = *state.spec;
       if (spec.when != InjectWhen::kOp && spec.when != InjectWhen::kRandom) continue;
@@ -343,18 +342,6 @@ class FaultInjector : public ExitInterceptor {
     }
     if (!AnyOpsPlanned()) {
       counting_ops_ = false;  // the breakpoint goes at the next sync
-    }
-  }
-
-  void PeekPhaseBegin(const VmExit& exit) {
-    uint32_t gpa;
-    std::memcpy(&gpa, exit.data.data(), sizeof(gpa));
-    absl::StatusOr<sigvisor_hc_phase_begin> args =
-        context_.cpu.memory().ReadObject<sigvisor_hc_phase_begin>(gpa);
-    if (!args.ok() || args->op_syscall_plus1 == 0) {
-      next_op_syscall_.reset();
-    } else {
-      next_op_syscall_ = args->op_syscall_plus1 - 1;
     }
   }
 
@@ -696,7 +683,6 @@ class FaultInjector : public ExitInterceptor {
   bool in_calibration_ = false;
   bool counting_ops_ = false;
   std::optional<uint64_t> op_syscall_;
-  std::optional<uint64_t> next_op_syscall_;
 
   std::set<uint64_t> armed_;
   std::optional<uint64_t> lifted_;
