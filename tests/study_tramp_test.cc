@@ -2,7 +2,8 @@
 // matches its schema, and the per-signal counts that are the seed's point are exact:
 // tramp=vdso flushes no I-cache line and sends no IPI on any number of cores;
 // tramp=stack flushes the trampoline's line on every core and interrupts every other
-// core. No time is asserted.
+// core; with tramp=vdso every signal returns through exactly one fetch from the VMM's
+// vdso page, one host page behind every core. No time is asserted.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -58,6 +59,16 @@ TEST(StudyTrampTest, CountsPerSignalAreExact) {
     EXPECT_EQ((*vdso)["per_signal"]["icache_lines_flushed"], 0);
     EXPECT_EQ((*vdso)["per_signal"]["ipis_sent"], 0);
     EXPECT_EQ((*vdso)["per_signal"]["exceptions"], 2);
+    // The trampoline comes from the VMM's page: one fetch (of one I-cache line) per
+    // signal with tramp=vdso, none from the stack build; nothing ever writes it.
+    EXPECT_EQ((*vdso)["per_signal"]["vdso_fetches"], 1);
+    EXPECT_EQ((*stack)["per_signal"]["vdso_fetches"], 0);
+    for (const json* row : {stack, vdso}) {
+      EXPECT_EQ((*row)["per_signal"]["vdso_writes"], 0);
+      EXPECT_EQ((*row)["vdso_page"]["address"], "0x1f300000");
+      EXPECT_EQ((*row)["vdso_page"]["host_pages"], 1);  // one page, not a copy per core
+      EXPECT_TRUE((*row)["vdso_page"]["intact"]);
+    }
     EXPECT_LT((*vdso)["per_signal"]["instructions"], (*stack)["per_signal"]["instructions"]);
     EXPECT_LT((*vdso)["per_signal"]["modelled_cycles"], (*stack)["per_signal"]["modelled_cycles"]);
   }
@@ -71,6 +82,8 @@ TEST(StudyTrampTest, TextReportHasTheSeedsFigures) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("14.5 us -> 7.9 us"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("the seed's way"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("vdso/sig"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("vdso page fetches 0 -> 1 per signal"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("NOT the seed's way"), std::string::npos) << r.out;
 }
 

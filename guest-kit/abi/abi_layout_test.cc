@@ -38,10 +38,19 @@ TEST(AbiLayoutTest, BootInfo) {
   EXPECT_EQ(offsetof(sigvisor_boot_info, free_gpa), 16u);
   EXPECT_EQ(offsetof(sigvisor_boot_info, tsc_khz), 24u);
   EXPECT_EQ(offsetof(sigvisor_boot_info, flags), 32u);
+  EXPECT_EQ(offsetof(sigvisor_boot_info, vdso_gpa), 36u);  // the former `reserved` word
   EXPECT_EQ(offsetof(sigvisor_boot_info, cmdline), 40u);  // tests/guests/exit_with.S
   EXPECT_EQ(sizeof(sigvisor_boot_info), 40u + SIGVISOR_CMDLINE_MAX);
   // The boot info page must fit below the image area with the boot tables.
   EXPECT_LE(SIGVISOR_BOOT_INFO_GPA + sizeof(sigvisor_boot_info), 0x8000u);
+}
+
+TEST(AbiLayoutTest, VdsoTrampolineIsLiV0Syscall) {
+  // `li v0, 15; syscall` as the MIPS assembler encodes it (objdump of vdso.S).
+  EXPECT_EQ(SIGVISOR_MIPS_VDSO_RT_SIGRETURN_INSN0, 0x2402000fu);
+  EXPECT_EQ(SIGVISOR_MIPS_VDSO_RT_SIGRETURN_INSN1, 0x0000000cu);
+  EXPECT_EQ(SIGVISOR_VDSO_RT_SIGRETURN_OFFSET % 4, 0u);
+  EXPECT_LE(SIGVISOR_VDSO_RT_SIGRETURN_OFFSET + 8, SIGVISOR_VDSO_PAGE_BYTES);
 }
 
 TEST(AbiLayoutTest, NumbersAreDistinctAndPortsFit) {

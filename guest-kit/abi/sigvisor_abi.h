@@ -202,11 +202,42 @@ struct sigvisor_boot_info {
   uint64_t free_gpa;    /* first page-aligned byte not used by the image or boot data */
   uint64_t tsc_khz;     /* guest TSC frequency, 0 if unknown */
   uint32_t flags;       /* SIGVISOR_BOOT_* */
-  uint32_t reserved;
+  /* Guest-physical address of the VMM's vdso page (below), 0 when the VMM supplies
+   * none. This word was `reserved` and written as 0 by every writer before, so the
+   * layout and the ABI version are unchanged: 0 still means what it always did. */
+  uint32_t vdso_gpa;
   /* "key=value key=value", NUL-terminated, e.g. "workload=hello ops=10". */
   char cmdline[SIGVISOR_CMDLINE_MAX];
 };
 #endif
+
+/* ------------------------------------------------------------------------------
+ * The vdso page (MIPS under sigvisor's interpreter; docs/mips-platform.md, "The vdso
+ * page").
+ *
+ * The VMM of an emulated MIPS machine supplies one page of host memory, mapped
+ * read-only into guest-physical memory outside RAM at sigvisor_boot_info.vdso_gpa and
+ * shared by every core. It holds the signal-return trampoline at
+ * SIGVISOR_VDSO_RT_SIGRETURN_OFFSET and zeros elsewhere. The guest kernel maps it
+ * read-only into every process and returns signal handlers into it (seed 004,
+ * CONFIG_TRAMP_VDSO). A kernel booted without one (vdso_gpa 0, e.g. under QEMU)
+ * maps a copy of its own, made of the same words: these macros are the one
+ * definition of the page's contents, for the VMM, the kernel's copy and the
+ * stack trampoline of tramp=stack alike.
+ * ------------------------------------------------------------------------------ */
+#define SIGVISOR_VDSO_PAGE_BYTES SIGVISOR_U(4096)
+#define SIGVISOR_VDSO_RT_SIGRETURN_OFFSET SIGVISOR_U(0)
+/* The system call the trampoline makes: the guest's SYS_rt_sigreturn
+ * (guest-kit/uapi/syscalls.h, which the VMM does not see; the MIPS kernel asserts
+ * that the two agree). */
+#define SIGVISOR_VDSO_SYS_RT_SIGRETURN SIGVISOR_U(15)
+/* MIPS32 encodings: `li v0, n` (addiu v0, zero, n) and `syscall`. */
+#define SIGVISOR_MIPS_INSN_LI_V0(n) (SIGVISOR_U(0x24020000) | (n))
+#define SIGVISOR_MIPS_INSN_SYSCALL SIGVISOR_U(0x0000000c)
+/* The trampoline, word by word: `li v0, SYS_rt_sigreturn; syscall`. */
+#define SIGVISOR_MIPS_VDSO_RT_SIGRETURN_INSN0 \
+  SIGVISOR_MIPS_INSN_LI_V0(SIGVISOR_VDSO_SYS_RT_SIGRETURN)
+#define SIGVISOR_MIPS_VDSO_RT_SIGRETURN_INSN1 SIGVISOR_MIPS_INSN_SYSCALL
 
 /* ------------------------------------------------------------------------------
  * Segment selectors. At CPL3 the PVM host runs the guest on its own GDT, so the

@@ -51,6 +51,9 @@
 #define USER_BASE 0x40000000ul
 #define USER_TOP 0x80000000ul
 #define USER_STACK_TOP 0x7fff0000ul
+/* MIPS: the vdso page (the signal-return trampoline), read-only in every process at
+ * the last user page, above the stack (arch/mips/guest/vdso.c). */
+#define USER_VDSO_BASE 0x7ffff000ul
 #define USER_STACK_PAGES 4
 
 #endif /* SIGVISOR_GUEST_KIT_UAPI_SYSCALLS_H_ */

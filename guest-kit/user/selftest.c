@@ -26,6 +26,7 @@ static int failures;
 /* ---- siginfo of each exception --------------------------------------------- */
 
 #if defined(__mips__)
+#include "guest-kit/abi/sigvisor_abi.h"
 #define UC_PC(uc) ((uc)->uc_mcontext.sc_pc)
 #else
 #define UC_PC(uc) ((uc)->uc_mcontext.rip)
@@ -93,6 +94,26 @@ static void test_siginfo(void) {
   expect_caught("AdEL", SIGBUS, BUS_ADRERR, 0x80000000u);
   FAULT("lui $8, 0x7fff\n\tori $8, $8, 0xffff", "addi $8, $8, 1", at, after);
   expect_caught("Ov", SIGFPE, FPE_INTOVF, at);
+}
+
+/* ---- the vdso page (seed 004) ------------------------------------------------ */
+
+/* Every process has the vdso page at USER_VDSO_BASE, read-only: it holds the
+ * trampoline (the VMM's page under sigvisor, the kernel's own under QEMU), and a store
+ * to it is SIGSEGV (SEGV_ACCERR) and changes nothing. */
+static void test_vdso(void) {
+  const volatile uint32_t *vdso =
+      (const volatile uint32_t *)(USER_VDSO_BASE + SIGVISOR_VDSO_RT_SIGRETURN_OFFSET);
+  const uint32_t want0 = SIGVISOR_MIPS_VDSO_RT_SIGRETURN_INSN0;
+  const uint32_t want1 = SIGVISOR_MIPS_VDSO_RT_SIGRETURN_INSN1;
+  CHECK(vdso[0] == want0 && vdso[1] == want1, "the vdso holds %#x %#x, want %#x %#x", vdso[0],
+        vdso[1], want0, want1);
+  sig_install(SIGSEGV, (void *)catcher, SA_SIGINFO, 0);
+  uintptr_t at, after;
+  FAULT("lui $8, 0x7fff\n\tori $8, $8, 0xf000", "sw $0, 0($8)", at, after); /* USER_VDSO_BASE */
+  expect_caught("store to the vdso", SIGSEGV, SEGV_ACCERR, USER_VDSO_BASE);
+  CHECK(vdso[0] == want0 && vdso[1] == want1, "after the store the vdso holds %#x %#x", vdso[0],
+        vdso[1]);
 }
 
 /* ---- registers and mask restored exactly by sigreturn ----------------------- */
@@ -559,6 +580,9 @@ static const struct selftest tests[] = {
     {"sigsuspend", test_sigsuspend}, {"default_actions", test_default_actions},
     {"bad_signal_stack", test_bad_signal_stack}, {"pipe", test_pipe},
     {"pingpong", test_pingpong},
+#if defined(__mips__)
+    {"vdso", test_vdso},
+#endif
 };
 
 int selftest_main(const char *args) {

@@ -16,6 +16,13 @@ absl::Status WriteBootInfo(GuestMemory& memory, uint64_t gpa, const BootInfoPara
   info.free_gpa = (params.image_end + kPageSize - 1) & ~(kPageSize - 1);
   info.tsc_khz = params.tsc_khz;
   info.flags = params.flags;
+  if (params.vdso_gpa != 0 &&
+      (params.vdso_gpa % SIGVISOR_VDSO_PAGE_BYTES != 0 || params.vdso_gpa < memory.size())) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "a vdso page at guest-physical %#x: it must be page-aligned and above RAM (%#x bytes)",
+        params.vdso_gpa, memory.size()));
+  }
+  info.vdso_gpa = params.vdso_gpa;
   if (params.cmdline.size() >= sizeof(info.cmdline)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("the guest command line is %d bytes; the boot ABI holds at most %d",

@@ -15,11 +15,15 @@ struct BootInfoParams {
   uint64_t image_end = 0;  // the image's highest load address: free memory starts after it
   uint64_t tsc_khz = 0;    // the guest's cycle counter rate, 0 if unknown
   uint32_t flags = 0;      // SIGVISOR_BOOT_*
+  // Guest-physical address of the VMM's read-only vdso page, 0 for none (the x86-64
+  // machine has none; the MIPS machine's is arch/mips/vmm/vdso_page.h). Must be
+  // page-aligned and outside RAM: the page is the VMM's, not guest memory.
+  uint32_t vdso_gpa = 0;
   std::string_view cmdline;
 };
 
 // Writes the boot info at guest-physical `gpa`. A command line longer than the ABI
-// holds is refused with one line.
+// holds, or a vdso page that is not a page outside RAM, is refused with one line.
 absl::Status WriteBootInfo(GuestMemory& memory, uint64_t gpa, const BootInfoParams& params);
 
 }  // namespace sigvisor

@@ -52,6 +52,7 @@ inline constexpr const char* kReportedInterpreterStats[] = {
     "instructions", "exceptions",           "tlb_refills", "tlb_invalid",
     "tlb_modified", "syscalls",             "interrupts",  "icache_lines_flushed",
     "ipis_sent",    "mmio_exits",           "bus_errors",  "modelled_cycles",
+    "vdso_fetches", "vdso_writes",
 };
 
 }  // namespace sigvisor

@@ -31,6 +31,7 @@ struct RunCounts {
   uint64_t wall_ns = 0;
   uint64_t instructions_run = 0;  // the whole run's, for the interpreter's speed
   uint64_t run_ns = 0;
+  mips::MipsVdsoReport vdso;
 };
 
 absl::StatusOr<RunCounts> RunOnce(const mips::MipsElfImage& image, int cores,
@@ -56,6 +57,7 @@ absl::StatusOr<RunCounts> RunOnce(const mips::MipsElfImage& image, int cores,
     counts.wall_ns = phase.wall_ns;
     counts.instructions_run = report->total.instructions;
     counts.run_ns = result.run_ns;
+    counts.vdso = report->vdso;
     return counts;
   }
   return absl::InternalError(absl::StrFormat("the guest reported no %s phase of %d ops", kPhase,
@@ -81,20 +83,37 @@ std::string FormatReport(const TrampStudyReport& report) {
       "line + %d per IPI sent (arch/mips/vmm/cost_model.h)\n\n",
       kPhase, o.ops, o.repetitions, CostModel::kClockHz / 1000000, CostModel::kCyclesPerException,
       CostModel::kCyclesPerFlushedLine, CostModel::kCyclesPerIpiSent);
-  absl::StrAppendFormat(&out, "  %-12s %5s %12s %10s %12s %6s %15s %11s %22s\n", "tramp", "cores",
-                        "insns/sig", "exc/sig", "icache/sig", "IPIs", "modelled cyc", "modelled us",
-                        "wall us [min - max]");
+  absl::StrAppendFormat(&out, "  %-12s %5s %12s %10s %12s %6s %9s %9s %15s %11s %22s\n", "tramp",
+                        "cores", "insns/sig", "exc/sig", "icache/sig", "IPIs", "vdso/sig",
+                        "vdso wr", "modelled cyc", "modelled us", "wall us [min - max]");
   for (const TrampRow& row : report.rows) {
     if (!row.failure.empty()) {
       absl::StrAppendFormat(&out, "  %-12s %5d  failed: %s\n", row.tramp, row.cores, row.failure);
       continue;
     }
-    absl::StrAppendFormat(&out, "  %-12s %5d %12.1f %10.2f %12.2f %6.2f %15.1f %11.3f %9.2f [%.2f - %.2f]%s\n",
-                          row.tramp, row.cores, row.instructions, row.exceptions,
-                          row.icache_lines_flushed, row.ipis_sent, row.modelled_cycles,
-                          row.modelled_us, row.wall_us_median, row.wall_us_min, row.wall_us_max,
-                          row.counts_agree ? "" : "  (counts differ between runs)");
+    absl::StrAppendFormat(
+        &out, "  %-12s %5d %12.1f %10.2f %12.2f %6.2f %9.2f %9.2f %15.1f %11.3f %9.2f [%.2f - %.2f]%s\n",
+        row.tramp, row.cores, row.instructions, row.exceptions, row.icache_lines_flushed,
+        row.ipis_sent, row.vdso_fetches, row.vdso_writes, row.modelled_cycles, row.modelled_us,
+        row.wall_us_median, row.wall_us_min, row.wall_us_max,
+        row.counts_agree ? "" : "  (counts differ between runs)");
   }
+  // Where vdso/sig comes from: the one page of every run (the same address in all).
+  uint64_t vdso_address = 0;
+  bool one_page = true, intact = true;
+  for (const TrampRow& row : report.rows) {
+    if (row.runs == 0) continue;
+    vdso_address = row.vdso_address;
+    one_page = one_page && row.vdso_host_pages == 1;
+    intact = intact && row.vdso_intact;
+  }
+  absl::StrAppendFormat(
+      &out,
+      "  vdso/sig, vdso wr: I-cache line fetches from and stores to the VMM's vdso page at "
+      "physical %#x; %s; %s\n",
+      vdso_address,
+      one_page ? "one host page behind all the cores of each run" : "NOT one host page per run",
+      intact ? "unchanged by every run" : "CHANGED by a run");
   absl::StrAppendFormat(&out,
                         "\n  the seed (lmbench lat_sig catch, MIPS SMP, 2009): %.1f us -> %.1f us "
                         "(%+.0f%%)\n",
@@ -107,12 +126,13 @@ std::string FormatReport(const TrampStudyReport& report) {
     absl::StrAppendFormat(
         &out,
         "  here, %d core%s: modelled %.3f -> %.3f us (%+.1f%%), wall %.2f -> %.2f us "
-        "(%+.1f%%); I-cache lines flushed %.0f -> %.0f and IPIs %.0f -> %.0f per signal: "
-        "%s\n",
+        "(%+.1f%%); I-cache lines flushed %.0f -> %.0f, IPIs %.0f -> %.0f and vdso page "
+        "fetches %.0f -> %.0f per signal: %s\n",
         stack.cores, stack.cores == 1 ? "" : "s", stack.modelled_us, vdso.modelled_us,
         PercentChange(stack.modelled_us, vdso.modelled_us), stack.wall_us_median,
         vdso.wall_us_median, PercentChange(stack.wall_us_median, vdso.wall_us_median),
         stack.icache_lines_flushed, vdso.icache_lines_flushed, stack.ipis_sent, vdso.ipis_sent,
+        stack.vdso_fetches, vdso.vdso_fetches,
         faster && vdso.icache_lines_flushed == 0 && vdso.ipis_sent == 0
             ? "the seed's way (no flush, no IPI, cheaper per signal)"
             : "NOT the seed's way");
@@ -181,11 +201,17 @@ absl::StatusOr<TrampStudyReport> RunTrampStudy(const TrampStudyOptions& options)
         row.exceptions = Stat(first, "exceptions") / ops;
         row.icache_lines_flushed = Stat(first, "icache_lines_flushed") / ops;
         row.ipis_sent = Stat(first, "ipis_sent") / ops;
+        row.vdso_fetches = Stat(first, "vdso_fetches") / ops;
+        row.vdso_writes = Stat(first, "vdso_writes") / ops;
+        row.vdso_address = first.vdso.address;
+        row.vdso_host_pages = first.vdso.host_pages;
+        row.vdso_intact = true;
         row.modelled_cycles = Stat(first, "modelled_cycles") / ops;
         row.modelled_us = row.modelled_cycles / (CostModel::kClockHz / 1e6);
         std::vector<double> wall;
         uint64_t instructions = 0, run_ns = 0;
         for (const RunCounts& run : runs) {
+          row.vdso_intact = row.vdso_intact && run.vdso.supplied && run.vdso.intact;
           wall.push_back(static_cast<double>(run.wall_ns) / 1000.0 / ops);
           instructions += run.instructions_run;
           run_ns += run.run_ns;
@@ -220,12 +246,20 @@ nlohmann::ordered_json TrampStudyToJson(const TrampStudyReport& report) {
                       {"exceptions", row.exceptions},
                       {"icache_lines_flushed", row.icache_lines_flushed},
                       {"ipis_sent", row.ipis_sent},
+                      {"vdso_fetches", row.vdso_fetches},
+                      {"vdso_writes", row.vdso_writes},
                       {"modelled_cycles", row.modelled_cycles},
                       {"modelled_us", row.modelled_us},
                       {"wall_us_median", row.wall_us_median},
                       {"wall_us_min", row.wall_us_min},
                       {"wall_us_max", row.wall_us_max}}},
-                    {"instructions_per_second", row.instructions_per_second}});
+                    {"instructions_per_second", row.instructions_per_second},
+                    {"vdso_page", row.runs == 0 ? nlohmann::ordered_json(nullptr)
+                                                 : nlohmann::ordered_json{
+                                                       {"address", absl::StrFormat(
+                                                                       "%#x", row.vdso_address)},
+                                                       {"host_pages", row.vdso_host_pages},
+                                                       {"intact", row.vdso_intact}}}});
   }
   return {
       {"schema", kTrampStudySchema},

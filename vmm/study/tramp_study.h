@@ -5,8 +5,9 @@
 // lmbench's signal handler overhead fell from 14.5 to 7.9 us. The study runs lmbench's
 // `lat_sig catch` (the lat_sig workload's sig_hndl phase) on the bundled MIPS kernel
 // with tramp=stack and tramp=vdso, on one core and on several, and reports per signal
-// the instructions, exceptions, I-cache lines flushed and IPIs (exact), the modelled
-// time (arch/mips/vmm/cost_model.h) and the interpreter's wall time.
+// the instructions, exceptions, I-cache lines flushed and IPIs, the fetches from and
+// writes to the VMM's vdso page (all exact), the modelled time (arch/mips/vmm/
+// cost_model.h) and the interpreter's wall time.
 #ifndef SIGVISOR_VMM_STUDY_TRAMP_STUDY_H_
 #define SIGVISOR_VMM_STUDY_TRAMP_STUDY_H_
 
@@ -49,11 +50,22 @@ struct TrampRow {
   double exceptions = 0;
   double icache_lines_flushed = 0;
   double ipis_sent = 0;
+  // The VMM's vdso page (arch/mips/vmm/vdso_page.h): I-cache line fetches from it
+  // (1 with tramp=vdso: the one trampoline each signal returns through; 0 with
+  // tramp=stack) and stores to it (refused; 0 in this workload).
+  double vdso_fetches = 0;
+  double vdso_writes = 0;
   double modelled_cycles = 0;
   double modelled_us = 0;  // modelled_cycles at the cost model's clock
   // Per signal, the interpreter's wall time: median, min, max over the runs.
   double wall_us_median = 0, wall_us_min = 0, wall_us_max = 0;
   double instructions_per_second = 0;  // the interpreter's speed over the runs (wall)
+  // The page in the runs: its guest-physical address, the distinct host pages behind
+  // the cores (1: one page shared by every core), and whether every run left the
+  // VMM's copy unchanged.
+  uint64_t vdso_address = 0;
+  int vdso_host_pages = 0;
+  bool vdso_intact = false;
   std::string failure;  // why a run failed ("" when all ran)
 };
 

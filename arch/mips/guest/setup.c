@@ -13,6 +13,7 @@
 #include "asm/page.h"
 #include "asm/paging.h"
 #include "asm/percpu.h"
+#include "asm/vdso.h"
 #include "guest-kit/abi/sigvisor_abi.h"
 #include "guest-kit/kernel/hypercall.h"
 #include "guest-kit/kernel/kernel.h"
@@ -54,6 +55,7 @@ void mips_boot(uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3) {
   if (a0 == SIGVISOR_BOOT_INFO_MAGIC) {
     boot = (const struct sigvisor_boot_info *)(uintptr_t)a1;
     mips_num_cores = a3 ? a3 : 1;
+    mips_vdso_init(boot);
   } else {
     boot = malta_boot_info(a0, (const char *const *)(uintptr_t)a1, a3);
   }

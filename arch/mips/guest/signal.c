@@ -84,18 +84,20 @@ static int setup_rt_frame(struct ksignal *ksig, sigset_t saved_mask, struct pt_r
 
   int err = 0;
   /*
-   * Seed 004. Baseline: the trampoline `li v0, SYS_rt_sigreturn; syscall` is written
-   * into the frame for every signal, and the instruction fetch of every core must
-   * then be made to see it (a flush here, an IPI to each other core).
-   * CONFIG_TRAMP_VDSO: the handler returns into the vdso page every process has;
-   * nothing is written or flushed.
+   * Seed 004. Baseline: the trampoline `li v0, SYS_rt_sigreturn; syscall` (the ABI
+   * header's words, as in the vdso page) is written into the frame for every signal,
+   * and the instruction fetch of every core must then be made to see it (a flush
+   * here, an IPI to each other core).
+   * CONFIG_TRAMP_VDSO: the handler returns into the vdso page every process has (the
+   * VMM's under sigvisor, the kernel's own under QEMU: vdso.c); nothing is written
+   * or flushed.
    */
 #if CONFIG_TRAMP_VDSO
   const uintptr_t trampoline = MIPS_VDSO_BASE + VDSO_RT_SIGRETURN_OFFSET;
 #else
   const uintptr_t trampoline = (uintptr_t)frame->rs_code;
-  PUT_USER_FIELD(INSN_LI_V0(SYS_rt_sigreturn), &frame->rs_code[0], err);
-  PUT_USER_FIELD(INSN_SYSCALL, &frame->rs_code[1], err);
+  PUT_USER_FIELD(SIGVISOR_MIPS_VDSO_RT_SIGRETURN_INSN0, &frame->rs_code[0], err);
+  PUT_USER_FIELD(SIGVISOR_MIPS_VDSO_RT_SIGRETURN_INSN1, &frame->rs_code[1], err);
   if (!err) flush_cache_sigtramp(trampoline);
 #endif
 

@@ -1,18 +1,18 @@
 /*
- * The vdso (seed 004): one page of the kernel image holding the signal-return
- * trampoline, mapped read-only at MIPS_VDSO_BASE into every process (vdso.c).
- * With CONFIG_TRAMP_VDSO a handler's ra points here and nothing is written to the
- * user stack or flushed from any I-cache.
+ * The kernel's own vdso page (seed 004): the signal-return trampoline, mapped
+ * read-only at MIPS_VDSO_BASE into every process when the VMM supplies no vdso page
+ * of its own (under QEMU; vdso.c). With CONFIG_TRAMP_VDSO a handler's ra points here
+ * and nothing is written to the user stack or flushed from any I-cache.
+ *
+ * The words are the ABI header's, as the VMM's page is made of: one definition.
  */
 #include "asm/vdso.h"
-#include "guest-kit/uapi/syscalls.h"
 
-	.set	noreorder
 	.section .vdso, "a"
 	.balign	4096
 	.globl	vdso_page
 vdso_page:
-	/* at VDSO_RT_SIGRETURN_OFFSET */
-	li	$2, SYS_rt_sigreturn	/* v0 */
-	syscall
+	.org	vdso_page + VDSO_RT_SIGRETURN_OFFSET
+	.word	SIGVISOR_MIPS_VDSO_RT_SIGRETURN_INSN0	/* li v0, SYS_rt_sigreturn */
+	.word	SIGVISOR_MIPS_VDSO_RT_SIGRETURN_INSN1	/* syscall */
 	.balign	4096

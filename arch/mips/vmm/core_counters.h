@@ -21,6 +21,13 @@ struct CoreCounters {
   uint64_t ipis_sent = 0;             // one per target core
   uint64_t bus_errors = 0;            // accesses to physical addresses nothing answers
   uint64_t mmio_exits = 0;            // accesses handed to the host's devices
+  // The machine's vdso page (vdso_page.h). Fetches are counted per I-cache line the
+  // core runs into: instructions fetched one after the other from one line are one
+  // fetch, as one line fill would serve them, so a signal that returns through the
+  // two-word trampoline counts exactly one. Writes are stores that hit the page: each
+  // faulted and changed nothing.
+  uint64_t vdso_fetches = 0;
+  uint64_t vdso_writes = 0;
 
   uint64_t modelled_cycles() const {
     return CostModel::Cycles(instructions, exceptions, icache_lines_flushed, ipis_sent);
@@ -38,6 +45,8 @@ struct CoreCounters {
     ipis_sent += o.ipis_sent;
     bus_errors += o.bus_errors;
     mmio_exits += o.mmio_exits;
+    vdso_fetches += o.vdso_fetches;
+    vdso_writes += o.vdso_writes;
     return *this;
   }
 };

@@ -19,6 +19,8 @@ void AddCounters(StatsSnapshot& stats, const std::string& prefix, const CoreCoun
   stats[prefix + "ipis_sent"] = c.ipis_sent;
   stats[prefix + "mmio_exits"] = c.mmio_exits;
   stats[prefix + "bus_errors"] = c.bus_errors;
+  stats[prefix + "vdso_fetches"] = c.vdso_fetches;
+  stats[prefix + "vdso_writes"] = c.vdso_writes;
   stats[prefix + "modelled_cycles"] = c.modelled_cycles();
 }
 

@@ -31,7 +31,7 @@ class MipsBackend : public Backend {
   absl::StatusOr<VmExit> Run() override;
   void Kick() override { kicked_.store(true, std::memory_order_release); }
   // The contract's counters summed over the cores, plus "coreN.<name>" for each core
-  // when there is more than one, and `bus_errors`.
+  // when there is more than one, `bus_errors`, `vdso_fetches` and `vdso_writes`.
   absl::StatusOr<StatsSnapshot> ReadStats() override;
   // The core that ran last: pc, kernel (cpl 0) or user (cpl 3), its registers; the
   // ASID stands in for the page-table root.

@@ -153,7 +153,8 @@ TEST(MipsBackendTest, LocateNamesTheModeAndRegisters) {
   ASSERT_TRUE(stats.ok());
   for (const char* name : {"instructions", "exceptions", "tlb_refills", "tlb_invalid",
                            "tlb_modified", "syscalls", "interrupts", "icache_lines_flushed",
-                           "ipis_sent", "mmio_exits", "modelled_cycles", "core1.instructions"}) {
+                           "ipis_sent", "mmio_exits", "modelled_cycles", "core1.instructions",
+                           "vdso_fetches", "vdso_writes", "core1.vdso_fetches"}) {
     EXPECT_EQ(stats->count(name), 1u) << name;
   }
 }

@@ -85,6 +85,14 @@ void MipsCore::Reset(uint32_t entry) {
   RecomputeTimer();
   InvalidateTranslations();
   check_irq_ = true;
+  vdso_line_ = UINT64_MAX;
+}
+
+void MipsCore::MapVdso(uint64_t paddr, uint8_t* host) {
+  vdso_paddr_ = paddr & ~uint64_t{kVdsoPageMask};
+  vdso_host_ = host;
+  vdso_line_ = UINT64_MAX;
+  InvalidateTranslations();  // the soft TLB may hold what used to be at that address
 }
 
 bool MipsCore::user_mode() const {
@@ -268,12 +276,20 @@ bool MipsCore::Translate(uint32_t vaddr, Access access, uint64_t& paddr) {
     paddr = t.paddr;
     return true;
   }
+  // A store to the vdso page through a clean (D = 0) entry, as the guest kernel maps
+  // it: the guest's TLB Modified, and one of the writes the page refused.
+  if (t.result == TlbResult::kModified && InVdso(t.paddr)) ++counters_.vdso_writes;
+  RaiseTlbException(vaddr, access, t.result);
+  return false;
+}
+
+void MipsCore::RaiseTlbException(uint32_t vaddr, Access access, TlbResult result) {
   bad_vaddr_ = vaddr;
   context_ = (context_ & 0xff800000u) | ((vaddr >> 9) & 0x007ffff0u);
   entry_hi_ = (vaddr & kEntryHiVpn2Mask) | (entry_hi_ & kEntryHiAsidMask);
   InvalidateTranslations();
   const ExcCode miss = access == Access::kStore ? ExcCode::kTlbStore : ExcCode::kTlbLoad;
-  switch (t.result) {
+  switch (result) {
     case TlbResult::kRefill:
       ++counters_.tlb_refills;
       RaiseException(miss, /*refill=*/true);
@@ -288,7 +304,35 @@ bool MipsCore::Translate(uint32_t vaddr, Access access, uint64_t& paddr) {
       break;
     case TlbResult::kHit: break;
   }
-  return false;
+}
+
+// The vdso page is read-only in guest-physical memory, whatever maps it: a store to
+// it faults as a store to a read-only page does and changes nothing. Through the TLB
+// that is TLB Modified, even where the guest's entry has D set (the guest cannot make
+// the VMM's page writable); through kseg0/kseg1 (or kuseg under ERL), where no TLB
+// entry is involved, it is a Data Bus Error, as a store to ROM on a real board. Either
+// way it counts in vdso_writes (not bus_errors: something is there).
+void MipsCore::RefuseVdsoStore(uint32_t vaddr) {
+  ++counters_.vdso_writes;
+  const bool mapped = vaddr >= kKseg2 || (vaddr < kKseg0 && (status_ & kStatusERL) == 0);
+  if (mapped) {
+    RaiseTlbException(vaddr, Access::kStore, TlbResult::kModified);
+  } else {
+    RaiseException(ExcCode::kDataBusError);
+  }
+}
+
+void MipsCore::CountVdsoFetch(const uint8_t* host) {
+  const uint64_t line = static_cast<uint64_t>(host - vdso_host_) / kICacheLineBytes;
+  // The same line, and only the instruction fetched from it last (if anything) ran
+  // since: the same fetch goes on. Anything else (an exception, a jump away and
+  // back, another line) is a new one.
+  const bool continues = line == vdso_line_ && counters_.exceptions == vdso_line_exceptions_ &&
+                         counters_.instructions - vdso_line_instructions_ <= 1;
+  if (!continues) ++counters_.vdso_fetches;
+  vdso_line_ = line;
+  vdso_line_instructions_ = counters_.instructions;
+  vdso_line_exceptions_ = counters_.exceptions;
 }
 
 uint8_t* MipsCore::HostAddress(uint32_t vaddr, uint32_t size, Access access, uint64_t& paddr,
@@ -308,6 +352,17 @@ uint8_t* MipsCore::HostAddress(uint32_t vaddr, uint32_t size, Access access, uin
     return e.host + (vaddr & kPageOffsetMask);
   }
   if (paddr < ram_size_ && ram_size_ - paddr >= size) return ram_ + paddr;  // a partial page
+  if (InVdso(paddr)) {
+    if (access == Access::kStore) {
+      RefuseVdsoStore(vaddr);
+      ok = false;
+      return nullptr;
+    }
+    // Loads and fetches read the one shared host page; only the read side of the soft
+    // TLB ever points at it. (An access is aligned to its size, so it stays inside.)
+    e = {vpage, generation_, vdso_host_};
+    return vdso_host_ + (vaddr & kPageOffsetMask);
+  }
   return nullptr;
 }
 
@@ -326,10 +381,18 @@ bool MipsCore::Fetch(uint32_t vaddr, uint32_t& insn) {
   const uint8_t* host = HostAddress(vaddr, 4, Access::kFetch, paddr, ok);
   if (!ok) return false;
   if (host == nullptr) {
-    // Code runs from RAM only: fetching from a device or from nothing is a bus error.
+    // Code runs from RAM (and the vdso page) only: fetching from a device or from
+    // nothing is a bus error.
     ++counters_.bus_errors;
     RaiseException(ExcCode::kInstructionBusError);
     return false;
+  }
+  if (vdso_host_ != nullptr && host >= vdso_host_ && host < vdso_host_ + kVdsoPageMask + 1) {
+    // Never made the fetch page: every instruction from the vdso comes through here,
+    // so that its fetches are counted (two per signal; the fast path is for RAM).
+    CountVdsoFetch(host);
+    insn = ReadLe(host, 4);
+    return true;
   }
   const SoftTlbEntry& e = read_cache_[vpage % kSoftTlbSize];
   if (e.generation == generation_ && e.vpage == vpage) {  // a whole page of RAM

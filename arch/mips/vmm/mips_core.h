@@ -5,6 +5,11 @@
 // every RAM access is checked against its size, and every other physical address
 // goes to the bus.
 //
+// The machine may also have one read-only page outside RAM, its vdso page
+// (vdso_page.h), shared by every core: loads and fetches read its host bytes, a store
+// to it faults and never changes it, and fetches from it are counted per signal
+// (CoreCounters::vdso_fetches).
+//
 // An access to a host device stops the core before the instruction takes effect
 // (StopReason::kMmio, pending_mmio() describes it); the VMM completes it (a read's
 // bytes into pending_mmio().data) and calls CompleteMmio(); the next Run re-executes
@@ -48,6 +53,13 @@ class MipsCore {
 
   // The contract's reset state, starting at `entry` in kernel mode.
   void Reset(uint32_t entry);
+
+  // Maps the machine's vdso page at guest-physical `paddr` (page-aligned, outside RAM
+  // and away from every device). `host` (VdsoPage::kBytes) is shared with the other
+  // cores and must outlive this one; the core only ever reads it.
+  void MapVdso(uint64_t paddr, uint8_t* host);
+  // The host page behind the vdso's physical address, null when there is none.
+  const uint8_t* vdso_host() const { return vdso_host_; }
 
   // Executes up to `budget` instructions (faulting ones included, so an exception
   // loop still returns); `steps` says how many it went through.
@@ -121,6 +133,7 @@ class MipsCore {
     uint8_t* host = nullptr;
   };
   static constexpr int kSoftTlbSize = 256;
+  static constexpr uint64_t kVdsoPageMask = 0xfff;
 
   void Execute(uint32_t insn);
   void ExecuteSpecial(uint32_t insn);
@@ -143,6 +156,16 @@ class MipsCore {
 
   // Translates, raising the guest's exception (and returning false) on failure.
   bool Translate(uint32_t vaddr, Access access, uint64_t& paddr);
+  // The TLB exception for `vaddr` (refill, invalid or modified), with BadVAddr,
+  // Context and EntryHi set as MIPS32r2 says, and its counter.
+  void RaiseTlbException(uint32_t vaddr, Access access, TlbResult result);
+  // A store to the vdso page: refused as a store to a read-only page is (see .cc).
+  void RefuseVdsoStore(uint32_t vaddr);
+  bool InVdso(uint64_t paddr) const {
+    return vdso_host_ != nullptr && (paddr & ~uint64_t{kVdsoPageMask}) == vdso_paddr_;
+  }
+  // Counts an instruction fetch from the vdso page at host address `host`.
+  void CountVdsoFetch(const uint8_t* host);
   bool Fetch(uint32_t vaddr, uint32_t& insn);
   // Host pointer to `size` bytes of RAM at `vaddr`, or null (then `paddr` is set, or
   // an exception has been raised when the return of `ok` is false).
@@ -199,6 +222,16 @@ class MipsCore {
   uint32_t fetch_vpage_ = 0;
   uint32_t fetch_generation_ = 0;
   const uint8_t* fetch_host_ = nullptr;
+
+  // The machine's vdso page (null: none), and the I-cache line of it this core
+  // fetched from last, with the counters as they were then: the next fetch from the
+  // same line continues that fetch when nothing but the instruction it fetched ran
+  // in between (no exception, at most one instruction retired).
+  uint8_t* vdso_host_ = nullptr;
+  uint64_t vdso_paddr_ = 0;
+  uint64_t vdso_line_ = UINT64_MAX;
+  uint64_t vdso_line_instructions_ = 0;
+  uint64_t vdso_line_exceptions_ = 0;
 
   PendingMmio mmio_;
   CoreCounters counters_;

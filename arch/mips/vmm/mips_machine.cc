@@ -3,6 +3,8 @@
 #include <time.h>
 
 #include <cstring>
+#include <optional>
+#include <set>
 
 #include "absl/strings/str_format.h"
 #include "arch/mips/vmm/cost_model.h"
@@ -70,10 +72,12 @@ absl::StatusOr<MipsMachineReport> BootAndRun(const MipsElfImage& image,
   absl::StatusOr<GuestMemory> memory = GuestMemory::Create(config.memory_bytes);
   if (!memory.ok()) return memory.status();
   if (absl::Status s = image.Load(*memory); !s.ok()) return s;
-  if (absl::Status s = WriteBootInfo(*memory, kBootInfoAddress,
-                                     {.image_end = image.load_end(),
-                                      .tsc_khz = kCountKhz,
-                                      .cmdline = config.cmdline});
+  if (absl::Status s = WriteBootInfo(
+          *memory, kBootInfoAddress,
+          {.image_end = image.load_end(),
+           .tsc_khz = kCountKhz,
+           .vdso_gpa = config.vdso ? static_cast<uint32_t>(kVdsoAddress) : 0,
+           .cmdline = config.cmdline});
       !s.ok()) {
     return s;
   }
@@ -85,7 +89,7 @@ absl::StatusOr<MipsMachineReport> BootAndRun(const MipsElfImage& image,
   absl::StatusOr<std::unique_ptr<MipsSystem>> system = MipsSystem::Create(
       *ram, config.cores,
       [&devices](uint64_t paddr) { return devices.Find(AddressSpace::kMmio, paddr) != nullptr; },
-      config.quantum);
+      config.quantum, config.vdso ? std::optional<uint64_t>(kVdsoAddress) : std::nullopt);
   if (!system.ok()) return system.status();
   for (int i = 0; i < config.cores; ++i) {
     MipsCore& core = (*system)->core(i);
@@ -116,6 +120,13 @@ absl::StatusOr<MipsMachineReport> BootAndRun(const MipsElfImage& image,
        }) {
     if (!s.ok()) return s;
   }
+  // The devices came after the system (they need the Session): check here that none
+  // sits under the vdso page, which the cores would answer first.
+  for (uint64_t pa = kVdsoAddress; config.vdso && pa < kVdsoAddress + VdsoPage::kBytes; ++pa) {
+    if (bus.Find(AddressSpace::kMmio, pa) != nullptr) {
+      return absl::InternalError(absl::StrFormat("a device at %#x under the vdso page", pa));
+    }
+  }
   report.setup_ns = MonotonicNs() - setup_start;
 
   const uint64_t cpu_start = ProcessCpuNs();
@@ -126,6 +137,14 @@ absl::StatusOr<MipsMachineReport> BootAndRun(const MipsElfImage& image,
   }
   for (int i = 0; i < config.cores; ++i) report.cores.push_back((*system)->core(i).counters());
   report.total = (*system)->Total();
+  if (const VdsoPage* vdso = (*system)->vdso()) {
+    std::set<const uint8_t*> pages;
+    for (int i = 0; i < config.cores; ++i) pages.insert((*system)->core(i).vdso_host());
+    report.vdso = {.supplied = true,
+                   .address = (*system)->vdso_address(),
+                   .host_pages = static_cast<int>(pages.size()),
+                   .intact = vdso->Intact()};
+  }
   report.modelled_seconds = CostModel::Seconds(report.total.modelled_cycles());
   if (report.result.run_ns > 0) {
     report.instructions_per_second = static_cast<double>(report.total.instructions) * 1e9 /

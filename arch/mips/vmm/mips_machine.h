@@ -1,6 +1,7 @@
 // An emulated MIPS machine for one run (docs/mips-platform.md): RAM, the loaded
 // ELF32 image, sigvisor_boot_info, N cores with the contract's boot registers, the
-// bus with COM1, SOFTRES and the hypercall window, and a Session over MipsBackend.
+// machine's vdso page (named in the boot info), the bus with COM1, SOFTRES and the
+// hypercall window, and a Session over MipsBackend.
 // The MIPS counterpart of arch/x86_64/vmm/x86_machine's BootAndRun.
 #ifndef SIGVISOR_ARCH_MIPS_VMM_MIPS_MACHINE_H_
 #define SIGVISOR_ARCH_MIPS_VMM_MIPS_MACHINE_H_
@@ -13,6 +14,7 @@
 #include "arch/mips/vmm/core_counters.h"
 #include "arch/mips/vmm/mips_elf.h"
 #include "arch/mips/vmm/mips_system.h"
+#include "arch/mips/vmm/vdso_page.h"
 #include "vmm/run/session.h"
 
 namespace sigvisor::mips {
@@ -33,7 +35,20 @@ struct MipsMachineConfig {
   int cores = 1;
   std::string cmdline;  // goes into sigvisor_boot_info.cmdline
   uint64_t quantum = MipsSystem::kDefaultQuantum;
+  // Supply the VMM's vdso page (vdso_page.h) at kVdsoAddress and name it in the boot
+  // info. Without it the guest kernel falls back to its own copy, as under QEMU.
+  bool vdso = true;
   SessionOptions session;  // timeout, console sink (describe filled in here)
+};
+
+// The machine's vdso page after the run.
+struct MipsVdsoReport {
+  bool supplied = false;
+  uint64_t address = 0;  // guest-physical, as the boot info named it (0: none)
+  // Distinct host pages behind the cores' vdso mappings: 1 when supplied (one page
+  // shared by every core, no copies), 0 when not.
+  int host_pages = 0;
+  bool intact = false;  // the VMM's copy holds exactly what it was given
 };
 
 struct MipsMachineReport {
@@ -41,6 +56,7 @@ struct MipsMachineReport {
   uint64_t setup_ns = 0;
   std::vector<CoreCounters> cores;  // per core, over the whole run
   CoreCounters total;
+  MipsVdsoReport vdso;
   double modelled_seconds = 0;  // total.modelled_cycles() at CostModel::kClockHz
   // Guest instructions retired per wall-clock second of the run, and per second of
   // this process's CPU time over the run (the interpreter's speed on a busy host).

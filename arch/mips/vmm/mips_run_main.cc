@@ -78,13 +78,14 @@ int main(int argc, char** argv) {
   std::fprintf(stderr,
                "instructions %llu exceptions %llu tlb_refills %llu tlb_invalid %llu "
                "tlb_modified %llu syscalls %llu interrupts %llu icache_lines_flushed %llu "
-               "ipis_sent %llu mmio_exits %llu bus_errors %llu\n",
+               "ipis_sent %llu mmio_exits %llu bus_errors %llu vdso_fetches %llu vdso_writes %llu\n",
                (unsigned long long)t.instructions, (unsigned long long)t.exceptions,
                (unsigned long long)t.tlb_refills, (unsigned long long)t.tlb_invalid,
                (unsigned long long)t.tlb_modified, (unsigned long long)t.syscalls,
                (unsigned long long)t.interrupts, (unsigned long long)t.icache_lines_flushed,
                (unsigned long long)t.ipis_sent, (unsigned long long)t.mmio_exits,
-               (unsigned long long)t.bus_errors);
+               (unsigned long long)t.bus_errors, (unsigned long long)t.vdso_fetches,
+               (unsigned long long)t.vdso_writes);
   std::fprintf(stderr,
                "modelled %llu cycles = %.6f s at %llu MHz (1/instruction, %llu/exception, "
                "%llu/flushed line, %llu/IPI); wall %.6f s; %.1f M guest instructions/s (%.1f M per "

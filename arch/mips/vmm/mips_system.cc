@@ -8,18 +8,39 @@
 
 namespace sigvisor::mips {
 
-absl::StatusOr<std::unique_ptr<MipsSystem>> MipsSystem::Create(std::span<uint8_t> ram, int cores,
-                                                               HostDeviceQuery host_device,
-                                                               uint64_t quantum) {
+absl::StatusOr<std::unique_ptr<MipsSystem>> MipsSystem::Create(
+    std::span<uint8_t> ram, int cores, HostDeviceQuery host_device, uint64_t quantum,
+    std::optional<uint64_t> vdso_address) {
   if (cores < 1 || cores > kMaxCores) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%d MIPS cores: give 1 to %d", cores, kMaxCores));
   }
   if (quantum == 0) return absl::InvalidArgumentError("a scheduling quantum of 0 instructions");
+  if (vdso_address) {
+    // The page must shadow nothing: not RAM, not the IPI device, not a host device;
+    // and kseg0/kseg1 (the first 512 MiB) must reach it, as the guest kernel's do.
+    const uint64_t at = *vdso_address;
+    const uint64_t end = at + VdsoPage::kBytes;
+    bool clash = at % VdsoPage::kBytes != 0 || at < ram.size() || end > 0x20000000u ||
+                 (at < kIpiBase + kIpiSize && kIpiBase < end);
+    for (uint64_t pa = at; !clash && pa < end; ++pa) clash = host_device && host_device(pa);
+    if (clash) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "a vdso page at physical %#x: it must be page-aligned, above RAM (%#x bytes), below "
+          "512 MiB and away from every device",
+          at, ram.size()));
+    }
+  }
   std::unique_ptr<MipsSystem> system(new MipsSystem(std::move(host_device), quantum));
   system->ipi_ = std::make_unique<IpiDevice>(cores);
+  if (vdso_address) {
+    system->vdso_ = std::make_unique<VdsoPage>();
+    system->vdso_address_ = *vdso_address;
+  }
   for (int i = 0; i < cores; ++i) {
     system->cores_.push_back(std::make_unique<MipsCore>(i, ram, *system));
+    // One page for all: every core reads the same host bytes at the same address.
+    if (system->vdso_) system->cores_.back()->MapVdso(*vdso_address, system->vdso_->host());
   }
   return system;
 }

@@ -8,14 +8,17 @@
 // respond before the sender goes on (it typically spins until they acknowledge).
 //
 // The IPI device is the machine's own (it changes the cores' interrupt lines at
-// once); every other physical address outside RAM is asked of `host_device`: a
-// device there means an MMIO exit to the VMM, none means a bus error to the guest.
+// once), and so is the vdso page when the machine has one (vdso_page.h: one host page
+// that every core maps at the same physical address, read-only); every other
+// physical address outside RAM is asked of `host_device`: a device there means an
+// MMIO exit to the VMM, none means a bus error to the guest.
 #ifndef SIGVISOR_ARCH_MIPS_VMM_MIPS_SYSTEM_H_
 #define SIGVISOR_ARCH_MIPS_VMM_MIPS_SYSTEM_H_
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -24,6 +27,7 @@
 #include "arch/mips/vmm/ipi_device.h"
 #include "arch/mips/vmm/mips_core.h"
 #include "arch/mips/vmm/physical_bus.h"
+#include "arch/mips/vmm/vdso_page.h"
 
 namespace sigvisor::mips {
 
@@ -43,10 +47,13 @@ class MipsSystem : public PhysicalBus {
   using HostDeviceQuery = std::function<bool(uint64_t paddr)>;
   static constexpr uint64_t kDefaultQuantum = 1000;
 
-  // `ram` must outlive the system. 1 to kMaxCores cores.
-  static absl::StatusOr<std::unique_ptr<MipsSystem>> Create(std::span<uint8_t> ram, int cores,
-                                                            HostDeviceQuery host_device,
-                                                            uint64_t quantum = kDefaultQuantum);
+  // `ram` must outlive the system. 1 to kMaxCores cores. With `vdso_address` the
+  // machine has a vdso page there (page-aligned, above RAM, below 512 MiB, where
+  // neither the IPI device nor a host device that `host_device` knows of now is),
+  // one for all cores.
+  static absl::StatusOr<std::unique_ptr<MipsSystem>> Create(
+      std::span<uint8_t> ram, int cores, HostDeviceQuery host_device,
+      uint64_t quantum = kDefaultQuantum, std::optional<uint64_t> vdso_address = std::nullopt);
 
   // Runs the cores for up to about `budget` instruction steps in total.
   SystemEvent Run(uint64_t budget);
@@ -58,6 +65,10 @@ class MipsSystem : public PhysicalBus {
   int current_core() const { return current_; }
   uint32_t ipi_pending() const { return ipi_->pending(); }
   CoreCounters Total() const;
+  // The vdso page, null when the machine has none; its guest-physical address.
+  const VdsoPage* vdso() const { return vdso_.get(); }
+  VdsoPage* mutable_vdso() { return vdso_.get(); }
+  uint64_t vdso_address() const { return vdso_address_; }
 
   // PhysicalBus.
   PhysicalAccess Access(int core, uint64_t paddr, uint32_t size, bool is_write,
@@ -79,6 +90,8 @@ class MipsSystem : public PhysicalBus {
   uint64_t quantum_left_;
   int idle_slots_in_a_row_ = 0;
   std::unique_ptr<IpiDevice> ipi_;
+  std::unique_ptr<VdsoPage> vdso_;
+  uint64_t vdso_address_ = 0;
 };
 
 }  // namespace sigvisor::mips

@@ -1,6 +1,7 @@
 // A bare one-or-more-core MIPS machine for the interpreter's tests: 1 MiB of RAM,
-// programs placed by kseg0 address, vectors that spin where they land, and a fake
-// host device at physical 0x1f000000 - 0x1f000fff.
+// programs placed by kseg0 address, vectors that spin where they land, a fake host
+// device at physical 0x1f000000 - 0x1f000fff, and on request the vdso page at
+// kVdsoAddress.
 #ifndef SIGVISOR_ARCH_MIPS_VMM_MIPS_TEST_MACHINE_H_
 #define SIGVISOR_ARCH_MIPS_VMM_MIPS_TEST_MACHINE_H_
 
@@ -8,6 +9,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "arch/mips/vmm/mips_encode.h"
@@ -23,11 +25,12 @@ class TestMachine {
   static constexpr uint32_t kGeneral = 0x80000180;
   static constexpr uint32_t kInterrupt = 0x80000200;
 
-  explicit TestMachine(int cores = 1, uint64_t quantum = MipsSystem::kDefaultQuantum)
+  explicit TestMachine(int cores = 1, uint64_t quantum = MipsSystem::kDefaultQuantum,
+                       bool vdso = false)
       : ram_(1 << 20) {
     system_ = *MipsSystem::Create(
         ram_, cores, [](uint64_t pa) { return pa >= kDeviceBase && pa < kDeviceBase + 0x1000; },
-        quantum);
+        quantum, vdso ? std::optional<uint64_t>(kVdsoAddress) : std::nullopt);
     for (uint32_t vector : {kRefill, kGeneral, kInterrupt}) {
       Load(vector, {encode::Beq(0, 0, -1), encode::Nop()});
     }

@@ -26,16 +26,12 @@ TlbTranslation Tlb::Lookup(uint32_t vaddr, uint32_t asid, bool is_store) const {
       return t;
     }
     t.dirty = (lo & kEntryLoD) != 0;
-    if (is_store && !t.dirty) {
-      t.result = TlbResult::kModified;
-      return t;
-    }
     const uint64_t pfn = (lo >> 6) & 0xfffffu;
     t.page_bytes = page_bytes;
     t.page_base = vaddr & ~(page_bytes - 1);
     // A large page's frame number is aligned to its size: the low PFN bits are ignored.
     t.paddr = ((pfn << 12) & ~uint64_t{page_bytes - 1}) | (vaddr & (page_bytes - 1));
-    t.result = TlbResult::kHit;
+    t.result = is_store && !t.dirty ? TlbResult::kModified : TlbResult::kHit;
     return t;
   }
   return t;

@@ -30,7 +30,7 @@ enum class TlbResult {
 
 struct TlbTranslation {
   TlbResult result = TlbResult::kRefill;
-  uint64_t paddr = 0;      // for kHit
+  uint64_t paddr = 0;      // for kHit, and for kModified where the store would have gone
   uint32_t page_base = 0;  // virtual start of the hit page
   uint32_t page_bytes = 0;
   bool dirty = false;  // the page is writable
