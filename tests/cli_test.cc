@@ -92,7 +92,15 @@ TEST(CliTest, GuestFailureIsOneLineOnStderrAndStatusOne) {
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(Lines(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("triple_fault"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("crash_here"), std::string::npos) << r.err;
+  if (r.err.find("reset the vCPU at the shutdown") != std::string::npos) {
+    // Where the host's KVM resets the vCPU at a shutdown (AMD SVM), the place is
+    // lost, and the line says so; a PVM host keeps it.
+    CommandResult probe = Sigvisor("probe --json --iterations 1 --repeats 1");
+    ASSERT_EQ(probe.status, 0) << probe.err;
+    EXPECT_EQ(nlohmann::json::parse(probe.out)["host_kind"], "hardware") << r.err;
+  } else {
+    EXPECT_NE(r.err.find("crash_here"), std::string::npos) << r.err;
+  }
 }
 
 TEST(CliTest, TimeoutIsReported) {

@@ -112,6 +112,10 @@ done
 dpkg-deb --fsys-tarfile "$busybox_deb" | tar -x -O ./bin/busybox >"$root/bin/busybox"
 chmod +x "$root/bin/busybox"
 ln -s busybox "$root/bin/sh"
+# Shell tests start with `#!/usr/bin/env bash`: the machine's own bash comes along.
+mkdir -p "$root/usr/bin"
+ln -s /bin/busybox "$root/usr/bin/env"
+cp "$(readlink -f /bin/bash)" "$root/bin/bash"
 cp tests/hwkvm/init "$root/init"
 cp tests/hwkvm/gtest_cases.awk "$root/lane/"
 
@@ -149,7 +153,7 @@ for target in "${targets[@]}"; do
 done
 copy_real "$bin/_solib_k8"
 cp "$(readlink -f "$bin/vmm/cli/sigvisor")" "$root/lane/sigvisor"
-executables+=("$(readlink -f "$bin/vmm/cli/sigvisor")")
+executables+=("$(readlink -f "$bin/vmm/cli/sigvisor")" /bin/bash)
 printf '%s\n' "${commands[@]}" >"$root/lane/commands"
 
 # The system's shared libraries the executables load (their own libraries resolve
@@ -178,7 +182,7 @@ timeout --foreground -k 10 "$limit" qemu-system-x86_64 -accel tcg,thread=multi -
     in_log=0
     while IFS= read -r line; do
       case $line in
-        HWKVM-BEGIN\ *) current=${line#HWKVM-BEGIN }; echo "hwkvm lane: $current ..." >&2 ;;
+        HWKVM-BEGIN\ *) current=${line#HWKVM-BEGIN }; echo "hwkvm lane: $current ..." ;;
         HWKVM-END\ *)
           read -r _ label rc seconds <<<"$line"
           rc=${rc#rc=}; seconds=${seconds#seconds=}
