@@ -80,8 +80,11 @@ struct sigvisor_hc_exit {
  * What the markers themselves cost in the guest (the kernel path from BEGIN's
  * hypercall back to user mode and from the END call to its hypercall) is measured by
  * a calibration phase: an empty phase flagged SIGVISOR_PHASE_CALIBRATION, made right
- * before the real one. The VMM subtracts its deltas from the phases that follow, so
- * that per-op counts are exact whatever `ops` is. */
+ * before the real one (several in a row: phase_begin() in guest-kit/user makes five).
+ * The VMM subtracts their deltas from the phases that follow, so that per-op counts
+ * are exact whatever `ops` is: the first calibration's counts, each clock's fastest
+ * calibration time; a phase whose time does not stand clear of the calibrations'
+ * spread has no time (docs: README.md, "JSON output"). */
 #define SIGVISOR_PHASE_CALIBRATION (SIGVISOR_U(1) << 0)
 
 #ifndef __ASSEMBLER__

@@ -40,6 +40,51 @@ std::string Count(double v) {
 
 }  // namespace
 
+std::vector<std::string> TimeNotes(const Cell& cell) {
+  std::vector<std::string> notes;
+  const size_t runs = cell.samples.size();
+  if (cell.times_unmeasured > 0) {
+    notes.push_back(absl::StrFormat(
+        "time not measured in %d of %d run%s (below the marker calibration's noise)%s",
+        cell.times_unmeasured, runs, runs == 1 ? "" : "s",
+        cell.times_unmeasured == runs ? "" : "; the time is over the others"));
+  }
+  if (cell.clocks_disagree > 0) {
+    notes.push_back(absl::StrFormat("ns and tsc_cycles disagree beyond the TSC rate in %d of %d "
+                                    "run%s",
+                                    cell.clocks_disagree, runs, runs == 1 ? "" : "s"));
+  }
+  return notes;
+}
+
+ChartBar TimeBar(std::string label, const Cell& cell, const Summary* reference,
+                 std::string_view counts) {
+  ChartBar bar;
+  bar.label = std::move(label);
+  if (cell.samples.empty()) {
+    bar.annotation = "no completed run";
+    return bar;
+  }
+  std::vector<std::string> notes = TimeNotes(cell);
+  if (cell.ns.n == 0) {
+    // No bar: a time of 0 would read as free.
+    bar.annotation = absl::StrFormat("%s%s", absl::StrJoin(notes, "; "), counts);
+    return bar;
+  }
+  bar.value = cell.ns.median / 1e3;
+  bar.low = cell.ns.min / 1e3;
+  bar.high = cell.ns.max / 1e3;
+  const bool is_reference = reference == &cell.ns;
+  if (reference != nullptr && reference->n > 0 && reference->median > 0) {
+    bar.on_bar = absl::StrFormat("%.3fx", cell.ns.median / reference->median);
+  } else if (!is_reference) {
+    notes.push_back("no ratio: the first bar's time is not measured");
+  }
+  bar.annotation = absl::StrFormat("%s per op%s%s", FormatNs(cell.ns.median), counts,
+                                   notes.empty() ? "" : "; " + absl::StrJoin(notes, "; "));
+  return bar;
+}
+
 std::string FormatNs(double ns) {
   if (std::isnan(ns)) return "-";
   if (ns >= 1e9) return absl::StrFormat("%.3f s", ns / 1e9);
@@ -105,17 +150,20 @@ std::string FormatBenchText(const BenchResult& result) {
     }
     const PerOpCounts& c = cell.per_op;
     const double ratio = Ratio(cells, cell);
+    const bool timed = cell.ns.n > 0;
     absl::StrAppendFormat(
         &out, "  %-27s %-6s %5d %12s %6s %6s %7s %7s %8s %11s  %-23s %6s%s\n", name,
         m.traps[cell.trap], cell.samples.size(), c.kernel_insns ? Count(*c.kernel_insns) : "-",
         Count(c.exits), Count(c.traps), Count(c.traps_by_kind.at("dr_write")),
-        Count(c.traps_by_kind.at("segment_load")), Count(c.dr_loads), FormatNs(cell.ns.median),
-        absl::StrFormat("[%s - %s]", FormatNs(cell.ns.min), FormatNs(cell.ns.max)),
+        Count(c.traps_by_kind.at("segment_load")), Count(c.dr_loads),
+        timed ? FormatNs(cell.ns.median) : "unmeasured",
+        timed ? absl::StrFormat("[%s - %s]", FormatNs(cell.ns.min), FormatNs(cell.ns.max)) : "",
         std::isnan(ratio) ? "-" : absl::StrFormat("%.3f", ratio),
         cell.counts_agree ? "" : "  COUNTS DIFFER");
     for (const std::string& mismatch : cell.mismatches) {
       absl::StrAppendFormat(&out, "      counts differ across repetitions: %s\n", mismatch);
     }
+    for (const std::string& note : TimeNotes(cell)) absl::StrAppendFormat(&out, "      %s\n", note);
   }
   if (!result.warnings.empty()) {
     out += "\nwarnings:\n";
@@ -127,12 +175,17 @@ std::string FormatBenchText(const BenchResult& result) {
 
 std::string FormatBenchCsv(const BenchResult& result) {
   const Matrix& m = result.matrix;
-  CsvWriter csv({"workload", "phase", "variant", "settings", "trap", "ops", "samples",
+  const std::vector<std::string> header = {"workload", "phase", "variant", "settings", "trap", "ops", "samples",
                  "counts_agree", "exits_per_op", "traps_per_op", "dr_write_per_op",
                  "dr_read_per_op", "segment_load_per_op", "msr_write_per_op", "dr_loads_per_op",
                  "kernel_insns_per_op", "ns_per_op_median", "ns_per_op_min", "ns_per_op_max",
                  "ns_per_op_mean", "ns_per_op_stddev", "tsc_cycles_per_op_median",
-                 "tsc_cycles_per_op_min", "tsc_cycles_per_op_max", "ratio_to_first_variant"});
+                 "tsc_cycles_per_op_min", "tsc_cycles_per_op_max", "ratio_to_first_variant",
+                 "times_unmeasured", "clocks_disagree"};
+  // The last two columns are there for every cell; the figures before them only for
+  // a cell with a run.
+  const size_t figures_end = header.size() - 2;
+  CsvWriter csv(header);
   const std::vector<Cell> cells = Cells(result);
   for (const Cell& cell : cells) {
     const VariantInfo& v = m.variants[cell.variant];
@@ -148,12 +201,16 @@ std::string FormatBenchCsv(const BenchResult& result) {
         row.push_back(CsvWriter::Number(value));
       }
       row.push_back(c.kernel_insns ? CsvWriter::Number(*c.kernel_insns) : "");
+      // No time measured: empty fields, as for no run.
       for (double value : {cell.ns.median, cell.ns.min, cell.ns.max, cell.ns.mean, cell.ns.stddev,
                            cell.tsc.median, cell.tsc.min, cell.tsc.max}) {
-        row.push_back(CsvWriter::Number(value, 1));
+        row.push_back(cell.ns.n > 0 ? CsvWriter::Number(value, 1) : "");
       }
       row.push_back(CsvWriter::Number(Ratio(cells, cell), 4));
     }
+    row.resize(figures_end);
+    row.push_back(absl::StrFormat("%d", cell.times_unmeasured));
+    row.push_back(absl::StrFormat("%d", cell.clocks_disagree));
     csv.AddRow(std::move(row));
   }
   return csv.str();
@@ -175,23 +232,12 @@ std::string FormatBenchSvg(const BenchResult& result) {
       section.panels.push_back(
           {title, "us per op: median over runs, whiskers min - max; on the bar: time / the first variant's", {}});
     }
-    ChartBar bar;
-    bar.label = m.variants[cell.variant].name;
-    if (cell.samples.empty()) {
-      bar.annotation = "no completed run";
-    } else {
-      bar.value = cell.ns.median / 1e3;
-      bar.low = cell.ns.min / 1e3;
-      bar.high = cell.ns.max / 1e3;
-      const double ratio = Ratio(cells, cell);
-      bar.on_bar = std::isnan(ratio) ? "" : absl::StrFormat("%.3fx", ratio);
-      bar.annotation = absl::StrFormat(
-          "%s per op%s", FormatNs(cell.ns.median),
-          cell.per_op.kernel_insns
-              ? absl::StrFormat(", %s kernel insns", Count(*cell.per_op.kernel_insns))
-              : "");
-    }
-    section.panels.back().bars.push_back(std::move(bar));
+    const Cell* reference = Reference(cells, cell);
+    section.panels.back().bars.push_back(
+        TimeBar(m.variants[cell.variant].name, cell, reference ? &reference->ns : nullptr,
+                cell.per_op.kernel_insns
+                    ? absl::StrFormat(", %s kernel insns", Count(*cell.per_op.kernel_insns))
+                    : ""));
   }
   return RenderBarChartSvg(absl::StrFormat("sigvisor bench: %s%s", DescribeMatrix(m),
                                            result.complete() ? "" : " (INCOMPLETE)"),

@@ -4,8 +4,11 @@
 #define SIGVISOR_VMM_BENCH_BENCH_FORMAT_H_
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "vmm/bench/results.h"
+#include "vmm/report/svg_chart.h"
 
 namespace sigvisor::bench {
 
@@ -22,6 +25,18 @@ std::string CompletenessLine(const BenchResult& result);
 
 // "1.234 ms" / "703.6 us" / "950 ns" for a time in nanoseconds.
 std::string FormatNs(double ns);
+
+// What a cell's time leaves out, one line each: runs whose time is not measured
+// (below the marker calibration's noise), runs whose clocks disagree. Empty when
+// every run's time is measured and its clocks agree.
+std::vector<std::string> TimeNotes(const Cell& cell);
+
+// A cell's bar in a chart of time per op: its median with a min-max whisker, the
+// ratio to `reference` (the first bar's times; the cell's own for the first bar) on
+// it, and beside it the time, `counts` (", 845 kernel insns") and what the time
+// leaves out. A cell without a measured time gets no bar, and says why.
+ChartBar TimeBar(std::string label, const Cell& cell, const Summary* reference,
+                 std::string_view counts);
 
 }  // namespace sigvisor::bench
 

@@ -49,7 +49,7 @@ RunSample FakeRun(const Matrix& m, const RunSpec& spec) {
       p.exits = p.traps_total();
     }
     p.wall_ns = m.ops * (700000 + 1000 * (spec.index % 7));
-    p.tsc_cycles = p.wall_ns * 2;
+    p.tsc_cycles = *p.wall_ns * 2;
     sample.phases.push_back(p);
   }
   return sample;
@@ -365,6 +365,151 @@ TEST(FormatTest, TextCsvAndSvgNameEveryVariant) {
   for (const char* name : {"baseline", "dr7=lazy", "trap off", "trap patch", "divzero, phase divzero"}) {
     EXPECT_NE(check.text.find(name), std::string::npos) << name;
   }
+}
+
+// A zero time written the way results were before time_status: the run's JSON of
+// a one-repetition matrix whose `variant` ran divzero (trap off) with its time at 0.
+BenchResult WithAZeroTime(size_t variant) {
+  Matrix m = TwoByTwo();
+  m.workloads = {"divzero"};
+  m.traps = {"off"};
+  m.repetitions = 1;
+  nlohmann::json doc = BenchToJson(RunFake(m, {1, 1}));
+  for (nlohmann::json& run : doc["runs"]) {
+    if (run["variant"] != m.variants[variant].name) continue;
+    for (nlohmann::json& phase : run["phases"]) {
+      phase.erase("time_status");
+      phase.erase("clocks_agree");
+      phase["wall_ns"] = 0;
+      phase["tsc_cycles"] = 0;
+    }
+  }
+  absl::StatusOr<BenchResult> parsed = BenchFromJson(doc);
+  EXPECT_TRUE(parsed.ok()) << parsed.status();
+  return parsed.ok() ? *std::move(parsed) : BenchResult{};
+}
+
+TEST(UnmeasuredTimeTest, AZeroTimeIsNeitherACheapBarNorAMedian) {
+  const BenchResult r = WithAZeroTime(1);
+  const std::string text = FormatBenchText(r);
+  testing::XmlCheck svg = testing::CheckXml(FormatBenchSvg(r));
+  ASSERT_TRUE(svg.ok) << svg.error;
+  EXPECT_EQ(svg.text.find("0.000x"), std::string::npos) << svg.text;
+  EXPECT_NE(svg.text.find("time not measured in 1 of 1 run (below the marker calibration's noise)"),
+            std::string::npos)
+      << svg.text;
+  EXPECT_NE(text.find("time not measured in 1 of 1 run"), std::string::npos) << text;
+  EXPECT_EQ(text.find("0 ns"), std::string::npos) << text;
+  // The counts of that run are still counted.
+  const Cell* cell = FindCell(Cells(r), r, "divzero", "divzero", "dr7=lazy", "off");
+  ASSERT_NE(cell, nullptr);
+  EXPECT_EQ(cell->samples.size(), 1u);
+  EXPECT_EQ(*cell->per_op.kernel_insns, 833.0);
+}
+
+TEST(UnmeasuredTimeTest, TheFirstBarWithoutATimeTakesAwayTheRatiosAndSaysSo) {
+  const BenchResult r = WithAZeroTime(0);
+  testing::XmlCheck svg = testing::CheckXml(FormatBenchSvg(r));
+  ASSERT_TRUE(svg.ok) << svg.error;
+  EXPECT_NE(svg.text.find("no ratio: the first bar's time is not measured"), std::string::npos)
+      << svg.text;
+  const std::string csv = FormatBenchCsv(r);
+  // The first variant's row: counts, no times, no ratio, one run unmeasured.
+  EXPECT_NE(csv.find(",832,,,,,,,,,,1,0\n"), std::string::npos) << csv;
+  EXPECT_NE(FormatBenchText(r).find("unmeasured"), std::string::npos);
+}
+
+// FakeRun, but the runs of `variant` in repetition `repetition` have no time.
+std::function<absl::StatusOr<RunSample>(const RunSpec&)> FakeWithUnmeasured(const Matrix& m,
+                                                                             size_t variant,
+                                                                             uint32_t repetition) {
+  return [&m, variant, repetition](const RunSpec& spec) -> absl::StatusOr<RunSample> {
+    RunSample s = FakeRun(m, spec);
+    if (spec.variant == variant && spec.repetition == repetition) {
+      for (PhaseSample& p : s.phases) {
+        p.wall_ns.reset();
+        p.tsc_cycles.reset();
+      }
+    }
+    if (spec.variant == 1 && spec.repetition == 0) s.phases[0].clocks_agree = false;
+    return s;
+  };
+}
+
+TEST(UnmeasuredTimeTest, CellsCountRunsWithoutATimeAndTimeTheOthers) {
+  const Matrix m = TwoByTwo();
+  RunnerOptions options;
+  options.host = {"pvm", true};
+  const BenchResult r = RunMatrix(m, FakeWithUnmeasured(m, 0, 1), options);
+  const std::vector<Cell> cells = Cells(r);
+  const Cell* cell = FindCell(cells, r, "divzero", "divzero", "baseline", "patch");
+  ASSERT_NE(cell, nullptr);
+  EXPECT_EQ(cell->samples.size(), 3u);
+  EXPECT_EQ(cell->times_unmeasured, 1u);
+  EXPECT_EQ(cell->ns.n, 2u);
+  EXPECT_EQ(cell->tsc.n, 2u);
+  EXPECT_TRUE(cell->counts_agree);
+  EXPECT_EQ(cell->per_op.traps_by_kind.at("dr_write"), 1.0);
+  const Cell* lazy = FindCell(cells, r, "divzero", "divzero", "dr7=lazy", "patch");
+  ASSERT_NE(lazy, nullptr);
+  EXPECT_EQ(lazy->clocks_disagree, 1u);
+  EXPECT_EQ(lazy->ns.n, 3u);  // flagged, still a time
+
+  const nlohmann::json doc = nlohmann::json::parse(BenchToJson(r).dump());
+  std::vector<std::string> errors = testing::ValidateJson(doc, LoadSchema());
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  bool seen_null = false;
+  for (const nlohmann::json& run : doc["runs"]) {
+    for (const nlohmann::json& phase : run["phases"]) {
+      if (!phase["wall_ns"].is_null()) continue;
+      seen_null = true;
+      EXPECT_TRUE(phase["tsc_cycles"].is_null());
+      EXPECT_EQ(phase["time_status"], "below_calibration_noise");
+    }
+  }
+  EXPECT_TRUE(seen_null);
+  for (const nlohmann::json& c : doc["cells"]) {
+    if (c["variant"] == "baseline" && c["phase"] == "divzero" && c["trap"] == "patch") {
+      EXPECT_EQ(c["times_unmeasured"], 1);
+      EXPECT_EQ(c["samples"], 3);
+    }
+  }
+  const std::string text = FormatBenchText(r);
+  EXPECT_NE(text.find("time not measured in 1 of 3 runs (below the marker calibration's noise); "
+                      "the time is over the others"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("ns and tsc_cycles disagree beyond the TSC rate in 1 of 3 runs"),
+            std::string::npos)
+      << text;
+}
+
+TEST(UnmeasuredTimeTest, MergeKeepsWhatIsUnmeasured) {
+  const Matrix m = TwoByTwo();
+  RunnerOptions options;
+  options.host = {"pvm", true};
+  const BenchResult full = RunMatrix(m, FakeWithUnmeasured(m, 1, 2), options);
+  std::vector<BenchResult> parts;
+  for (uint32_t i = 1; i <= 3; ++i) {
+    RunnerOptions shard = options;
+    shard.shard = {i, 3};
+    const std::string text = BenchToJson(RunMatrix(m, FakeWithUnmeasured(m, 1, 2), shard)).dump();
+    absl::StatusOr<BenchResult> parsed = BenchFromJson(nlohmann::json::parse(text));
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    parts.push_back(*std::move(parsed));
+  }
+  absl::StatusOr<BenchResult> merged = MergeResults(parts);
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  ASSERT_EQ(merged->runs.size(), full.runs.size());
+  for (size_t i = 0; i < full.runs.size(); ++i) EXPECT_EQ(merged->runs[i].phases, full.runs[i].phases);
+  const std::vector<Cell> a = Cells(full), b = Cells(*merged);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].times_unmeasured, b[i].times_unmeasured);
+    EXPECT_EQ(a[i].clocks_disagree, b[i].clocks_disagree);
+    EXPECT_EQ(a[i].ns.n, b[i].ns.n);
+  }
+  EXPECT_EQ(FindCell(b, *merged, "lat_sig", "sig_hndl", "dr7=lazy", "off")->times_unmeasured, 1u);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "absl/strings/str_format.h"
 #include "arch/x86_64/vmm/fault_injector.h"
 #include "arch/x86_64/vmm/x86_machine.h"
+#include "vmm/bench/peer.h"
 #include "vmm/images/embedded_images.h"
 
 namespace sigvisor::bench {
@@ -12,6 +13,7 @@ absl::StatusOr<KvmBenchTarget> KvmBenchTarget::Create(const KvmSystem& kvm, cons
   KvmBenchTarget target(kvm, matrix);
   target.cpl0_emulated_ = cpl0_emulated;
   target.timeout_ = timeout;
+  target.guest_tsc_khz_ = HostTscKhz(kvm.fd());
   for (const VariantInfo& variant : matrix.variants) {
     absl::StatusOr<const KernelVariant*> build = ResolveVariant(variant.name);
     if (!build.ok()) return build.status();
@@ -39,6 +41,7 @@ absl::StatusOr<RunSample> KvmBenchTarget::Run(const RunSpec& spec) const {
   config.trap = mechanisms_[spec.trap];
   config.session.timeout = timeout_;
   config.session.sandbox = sandbox_;
+  config.session.guest_tsc_khz = guest_tsc_khz_;
   std::vector<InjectionRecord> injections;
   if (!inject_specs_.empty()) {
     config.injection_events = true;

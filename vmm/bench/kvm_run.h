@@ -45,6 +45,7 @@ class KvmBenchTarget {
   std::vector<ElfImage> images_;                 // per variant
   std::vector<x86::TrapMechanism> mechanisms_;   // per trap name
   bool cpl0_emulated_ = false;
+  uint64_t guest_tsc_khz_ = 0;  // KVM's TSC rate: each phase's clocks are checked at it
   absl::Duration timeout_;
   std::vector<InjectionSpec> inject_specs_;
   uint64_t inject_seed_ = 1;

@@ -295,8 +295,12 @@ std::string FormatPeerTable(const BenchResult& sigvisor, const std::vector<PeerR
       const std::string key = absl::StrCat(workload, "/", cell.phase);
       std::vector<std::string> cycles, us, exits, traps, insns;
       const bool sv_ok = !cell.samples.empty();
-      cycles.push_back(sv_ok ? Num(cell.tsc.median, 0) : "failed");
-      us.push_back(sv_ok && tsc_khz ? Num(cell.tsc.median / (tsc_khz / 1e3), 2) : sv_ok ? "-" : "failed");
+      // A time the marker calibration swallowed in every run is no figure.
+      const std::string sv_time = !sv_ok ? "failed" : cell.tsc.n == 0 ? "unmeasured" : "";
+      cycles.push_back(sv_time.empty() ? Num(cell.tsc.median, 0) : sv_time);
+      us.push_back(!sv_time.empty() ? sv_time
+                   : tsc_khz       ? Num(cell.tsc.median / (tsc_khz / 1e3), 2)
+                                   : "-");
       exits.push_back(sv_ok ? Num(cell.per_op.exits, 2) : "failed");
       traps.push_back(sv_ok ? Num(cell.per_op.traps, 2) : "failed");
       insns.push_back(sv_ok && cell.per_op.kernel_insns ? Num(*cell.per_op.kernel_insns, 1)

@@ -87,8 +87,9 @@ void ProgressPrinter::Report(const Matrix& matrix, const std::string& label,
       absl::StrAppendFormat(&line, ": FAILED (%s)", run->outcome);
     } else if (!run->phases.empty()) {
       const PhaseSample& p = run->phases.back();
-      absl::StrAppendFormat(&line, ": %s %s/op", p.name,
-                            FormatNs(p.ops ? double(p.wall_ns) / double(p.ops) : 0));
+      absl::StrAppendFormat(&line, ": %s %s", p.name,
+                            p.wall_ns ? FormatNs(p.ops ? double(*p.wall_ns) / double(p.ops) : 0) + "/op"
+                                      : "time not measured");
       if (p.kernel_insns && p.ops) {
         absl::StrAppendFormat(&line, ", %.0f kernel insns/op", double(*p.kernel_insns) / double(p.ops));
       }

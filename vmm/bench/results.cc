@@ -44,6 +44,11 @@ json VariantToJson(const VariantInfo& v) {
           {"image_fnv1a64", v.image_fnv1a64}};
 }
 
+template <typename T>
+json OptionalToJson(const std::optional<T>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
 json PhaseToJson(const PhaseSample& p) {
   json traps = json::object();
   for (const auto& [kind, count] : p.traps) traps[kind] = count;
@@ -52,9 +57,11 @@ json PhaseToJson(const PhaseSample& p) {
           {"exits", p.exits},
           {"traps", traps},
           {"dr_loads", p.dr_loads},
-          {"kernel_insns", p.kernel_insns ? json(*p.kernel_insns) : json(nullptr)},
-          {"wall_ns", p.wall_ns},
-          {"tsc_cycles", p.tsc_cycles}};
+          {"kernel_insns", OptionalToJson(p.kernel_insns)},
+          {"wall_ns", OptionalToJson(p.wall_ns)},
+          {"tsc_cycles", OptionalToJson(p.tsc_cycles)},
+          {"time_status", p.time_measured() ? "measured" : "below_calibration_noise"},
+          {"clocks_agree", OptionalToJson(p.clocks_agree)}};
 }
 
 template <typename T>
@@ -67,6 +74,21 @@ absl::Status Get(const nlohmann::json& object, const char* key, T& out) {
   } catch (const nlohmann::json::exception&) {
     return absl::InvalidArgumentError(absl::StrFormat("field '%s' has the wrong type", key));
   }
+  return absl::OkStatus();
+}
+
+// A field that must be present and may be null (nullopt).
+template <typename T>
+absl::Status GetOptional(const nlohmann::json& object, const char* key, std::optional<T>& out) {
+  nlohmann::json value;
+  if (absl::Status s = Get(object, key, value); !s.ok()) return s;
+  if (value.is_null()) {
+    out.reset();
+    return absl::OkStatus();
+  }
+  T parsed;
+  if (absl::Status s = Get(object, key, parsed); !s.ok()) return s;
+  out = parsed;
   return absl::OkStatus();
 }
 
@@ -109,8 +131,9 @@ RunSample SampleFromResult(const RunSpec& spec, const RunResult& result, bool cp
     p.dr_loads = phase.traps.dr_loads;
     auto insns = phase.kvm_stats.find("insn_emulation");
     if (cpl0_emulated && insns != phase.kvm_stats.end()) p.kernel_insns = insns->second;
-    p.wall_ns = phase.wall_ns;
-    p.tsc_cycles = phase.tsc_cycles;
+    p.wall_ns = phase.MeasuredWallNs();
+    p.tsc_cycles = phase.MeasuredTscCycles();
+    p.clocks_agree = phase.clocks_agree;
     sample.phases.push_back(std::move(p));
   }
   return sample;
@@ -187,8 +210,13 @@ std::vector<Cell> Cells(const BenchResult& result) {
                 metric("kernel_insns", [](const PhaseSample& p) { return *p.kernel_insns; });
           }
           for (const PhaseSample* p : phase_samples) {
-            cell.ns_per_op.push_back(PerOp(p->wall_ns, p->ops));
-            cell.tsc_per_op.push_back(PerOp(p->tsc_cycles, p->ops));
+            if (!p->time_measured()) {
+              ++cell.times_unmeasured;
+              continue;
+            }
+            cell.ns_per_op.push_back(PerOp(*p->wall_ns, p->ops));
+            cell.tsc_per_op.push_back(PerOp(*p->tsc_cycles, p->ops));
+            if (p->clocks_agree == false) ++cell.clocks_disagree;
           }
           cell.ns = Summarize(cell.ns_per_op);
           cell.tsc = Summarize(cell.tsc_per_op);
@@ -237,6 +265,8 @@ nlohmann::ordered_json BenchToJson(const BenchResult& result) {
                      {"trap", m.traps[cell.trap]},
                      {"ops", cell.ops},
                      {"samples", cell.samples.size()},
+                     {"times_unmeasured", cell.times_unmeasured},
+                     {"clocks_disagree", cell.clocks_disagree},
                      {"counts_agree", cell.counts_agree},
                      {"count_mismatches", cell.mismatches},
                      {"per_op", per_op},
@@ -387,8 +417,17 @@ absl::StatusOr<BenchResult> BenchFromJson(const nlohmann::json& doc) {
         }
         p.kernel_insns = insns.get<uint64_t>();
       }
-      RETURN_IF_ERROR(Get(ph, "wall_ns", p.wall_ns));
-      RETURN_IF_ERROR(Get(ph, "tsc_cycles", p.tsc_cycles));
+      RETURN_IF_ERROR(GetOptional(ph, "wall_ns", p.wall_ns));
+      RETURN_IF_ERROR(GetOptional(ph, "tsc_cycles", p.tsc_cycles));
+      if (ph.contains("clocks_agree")) {
+        RETURN_IF_ERROR(GetOptional(ph, "clocks_agree", p.clocks_agree));
+      }
+      // A document from before time_status floored a time the calibration swallowed
+      // at 0 (a measured time is never 0): that is no time.
+      if (!ph.contains("time_status") && (p.wall_ns == uint64_t{0} || p.tsc_cycles == uint64_t{0})) {
+        p.wall_ns.reset();
+        p.tsc_cycles.reset();
+      }
       run.phases.push_back(std::move(p));
     }
     result.runs.push_back(std::move(run));

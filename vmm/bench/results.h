@@ -34,9 +34,14 @@ struct PhaseSample {
   std::map<std::string, uint64_t> traps;   // by kind
   uint64_t dr_loads = 0;
   std::optional<uint64_t> kernel_insns;    // insn_emulation, where CPL0 is emulated
-  uint64_t wall_ns = 0;
-  uint64_t tsc_cycles = 0;
+  // The times; nullopt where the marker calibration swallowed the phase (its time
+  // was below the calibration's noise): not a sample of the time, though the counts are.
+  std::optional<uint64_t> wall_ns;
+  std::optional<uint64_t> tsc_cycles;
+  // Whether ns and tsc_cycles agreed at the TSC rate; nullopt: not checked.
+  std::optional<bool> clocks_agree;
 
+  bool time_measured() const { return wall_ns.has_value() && tsc_cycles.has_value(); }
   uint64_t traps_total() const;
   bool operator==(const PhaseSample&) const = default;
 };
@@ -100,9 +105,13 @@ struct Cell {
   PerOpCounts per_op;                     // the median over samples
   bool counts_agree = true;
   std::vector<std::string> mismatches;    // "kernel_insns per op: 832 (4 runs), 833 (1 run)"
-  std::vector<double> ns_per_op;          // one per sample
+  // Samples whose time is not measured (below the marker calibration's noise):
+  // counted above, left out of the times below.
+  size_t times_unmeasured = 0;
+  size_t clocks_disagree = 0;             // samples whose ns and tsc_cycles disagree
+  std::vector<double> ns_per_op;          // one per sample with a measured time
   std::vector<double> tsc_per_op;
-  Summary ns;
+  Summary ns;                             // n == 0: no time measured
   Summary tsc;
 };
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "arch/x86_64/vmm/x86_machine.h"
 #include "vmm/base/clock.h"
+#include "vmm/bench/peer.h"
 #include "vmm/cli/command.h"
 #include "vmm/cli/flags.h"
 #include "vmm/cli/image_arg.h"
@@ -65,6 +66,8 @@ int RunCommand(std::span<char* const> args) {
   }
   config.session.timeout = timeout;
   config.session.max_output_bytes = absl::GetFlag(FLAGS_max_output);
+  // The guest's TSC runs at the host's rate: each phase's two clocks are checked at it.
+  config.session.guest_tsc_khz = bench::HostTscKhz(kvm->fd());
   if (!absl::GetFlag(FLAGS_no_sandbox)) {
     config.session.sandbox = SandboxPolicy{.allow_gdb_sockets = !absl::GetFlag(FLAGS_gdb).empty()};
   }

@@ -79,6 +79,116 @@ TEST(PhaseTrackerTest, CalibrationIsSubtractedFromTheNextPhases) {
   }
 }
 
+// A run of calibration phases, each costing `insns` kernel instructions and the
+// given times.
+void Calibrate(PhaseTracker& tracker, const std::vector<std::pair<uint64_t, uint64_t>>& times,
+               uint64_t insns = 30) {
+  for (const auto& [wall_ns, tsc_cycles] : times) {
+    ASSERT_TRUE(tracker.Begin("work", 0, PhaseSample{{}, {{"insn_emulation", 100}}, 0, 0}, true).ok());
+    ASSERT_TRUE(
+        tracker.End(PhaseSample{{}, {{"insn_emulation", 100 + insns}}, wall_ns, tsc_cycles}).ok());
+  }
+}
+
+// A phase of `ops` ops of 7 instructions each plus the markers' 30, taking the given
+// times between its markers.
+const PhaseResult& Measure(PhaseTracker& tracker, uint64_t ops, uint64_t wall_ns,
+                           uint64_t tsc_cycles) {
+  EXPECT_TRUE(tracker.Begin("work", ops, PhaseSample{{}, {{"insn_emulation", 1000}}, 0, 0}).ok());
+  EXPECT_TRUE(tracker.End(PhaseSample{{}, {{"insn_emulation", 1030 + 7 * ops}}, wall_ns, tsc_cycles})
+                  .ok());
+  return tracker.results().back();
+}
+
+TEST(PhaseTrackerTest, OneSlowedCalibrationDoesNotDecide) {
+  PhaseTracker tracker;
+  // The host preempted the VMM during the last calibration: it took 40 times longer.
+  Calibrate(tracker, {{100, 200}, {104, 210}, {4000, 8000}});
+  const PhaseResult& r = Measure(tracker, 4, 1000, 2000);
+  EXPECT_EQ(r.kvm_stats.at("insn_emulation"), 28u);  // the counts are exact as ever
+  EXPECT_EQ(r.wall_ns, 900u);                         // net of the fastest calibration
+  EXPECT_EQ(r.tsc_cycles, 1800u);
+}
+
+TEST(PhaseTrackerTest, TheCalibrationsNoiseIsTheirMedianAboveTheirFastest) {
+  PhaseTracker tracker;
+  Calibrate(tracker, {{100, 200}, {104, 210}, {4000, 8000}});
+  const PhaseResult& r = Measure(tracker, 4, 1000, 2000);
+  EXPECT_TRUE(r.time_measured());
+  ASSERT_TRUE(r.calibration_noise.has_value());
+  EXPECT_EQ(r.calibration_noise->samples, 3u);
+  EXPECT_EQ(r.calibration_noise->wall_ns, 4u);  // the median sample above the fastest
+  EXPECT_EQ(r.calibration_noise->tsc_cycles, 10u);
+  EXPECT_TRUE(r.time_warnings.empty());
+}
+
+TEST(PhaseTrackerTest, ACalibrationCostlierThanThePhaseLeavesItsTimeUnmeasured) {
+  PhaseTracker tracker;
+  Calibrate(tracker, {{8'500'000, 22'100'000}});  // a single calibration, slowed
+  const PhaseResult& r = Measure(tracker, 4, 700'000, 1'820'000);
+  EXPECT_EQ(r.time, PhaseTime::kBelowCalibrationNoise);
+  EXPECT_FALSE(r.MeasuredWallNs().has_value());
+  EXPECT_FALSE(r.MeasuredTscCycles().has_value());
+  EXPECT_EQ(r.kvm_stats.at("insn_emulation"), 28u);  // counts are still exact
+  ASSERT_EQ(r.time_warnings.size(), 1u);
+  EXPECT_NE(r.time_warnings[0].find("phase 'work': time not measured: below the marker "
+                                    "calibration's noise"),
+            std::string::npos)
+      << r.time_warnings[0];
+  EXPECT_NE(r.time_warnings[0].find("8500.0 us"), std::string::npos) << r.time_warnings[0];
+  EXPECT_FALSE(r.clocks_agree.has_value());
+}
+
+TEST(PhaseTrackerTest, ATimeWithinTheCalibrationsSpreadIsNotMeasured) {
+  PhaseTracker tracker;
+  // The markers cost 100 to 200 ns: their median is 30 ns above their fastest.
+  Calibrate(tracker, {{100, 1000}, {130, 1000}, {200, 1000}, {120, 1000}, {150, 1000}});
+  EXPECT_EQ(Measure(tracker, 4, 125, 5000).time, PhaseTime::kBelowCalibrationNoise);
+  EXPECT_EQ(Measure(tracker, 4, 130, 5000).time, PhaseTime::kBelowCalibrationNoise);
+  const PhaseResult& above = Measure(tracker, 4, 145, 5000);
+  EXPECT_EQ(above.time, PhaseTime::kMeasured);
+  EXPECT_EQ(above.MeasuredWallNs(), std::optional<uint64_t>(45));
+  // A single calibration says nothing of its spread: the phase must be twice it.
+  PhaseTracker once;
+  Calibrate(once, {{100, 1000}});
+  EXPECT_EQ(Measure(once, 4, 190, 5000).time, PhaseTime::kBelowCalibrationNoise);
+  EXPECT_EQ(Measure(once, 4, 250, 5000).time, PhaseTime::kMeasured);
+}
+
+TEST(PhaseTrackerTest, CalibrationCountsAreTheFirstSamplesAndAPhaseStartsANewRun) {
+  PhaseTracker tracker;
+  Calibrate(tracker, {{100, 200}}, 30);
+  Calibrate(tracker, {{100, 200}}, 31);  // the same run: its counts are not taken
+  EXPECT_EQ(Measure(tracker, 4, 1000, 2000).kvm_stats.at("insn_emulation"), 28u);
+  Calibrate(tracker, {{100, 200}, {100, 200}}, 20);  // a new run after the phase
+  const PhaseResult& r = Measure(tracker, 4, 1000, 2000);
+  EXPECT_EQ(r.kvm_stats.at("insn_emulation"), 38u);
+  EXPECT_EQ(r.calibration_noise->samples, 2u);
+  EXPECT_EQ(r.marker_overhead->kvm_stats.at("insn_emulation"), 20u);
+}
+
+TEST(PhaseTrackerTest, FlagsClocksThatDisagreeBeyondTheTscRate) {
+  PhaseTracker tracker(2'600'000);  // a 2.6 GHz TSC
+  Calibrate(tracker, {{1000, 2600}, {1010, 2626}, {1020, 2652}});
+  // 4 ops: 2,281,637 ns per op by the host clock, 597,473 cycles per op by the TSC.
+  const PhaseResult& bad = Measure(tracker, 4, 4 * 2'281'637 + 1000, 4 * 597'473 + 2600);
+  EXPECT_TRUE(bad.time_measured());
+  EXPECT_EQ(bad.clocks_agree, std::optional<bool>(false));
+  ASSERT_EQ(bad.time_warnings.size(), 1u);
+  EXPECT_NE(bad.time_warnings[0].find("ns and tsc_cycles disagree beyond the TSC rate"),
+            std::string::npos)
+      << bad.time_warnings[0];
+  EXPECT_NE(bad.time_warnings[0].find("2.600 GHz"), std::string::npos) << bad.time_warnings[0];
+  // 10% apart: the markers' exits fall differently on the two clocks; that is agreement.
+  const PhaseResult& good = Measure(tracker, 4, 1'000'000 + 1000, 2'340'000 + 2600);
+  EXPECT_EQ(good.clocks_agree, std::optional<bool>(true));
+  EXPECT_TRUE(good.time_warnings.empty());
+  // Without the rate nothing is checked.
+  PhaseTracker unknown;
+  Calibrate(unknown, {{1000, 2600}});
+  EXPECT_FALSE(Measure(unknown, 4, 9'000'000, 2'600'000).clocks_agree.has_value());
+}
+
 TEST(PhaseTrackerTest, NetValuesNeverWrap) {
   EXPECT_EQ(SaturatingSubtract(3, 5), 0u);
   EXPECT_EQ(SaturatingSubtract(5, 3), 2u);

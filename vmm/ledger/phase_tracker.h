@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -34,26 +35,74 @@ struct PhaseDeltas {
   TrapTally traps;         // traps the trap mechanism counted
 };
 
+// How the calibration phases before a phase varied. The guest runs several in a row
+// (phase_begin() in guest-kit/user/ulib.c): the markers cost the same counts each
+// time, but a sample's time is only ever slowed (the host preempted the VMM), never
+// sped up, so the fastest is the best estimate of the markers' time and the spread
+// says how far that estimate can be trusted.
+struct CalibrationNoise {
+  uint64_t samples = 0;     // calibration phases in the run before the phase
+  // Per clock, the median sample minus the fastest; with one sample nothing is known
+  // of the spread, and the sample itself stands for it (the phase must then be at
+  // least twice the calibration).
+  uint64_t wall_ns = 0;
+  uint64_t tsc_cycles = 0;
+};
+
+// Whether a phase's times are measurements.
+enum class PhaseTime {
+  kMeasured,
+  // The phase's time net of the calibration does not exceed the calibration's noise
+  // (on one clock or both): the markers' cost swallows what the ops cost, so there
+  // is no figure to report (wall_ns and tsc_cycles are 0 and mean nothing).
+  kBelowCalibrationNoise,
+};
+std::string_view PhaseTimeName(PhaseTime time);  // "measured", "below_calibration_noise"
+
 struct PhaseResult {
   std::string name;
   uint64_t ops = 0;
-  // Net of the marker overhead (the last calibration phase before this one, if
+  // Net of the marker overhead (the last calibration phases before this one, if
   // any): what the `ops` operations cost.
   ExitCounts exits;
   uint64_t exits_total = 0;
   TrapTally traps;  // by kind and by site, and the debug-register loads
   StatsSnapshot kvm_stats;
+  // The times, when `time` is kMeasured; else 0 (see MeasuredWallNs()).
   uint64_t wall_ns = 0;
   uint64_t tsc_cycles = 0;
-  // The overhead that was subtracted (empty when the guest did not calibrate).
+  PhaseTime time = PhaseTime::kMeasured;
+  // Whether wall_ns and tsc_cycles tell the same time at the guest's TSC rate;
+  // nullopt when not checked (the rate is unknown, or the time is not measured).
+  std::optional<bool> clocks_agree;
+  // One sentence per problem with the times (not measured, clocks disagree), with
+  // the figures behind it: what the run's warnings and the reports say.
+  std::vector<std::string> time_warnings;
+  // The overhead that was subtracted (empty when the guest did not calibrate):
+  // the first calibration's counts, each clock's fastest calibration time.
   std::optional<PhaseDeltas> marker_overhead;
+  std::optional<CalibrationNoise> calibration_noise;  // with marker_overhead
+
+  bool time_measured() const { return time == PhaseTime::kMeasured; }
+  std::optional<uint64_t> MeasuredWallNs() const {
+    return time_measured() ? std::optional<uint64_t>(wall_ns) : std::nullopt;
+  }
+  std::optional<uint64_t> MeasuredTscCycles() const {
+    return time_measured() ? std::optional<uint64_t>(tsc_cycles) : std::nullopt;
+  }
 };
 
 class PhaseTracker {
  public:
+  // `guest_tsc_khz`: the rate of the guest's TSC when it runs in real time (KVM),
+  // against which each phase's two clocks are checked; 0 when unknown or when the
+  // guest's counter is not a clock (an interpreter's modelled cycles): no check.
+  explicit PhaseTracker(uint64_t guest_tsc_khz = 0) : guest_tsc_khz_(guest_tsc_khz) {}
+
   // Opens a phase. Fails (and changes nothing) if one is already open. A
-  // calibration phase is not reported: its deltas become the marker overhead that
-  // the following phases are net of.
+  // calibration phase is not reported: its deltas, with those of the calibration
+  // phases right before it, become the marker overhead that the following phases
+  // are net of.
   absl::Status Begin(std::string name, uint64_t ops, const PhaseSample& at_begin,
                      bool calibration = false);
 
@@ -72,13 +121,22 @@ class PhaseTracker {
     PhaseSample begin;
     bool calibration;
   };
+  // Subtracts the calibration from `raw` into `result`, and judges the times.
+  void NetOfCalibration(const PhaseDeltas& raw, PhaseResult& result) const;
+  void CheckClocks(PhaseResult& result) const;
+
+  uint64_t guest_tsc_khz_;
   std::optional<OpenPhase> open_;
-  std::optional<PhaseDeltas> overhead_;
+  // The calibration samples of the latest run of calibration phases; a measured
+  // phase between two calibrations starts a new run.
+  std::vector<PhaseDeltas> calibrations_;
+  bool last_was_calibration_ = false;
   std::vector<PhaseResult> results_;
 };
 
-// a - b per counter, never below zero (a net value cannot go negative: noise in a
-// calibration makes it 0, not a wrapped huge number).
+// a - b per counter, never below zero (a net count cannot go negative: a wrapped
+// huge number would be worse than 0). Times net of a calibration are judged too:
+// see PhaseTime.
 uint64_t SaturatingSubtract(uint64_t a, uint64_t b);
 
 // after - before for every statistic present in both, zeros kept (counters only go up; a value

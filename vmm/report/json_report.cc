@@ -61,14 +61,21 @@ json TrapsToJson(const TrapSummary& trap, const TrapLedger& ledger) {
           {"by_site", by_site}};
 }
 
+json Optional(const std::optional<uint64_t>& value) { return value ? json(*value) : json(nullptr); }
+
 json PhaseToJson(const PhaseResult& phase, const HostSummary& host) {
   json by_reason = CountsToJson(phase.exits);
+  // A time the marker calibration swallowed is no figure: null, and the run's
+  // warnings say why.
+  auto time_per_op = [&](const std::optional<uint64_t>& total) {
+    return total ? json(PerOp(*total, phase.ops)) : json(nullptr);
+  };
   json per_op = {
       {"exits", PerOp(phase.exits_total, phase.ops)},
       {"traps", PerOp(phase.traps.total(), phase.ops)},
       {"dr_loads", PerOp(phase.traps.dr_loads, phase.ops)},
-      {"tsc_cycles", PerOp(phase.tsc_cycles, phase.ops)},
-      {"ns", PerOp(phase.wall_ns, phase.ops)},
+      {"tsc_cycles", time_per_op(phase.MeasuredTscCycles())},
+      {"ns", time_per_op(phase.MeasuredWallNs())},
   };
   // insn_emulation counts guest CPL0 instructions exactly only where CPL0 is emulated.
   auto insns = phase.kvm_stats.find("insn_emulation");
@@ -82,6 +89,11 @@ json PhaseToJson(const PhaseResult& phase, const HostSummary& host) {
                 {"kvm_stats", KvmStatsToJson(phase.marker_overhead->kvm_stats)},
                 {"wall_ns", phase.marker_overhead->wall_ns},
                 {"tsc_cycles", phase.marker_overhead->tsc_cycles}};
+    if (phase.calibration_noise) {
+      overhead["samples"] = phase.calibration_noise->samples;
+      overhead["wall_ns_noise"] = phase.calibration_noise->wall_ns;
+      overhead["tsc_cycles_noise"] = phase.calibration_noise->tsc_cycles;
+    }
   }
   return {{"name", phase.name},
           {"ops", phase.ops},
@@ -92,8 +104,10 @@ json PhaseToJson(const PhaseResult& phase, const HostSummary& host) {
             {"by_site", CountsToJson(phase.traps.by_site)},
             {"dr_loads", phase.traps.dr_loads}}},
           {"kvm_stats", KvmStatsToJson(phase.kvm_stats)},
-          {"wall_ns", phase.wall_ns},
-          {"tsc_cycles", phase.tsc_cycles},
+          {"wall_ns", Optional(phase.MeasuredWallNs())},
+          {"tsc_cycles", Optional(phase.MeasuredTscCycles())},
+          {"time_status", PhaseTimeName(phase.time)},
+          {"clocks_agree", phase.clocks_agree ? json(*phase.clocks_agree) : json(nullptr)},
           {"per_op", per_op},
           {"marker_overhead", overhead}};
 }

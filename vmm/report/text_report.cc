@@ -78,12 +78,24 @@ void AppendPhase(std::string& out, const PhaseResult& phase, const HostSummary& 
   if (host.cpl0_emulated && insns != phase.kvm_stats.end()) row("kernel_insns", insns->second);
   if (phase.kvm_stats.count("modelled_cycles") != 0) {  // the MIPS interpreter's counters
     for (const char* name : {"instructions", "exceptions", "icache_lines_flushed", "ipis_sent",
-                             "modelled_cycles"}) {
+                             "modelled_cycles", "vdso_fetches", "vdso_writes"}) {
       if (auto it = phase.kvm_stats.find(name); it != phase.kvm_stats.end()) row(name, it->second);
     }
   }
-  row("tsc_cycles", phase.tsc_cycles);
-  row("ns", phase.wall_ns);
+  if (phase.time_measured()) {
+    row("tsc_cycles", phase.tsc_cycles);
+    row("ns", phase.wall_ns);
+  } else {
+    // As the JSON's null: no figure, and the warnings below give the numbers.
+    for (const char* name : {"tsc_cycles", "ns"}) {
+      absl::StrAppendFormat(&out, "  %-28s %s\n", name,
+                            "not measured: below the marker calibration's noise");
+    }
+  }
+  if (phase.clocks_agree == false) {
+    absl::StrAppendFormat(&out, "  %-28s %s\n", "clocks",
+                          "ns and tsc_cycles disagree beyond the TSC rate (see the warning)");
+  }
 }
 
 }  // namespace

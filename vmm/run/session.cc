@@ -33,7 +33,10 @@ std::string_view OutcomeName(Outcome outcome) {
 }
 
 Session::Session(Backend& backend, Bus& bus, SessionOptions options)
-    : backend_(backend), bus_(bus), options_(std::move(options)) {}
+    : backend_(backend),
+      bus_(bus),
+      options_(std::move(options)),
+      phases_(options_.guest_tsc_khz) {}
 
 uint64_t Session::SinceStart() const { return MonotonicNs() - start_ns_; }
 
@@ -325,8 +328,12 @@ void Session::OnPhaseBegin(std::string name, uint64_t ops, uint64_t guest_tsc, b
 }
 
 void Session::OnPhaseEnd(uint64_t guest_tsc) {
+  const size_t phases_before = phases_.results().size();
   absl::Status s = phases_.End(Sample(guest_tsc));
   if (!s.ok()) AddWarning(std::string(s.message()));
+  if (phases_.results().size() > phases_before) {
+    for (const std::string& warning : phases_.results().back().time_warnings) AddWarning(warning);
+  }
   pending_markers_.push_back(PhaseMarker{false, "", 0, false, std::nullopt});
 }
 

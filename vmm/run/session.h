@@ -58,6 +58,10 @@ struct SessionOptions {
   // See every exit first, in this order (trap mechanism, tracer, debugger: see
   // exit_interceptor.h); null entries are skipped. Each must outlive the run.
   std::vector<ExitInterceptor*> interceptors;
+  // The guest TSC's rate where it runs in real time (KVM_GET_TSC_KHZ): each phase's
+  // ns and tsc_cycles are checked against each other at it. 0: unknown, or the
+  // guest's counter is not a clock (an interpreter's modelled cycles): no check.
+  uint64_t guest_tsc_khz = 0;
 };
 
 struct RunResult {

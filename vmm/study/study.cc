@@ -42,6 +42,9 @@ const std::vector<StudyDef>& AllStudies() {
 
 constexpr double kSignificance = 0.05;
 
+// In a per-run listing, a run whose time the marker calibration swallowed.
+constexpr std::string_view kTimeNotMeasured = "time not measured (below the marker calibration's noise)";
+
 // ---- Formatting helpers --------------------------------------------------------
 
 std::string Num(double v) {
@@ -109,7 +112,9 @@ void AddTime(Ctx& ctx, std::string_view phase, std::string_view trap, TimeStat s
              std::string label, SeedClaim seed) {
   const Cell* a = ctx.Get(phase, 0, trap);
   const Cell* b = ctx.Get(phase, 1, trap);
-  if (!a || !b) return;
+  // No measured time on one side (the calibration swallowed every run's): no
+  // figure; the study's warnings say so.
+  if (!a || !b || a->ns.n == 0 || b->ns.n == 0) return;
   Comparison c;
   c.metric = stat == TimeStat::kMin    ? "ns_per_op_min"
              : stat == TimeStat::kMean ? "ns_per_op_mean"
@@ -324,7 +329,9 @@ void Dr7(Ctx& ctx) {
         continue;
       }
       for (const bench::PhaseSample* p : PhaseSamples(*cell)) {
-        absl::StrAppendFormat(&out, "  %.3f ms real / %s kernel insns\n", double(p->wall_ns) / 1e6,
+        absl::StrAppendFormat(&out, "  %s / %s kernel insns\n",
+                              p->wall_ns ? absl::StrFormat("%.3f ms real", double(*p->wall_ns) / 1e6)
+                                         : std::string(kTimeNotMeasured),
                               p->kernel_insns ? absl::StrFormat("%d", *p->kernel_insns) : "-");
       }
     }
@@ -394,7 +401,7 @@ void Pda(Ctx& ctx) {
                           "\npipe_rw: %d iterations of write(fd[1], &c, 1); read(fd[0], &c, 1) per "
                           "run, %s:\n",
                           ctx.bench.matrix.ops, TrapNote(trap));
-    if (!a || !b) {
+    if (!a || !b || a->ns.n == 0 || b->ns.n == 0) {
       out += "  (not measured for both builds)\n";
       continue;
     }
@@ -480,10 +487,13 @@ void Cerr(Ctx& ctx) {
       if (!inst || !hndl) continue;
       const std::vector<const bench::PhaseSample*> i = PhaseSamples(*inst), h = PhaseSamples(*hndl);
       for (size_t r = 0; r < std::min(i.size(), h.size()); ++r) {
-        absl::StrAppendFormat(&out, "%-26s %-12s %7.1f %7.1f\n",
-                              ctx.bench.matrix.variants[which].name, "sigvisor",
-                              double(i[r]->wall_ns) / double(i[r]->ops) / 1e3,
-                              double(h[r]->wall_ns) / double(h[r]->ops) / 1e3);
+        // A time the marker calibration swallowed: "-", as lmbench leaves a blank.
+        auto us = [](const bench::PhaseSample& p) {
+          return p.wall_ns ? absl::StrFormat("%7.1f", double(*p.wall_ns) / double(p.ops) / 1e3)
+                           : absl::StrFormat("%7s", "-");
+        };
+        absl::StrAppendFormat(&out, "%-26s %-12s %s %s\n", ctx.bench.matrix.variants[which].name,
+                              "sigvisor", us(*i[r]), us(*h[r]));
       }
     }
   }
@@ -599,14 +609,17 @@ void Dequeue(Ctx& ctx) {
     const Cell* a = ctx.Get(phase, 0, trap);
     const Cell* b = ctx.Get(phase, 1, trap);
     absl::StrAppendFormat(&out, "\n(%s)\n", TrapNote(trap));
-    if (!a || !b) {
+    if (!a || !b || a->ns.n == 0 || b->ns.n == 0) {
       out += "  (not measured for both builds)\n";
       continue;
     }
-    // Whole-run times in milliseconds, as the seed gives whole-run CPU seconds.
+    // Whole-run times in milliseconds, as the seed gives whole-run CPU seconds; runs
+    // whose time is not measured are left out.
     auto run_ms = [](const Cell& c) {
       std::vector<double> ms;
-      for (const bench::PhaseSample* p : PhaseSamples(c)) ms.push_back(double(p->wall_ns) / 1e6);
+      for (const bench::PhaseSample* p : PhaseSamples(c)) {
+        if (p->wall_ns) ms.push_back(double(*p->wall_ns) / 1e6);
+      }
       return bench::Summarize(ms);
     };
     const bench::Summary sa = run_ms(*a), sb = run_ms(*b);
@@ -799,6 +812,11 @@ StudyReport AnalyzeStudy(const StudyDef& study, bench::BenchResult result) {
                                   cell.phase, report.bench.matrix.variants[cell.variant].name,
                                   report.bench.matrix.traps[cell.trap], mismatch);
     }
+    for (const std::string& note : bench::TimeNotes(cell)) {
+      ctx.text += absl::StrFormat("WARNING: %s, %s, trap %s: %s\n", cell.phase,
+                                  report.bench.matrix.variants[cell.variant].name,
+                                  report.bench.matrix.traps[cell.trap], note);
+    }
   }
   for (const std::string& w : report.bench.warnings) ctx.text += "warning: " + w + "\n";
   if (!report.bench.complete()) ctx.text += bench::CompletenessLine(report.bench) + "\n";
@@ -920,23 +938,10 @@ std::string StudiesToSvg(const std::vector<StudyReport>& reports) {
       panel.axis = "us per op: median over runs, whiskers min - max; on the bar: time / old build's";
       for (const Cell* c : {&cell, other}) {
         if (c == nullptr) continue;
-        ChartBar bar;
-        bar.label = m.variants[c->variant].name;
-        if (c->samples.empty()) {
-          bar.annotation = "no completed run";
-        } else {
-          bar.value = c->ns.median / 1e3;
-          bar.low = c->ns.min / 1e3;
-          bar.high = c->ns.max / 1e3;
-          const double ratio =
-              cell.ns.n && cell.ns.median > 0 ? c->ns.median / cell.ns.median : NAN;
-          bar.on_bar = std::isnan(ratio) ? "" : absl::StrFormat("%.3fx", ratio);
-          bar.annotation = absl::StrFormat(
-              "%s per op%s", FormatNs(c->ns.median),
-              c->per_op.kernel_insns ? absl::StrFormat(", %s kernel insns", Num(*c->per_op.kernel_insns))
-                                     : "");
-        }
-        panel.bars.push_back(std::move(bar));
+        panel.bars.push_back(bench::TimeBar(
+            m.variants[c->variant].name, *c, &cell.ns,
+            c->per_op.kernel_insns ? absl::StrFormat(", %s kernel insns", Num(*c->per_op.kernel_insns))
+                                   : ""));
       }
       section.panels.push_back(std::move(panel));
     }

@@ -40,7 +40,7 @@ absl::StatusOr<bench::RunSample> FakeRun(const bench::Matrix& m, const bench::Ru
     }
     // Times: the new build 10% faster, with a little run-to-run spread.
     p.wall_ns = m.ops * (insns * 1000 * (is_new ? 90 : 100) / 100 + 500 * (spec.repetition % 3));
-    p.tsc_cycles = 2 * p.wall_ns;
+    p.tsc_cycles = 2 * *p.wall_ns;
     sample.phases.push_back(p);
   }
   return sample;
@@ -182,6 +182,55 @@ TEST(StudyTest, AnIncompleteStudyStillReportsWhatRan) {
   EXPECT_FALSE(r.complete());
   EXPECT_NE(r.text.find("INCOMPLETE: 6 of 16 runs measured"), std::string::npos) << r.text;
   EXPECT_NE(Find(r, "kernel_insns_per_op", "pipe_rw", "off"), nullptr);
+}
+
+TEST(StudyTest, TimesTheCalibrationSwallowedAreCountedNotCompared) {
+  const StudyDef& def = *FindStudy("dr7");
+  const bench::Matrix m = *StudyMatrix(def, 10, 5, {}, 32);
+  bench::RunnerOptions options;
+  options.host = {"pvm", true};
+  // Every run of the new build without traps, and one of the old build with them,
+  // have no time.
+  StudyReport r = AnalyzeStudy(
+      def, bench::RunMatrix(
+               m,
+               [&](const bench::RunSpec& s) -> absl::StatusOr<bench::RunSample> {
+                 absl::StatusOr<bench::RunSample> run = FakeRun(m, s);
+                 const bool trapped = m.traps[s.trap] == "patch";
+                 if ((s.variant == 1 && !trapped) || (s.variant == 0 && trapped && s.repetition == 3)) {
+                   for (bench::PhaseSample& p : run->phases) {
+                     p.wall_ns.reset();
+                     p.tsc_cycles.reset();
+                   }
+                 }
+                 return run;
+               },
+               options));
+  EXPECT_EQ(Find(r, "ns_per_op_median", "divzero", "off"), nullptr);
+  EXPECT_NE(Find(r, "kernel_insns_per_op", "divzero", "off"), nullptr);  // counts still count
+  const Comparison* patched = Find(r, "ns_per_op_median", "divzero", "patch");
+  ASSERT_NE(patched, nullptr);
+  EXPECT_TRUE(patched->p_value.has_value());
+  EXPECT_NE(r.text.find("WARNING: divzero, dr7=lazy, trap off: time not measured in 5 of 5 runs "
+                        "(below the marker calibration's noise)"),
+            std::string::npos)
+      << r.text;
+  EXPECT_NE(r.text.find("WARNING: divzero, baseline, trap patch: time not measured in 1 of 5 runs"),
+            std::string::npos)
+      << r.text;
+  EXPECT_NE(r.text.find("  time not measured (below the marker calibration's noise) / 8330 kernel "
+                        "insns"),
+            std::string::npos)
+      << r.text;
+  testing::XmlCheck svg = testing::CheckXml(StudiesToSvg({r}));
+  ASSERT_TRUE(svg.ok) << svg.error;
+  EXPECT_EQ(svg.text.find("0.000x"), std::string::npos) << svg.text;
+  EXPECT_NE(svg.text.find("time not measured in 5 of 5 runs"), std::string::npos) << svg.text;
+  std::ifstream file("docs/schema/sigvisor.study-1.schema.json");
+  ASSERT_TRUE(file.good());
+  const std::vector<std::string> errors = testing::ValidateJson(
+      nlohmann::json::parse(StudiesToJson({r}).dump()), nlohmann::json::parse(file));
+  EXPECT_TRUE(errors.empty()) << errors.front();
 }
 
 TEST(ComparisonTest, Verdicts) {

@@ -33,7 +33,7 @@ std::vector<Segment> Segments(const Trace& trace, size_t begin, size_t end) {
 uint64_t Count(const Trace& trace, size_t begin, size_t end, uint64_t* distinct = nullptr) {
   uint64_t n = 0;
   for (size_t i = begin; i < end; ++i) {
-    n += HostCount(trace.entries[i]);
+    n = AddCounts(n, HostCount(trace.entries[i]));
     if (distinct != nullptr && trace.entries[i].kind == Entry::Kind::kInsn &&
         trace.entries[i].cpl == 0) {
       ++*distinct;
@@ -95,8 +95,12 @@ uint64_t HostCount(const Entry& e) {
   return e.cpl == 0 ? e.passes : 0;
 }
 
+uint64_t AddCounts(uint64_t a, uint64_t b) { return b > UINT64_MAX - a ? UINT64_MAX : a + b; }
+
 std::vector<std::string> ClassifyStages(const Trace& trace, size_t begin, size_t end,
                                         std::vector<StageRow>* rows) {
+  end = std::min(end, trace.entries.size());
+  begin = std::min(begin, end);
   std::vector<std::string> labels(end - begin);
   std::vector<std::string> order;
   std::map<std::string, StageRow> by_stage;
@@ -108,8 +112,11 @@ std::vector<std::string> ClassifyStages(const Trace& trace, size_t begin, size_t
       it->second.stage = stage;
       it->second.opaque = opaque;
     }
-    it->second.kernel_insns += n;
-    if (!function.empty() && n > 0) functions[stage][function] += n;
+    it->second.kernel_insns = AddCounts(it->second.kernel_insns, n);
+    if (!function.empty() && n > 0) {
+      uint64_t& by_function = functions[stage][function];
+      by_function = AddCounts(by_function, n);
+    }
   };
 
   bool previous_delivered = false;
@@ -127,8 +134,7 @@ std::vector<std::string> ClassifyStages(const Trace& trace, size_t begin, size_t
                                   ", left by ", last.exit_via);
       }
       for (size_t i = seg.begin; i < seg.end; ++i) labels[i - begin] = stage;
-      carry = 0;
-      for (size_t i = seg.begin; i < seg.end; ++i) carry += HostCount(trace.entries[i]);
+      carry = Count(trace, seg.begin, seg.end);
       carry_what = last.kind == Entry::Kind::kOpaque ? last.exit_via : "";
       continue;
     }
@@ -257,22 +263,39 @@ Analysis Analyze(const Trace& trace) {
     }
   }
   a.last_pair_begin = pairs.empty() ? n : pairs.back().first;
-  a.marker_kernel_insns = Count(trace, 0, a.first_span_end) + Count(trace, a.last_pair_begin, n);
+  a.marker_kernel_insns =
+      AddCounts(Count(trace, 0, a.first_span_end), Count(trace, a.last_pair_begin, n));
 
+  // The ops' pairs: all but the END marker's. A trace that lost the ops' kernel path
+  // (a hardware host's divzero, once, lost the signal delivery) can leave none, and
+  // then there is nothing to cut, whatever the op count.
+  const uint64_t op_pairs = pairs.empty() ? 0 : pairs.size() - 1;
+  const std::string ops_wanted = absl::StrCat(trace.ops, trace.ops == 1 ? " op" : " ops");
   if (!trace.complete) {
     a.ops_note = "the trace did not reach the phase's END";
   } else if (trace.ops == 0) {
     a.ops_note = "the phase has no ops";
-  } else if (pairs.empty() || (pairs.size() - 1) % trace.ops != 0) {
-    a.ops_note = absl::StrCat(pairs.size() == 0 ? 0 : pairs.size() - 1,
-                              " stretches of user code and kernel do not split evenly into ",
-                              trace.ops, " ops");
+  } else if (n == 0) {
+    a.ops_note = "the trace holds no instructions";
+  } else if (pairs.empty()) {
+    a.ops_note = absl::StrCat("the trace never leaves the kernel: no user code to cut into ",
+                              ops_wanted);
+  } else if (op_pairs == 0) {
+    a.ops_note = absl::StrCat(
+        "the trace's only stretch of user code and kernel is the END marker's: none is left "
+        "for the phase's ",
+        ops_wanted);
+  } else if (op_pairs % trace.ops != 0) {  // also when fewer than the ops
+    a.ops_note = absl::StrCat(op_pairs, op_pairs == 1 ? " stretch" : " stretches",
+                              " of user code and kernel do not split evenly into ", ops_wanted);
   } else {
-    const size_t per_op = (pairs.size() - 1) / trace.ops;
-    for (uint64_t op = 0; op < trace.ops; ++op) {
+    // op_pairs is a non-zero multiple of ops: each op has per_op >= 1 pairs, and op
+    // k's are pairs [k * per_op, (k + 1) * per_op), all below op_pairs.
+    const uint64_t per_op = op_pairs / trace.ops;
+    for (uint64_t first = 0; first < op_pairs; first += per_op) {
       OpSlice slice;
-      slice.begin = pairs[op * per_op].first;
-      slice.end = pairs[(op + 1) * per_op - 1].second;
+      slice.begin = pairs[first].first;
+      slice.end = pairs[first + per_op - 1].second;
       slice.kernel_insns = Count(trace, slice.begin, slice.end, &slice.distinct);
       a.ops.push_back(slice);
     }
@@ -298,9 +321,10 @@ Analysis Analyze(const Trace& trace) {
         it->second.function = f;
         first_seen.push_back(f);
       }
-      if (seen.insert(f).second) it->second.inclusive += count;
+      if (seen.insert(f).second) it->second.inclusive = AddCounts(it->second.inclusive, count);
     }
-    rows[frames.back()].self += count;
+    FunctionRow& innermost = rows[frames.back()];
+    innermost.self = AddCounts(innermost.self, count);
   }
   for (const std::string& f : first_seen) a.profile.push_back(rows[f]);
   std::stable_sort(a.profile.begin(), a.profile.end(),
@@ -318,7 +342,7 @@ Analysis Analyze(const Trace& trace) {
     uint64_t sum = 0;
     bool each = true;
     for (const OpSlice& s : a.ops) {
-      sum += s.kernel_insns;
+      sum = AddCounts(sum, s.kernel_insns);
       if (a.ledger_per_op && s.kernel_insns != *a.ledger_per_op) each = false;
     }
     bool ok = sum == *trace.ledger_kernel_insns && each;

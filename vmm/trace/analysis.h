@@ -16,6 +16,12 @@
 // kernel span; the (user, kernel) pairs split evenly into the phase's ops (divzero:
 // the user code up to the #DE and its delivery, then the handler and its
 // sigreturn) and the last pair is the END marker's.
+//
+// Any step stream. The tracer can lose code (a host that does not step a path, a
+// trace cut short), so nothing here assumes the shape above: every Trace, of any
+// entries and any ops, gives a well-formed Analysis. When the ops cannot be told
+// apart, `ops` stays empty and `ops_note` says why. Counts saturate at UINT64_MAX
+// rather than wrap (an opaque span's host_emulated is the host's word, not ours).
 #ifndef SIGVISOR_VMM_TRACE_ANALYSIS_H_
 #define SIGVISOR_VMM_TRACE_ANALYSIS_H_
 
@@ -34,6 +40,9 @@ std::vector<std::string> Frames(const Entry& entry);
 
 // Kernel instructions of an entry as KVM counts them (see above).
 uint64_t HostCount(const Entry& entry);
+
+// a + b, or UINT64_MAX where that would wrap: how every count here adds up.
+uint64_t AddCounts(uint64_t a, uint64_t b);
 
 struct FunctionRow {
   std::string function;
@@ -61,8 +70,11 @@ struct Analysis {
   uint64_t marker_kernel_insns = 0; // the first kernel span and the last pair
   size_t first_span_end = 0;        // entry index where the ops begin
   size_t last_pair_begin = 0;       // entry index where the END marker's part begins
-  std::vector<OpSlice> ops;         // empty when the pairs do not split evenly
-  std::string ops_note;             // why not, or "" when they do
+  // Each op's entries, in order, within [first_span_end, last_pair_begin]; empty
+  // when the trace cannot be cut into the phase's ops, and then ops_note says why
+  // ("" when it could).
+  std::vector<OpSlice> ops;
+  std::string ops_note;
   bool ops_uniform = false;         // every op has the same count
   std::vector<FunctionRow> profile; // of the first op (or the whole phase without ops)
   std::vector<StageRow> stages;     // of the first op
@@ -80,7 +92,8 @@ Analysis Analyze(const Trace& trace);
 // signal generation, dequeue (get_signal), the DR7 write (set_debugreg7), frame
 // setup (handle_signal: setup_rt_frame with the sigcontext and siginfo copies,
 // signal_delivered), the return to the handler, the handler itself (CPL3), and
-// sigreturn's entry, sys_rt_sigreturn and exit.
+// sigreturn's entry, sys_rt_sigreturn and exit. The range is clipped to the trace
+// (an empty one when begin >= end); the labels are one per entry of the clipped range.
 std::vector<std::string> ClassifyStages(const Trace& trace, size_t begin, size_t end,
                                         std::vector<StageRow>* rows);
 

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <map>
-#include <regex>
+#include <optional>
+#include <string_view>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -52,13 +54,85 @@ std::string InsnLine(const Entry& e) {
   return line + "\n";
 }
 
-// Which op (0-based) each entry belongs to; -1 for the markers' part.
-std::vector<int> OpOf(const Trace& trace, const Analysis& a) {
-  std::vector<int> op(trace.entries.size(), -1);
+// An op's entry range [first, second), clipped to the trace: the formatters take the
+// analysis and the trace separately, and must not index past the entries whatever
+// they are handed.
+std::pair<size_t, size_t> EntriesOf(const Trace& trace, const OpSlice& op) {
+  const size_t end = std::min(op.end, trace.entries.size());
+  return {std::min(op.begin, end), end};
+}
+
+// Which op (0-based) each entry belongs to; nullopt for the markers' part.
+std::vector<std::optional<size_t>> OpOf(const Trace& trace, const Analysis& a) {
+  std::vector<std::optional<size_t>> op(trace.entries.size());
   for (size_t k = 0; k < a.ops.size(); ++k) {
-    for (size_t i = a.ops[k].begin; i < a.ops[k].end; ++i) op[i] = static_cast<int>(k);
+    const auto [begin, end] = EntriesOf(trace, a.ops[k]);
+    for (size_t i = begin; i < end; ++i) op[i] = k;
   }
   return op;
+}
+
+// `to - from` with its sign ("+3", "-2", "+0"): exact for any two counts, where a
+// difference of int64_t casts could overflow.
+std::string Delta(uint64_t from, uint64_t to) {
+  return to >= from ? absl::StrCat("+", to - from) : absl::StrCat("-", from - to);
+}
+
+// The length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no overlong forms,
+// no surrogates, nothing past U+10FFFF), or 0 when there is none.
+size_t Utf8SequenceLength(std::string_view s, size_t i) {
+  auto byte = [&](size_t k) { return static_cast<uint8_t>(s[k]); };
+  const uint8_t lead = byte(i);
+  if (lead < 0x80) return 1;
+  size_t length = 0;
+  uint8_t second_min = 0x80, second_max = 0xbf;
+  if (lead >= 0xc2 && lead <= 0xdf) {
+    length = 2;
+  } else if (lead >= 0xe0 && lead <= 0xef) {
+    length = 3;
+    if (lead == 0xe0) second_min = 0xa0;  // overlong below it
+    if (lead == 0xed) second_max = 0x9f;  // surrogates above it
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    length = 4;
+    if (lead == 0xf0) second_min = 0x90;  // overlong below it
+    if (lead == 0xf4) second_max = 0x8f;  // past U+10FFFF above it
+  } else {
+    return 0;
+  }
+  if (s.size() - i < length) return 0;
+  if (byte(i + 1) < second_min || byte(i + 1) > second_max) return 0;
+  for (size_t k = 2; k < length; ++k) {
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xbf) return 0;
+  }
+  return length;
+}
+
+// Makes every string in `j` UTF-8, each byte outside a well-formed sequence replaced
+// by U+FFFD: nlohmann's
+// dump() throws on anything else, and a trace's names and text come from the guest
+// image's symbol table and the disassembler, whatever bytes those hold.
+void ReplaceNonUtf8(Json& j) {
+  if (j.is_structured()) {
+    for (Json& element : j) ReplaceNonUtf8(element);
+    return;
+  }
+  if (!j.is_string()) return;
+  const std::string& s = j.get_ref<const std::string&>();
+  std::string fixed;
+  size_t copied = 0;  // s[0, copied) is in `fixed` or needs no fixing
+  for (size_t i = 0; i < s.size();) {
+    const size_t length = Utf8SequenceLength(s, i);
+    if (length > 0) {
+      i += length;
+      continue;
+    }
+    fixed.append(s, copied, i - copied);
+    fixed += "\xef\xbf\xbd";  // U+FFFD REPLACEMENT CHARACTER
+    copied = ++i;
+  }
+  if (copied == 0) return;  // all of it was UTF-8
+  fixed.append(s, copied, std::string::npos);
+  j = std::move(fixed);
 }
 
 std::string CountLine(const Analysis& a, uint64_t value, std::optional<uint64_t> ledger) {
@@ -66,16 +140,37 @@ std::string CountLine(const Analysis& a, uint64_t value, std::optional<uint64_t>
   return absl::StrFormat("%d (ledger %d%s)", value, *ledger, value == *ledger ? "" : ": differs");
 }
 
-// Normalises an instruction for alignment: its function path and its text with
-// addresses (hex literals past the first page) replaced.
-std::string AlignKey(const Entry& e) {
-  if (e.kind == Entry::Kind::kOpaque) return "(opaque) " + e.exit_via;
-  static const std::regex kAddress("0x[0-9a-f]{4,}");
-  const std::vector<std::string> frames = Frames(e);
-  return frames.back() + " " + std::regex_replace(e.text, kAddress, "ADDR");
+// `text` with each address (a hex literal of 4 digits or more: past the first page)
+// replaced by ADDR. A scan, not std::regex, whose matcher recurses once per character
+// and overflows the stack on a long enough operand.
+std::string WithoutAddresses(std::string_view text) {
+  auto is_hex_digit = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); };
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    if (text.substr(i).starts_with("0x")) {
+      size_t digits_end = i + 2;
+      while (digits_end < text.size() && is_hex_digit(text[digits_end])) ++digits_end;
+      if (digits_end - (i + 2) >= 4) {
+        out += "ADDR";
+        i = digits_end;
+        continue;
+      }
+    }
+    out += text[i++];
+  }
+  return out;
 }
 
-Json EntryJson(const Entry& e, int op, const std::string& stage) {
+// Normalises an instruction for alignment: its function path and its text with
+// addresses replaced.
+std::string AlignKey(const Entry& e) {
+  if (e.kind == Entry::Kind::kOpaque) return "(opaque) " + e.exit_via;
+  const std::vector<std::string> frames = Frames(e);
+  return frames.back() + " " + WithoutAddresses(e.text);
+}
+
+Json EntryJson(const Entry& e, std::optional<size_t> op, const std::string& stage) {
   Json j;
   if (e.kind == Entry::Kind::kOpaque) {
     j["kind"] = "opaque";
@@ -104,7 +199,7 @@ Json EntryJson(const Entry& e, int op, const std::string& stage) {
     j["debug_control_write"] = e.debug_control_write;
   }
   j["kernel_insns"] = HostCount(e);
-  j["op"] = op >= 0 ? Json(op) : Json(nullptr);
+  j["op"] = op ? Json(*op) : Json(nullptr);
   j["stage"] = stage.empty() ? Json(nullptr) : Json(stage);
   j["notes"] = e.notes;
   return j;
@@ -114,15 +209,17 @@ Json EntryJson(const Entry& e, int op, const std::string& stage) {
 
 std::string FormatListing(const Trace& trace, const Analysis& a) {
   std::string out;
-  const std::vector<int> op = OpOf(trace, a);
-  int current_op = -2;
+  const std::vector<std::optional<size_t>> op = OpOf(trace, a);
+  std::optional<size_t> current_op;
   std::string current_path;
   for (size_t i = 0; i < trace.entries.size(); ++i) {
     const Entry& e = trace.entries[i];
-    if (op[i] != current_op) {
-      if (op[i] >= 0) {
-        absl::StrAppendFormat(&out, "== op %d: %d kernel instructions ==\n", op[i] + 1,
-                              a.ops[op[i]].kernel_insns);
+    if (i == 0 || op[i] != current_op) {
+      if (op[i]) {
+        absl::StrAppendFormat(&out, "== op %d: %d kernel instructions ==\n", *op[i] + 1,
+                              a.ops[*op[i]].kernel_insns);
+      } else if (a.ops.empty()) {
+        absl::StrAppendFormat(&out, "== the phase, not cut into ops (%s) ==\n", a.ops_note);
       } else if (i == 0) {
         out += "== the BEGIN marker's system call returning (marker overhead) ==\n";
       } else {
@@ -194,7 +291,7 @@ std::string FormatSummary(const TraceSource& source, const Trace& trace, const A
     absl::StrAppendFormat(&out, "\nstages of op 1 (kernel instructions)\n");
     uint64_t total = 0;
     for (const StageRow& row : a.stages) {
-      total += row.kernel_insns;
+      total = AddCounts(total, row.kernel_insns);
       absl::StrAppendFormat(&out, "  %-26s %7s  %s\n", row.stage,
                             row.opaque && row.kernel_insns == 0 ? "-"
                                                                 : absl::StrCat(row.kernel_insns),
@@ -248,15 +345,17 @@ Json TraceToJson(const TraceSource& source, const Trace& trace, const Analysis& 
   doc["stages"] = stages;
   std::vector<std::string> stage_of(trace.entries.size());
   for (const OpSlice& s : a.ops) {
-    std::vector<std::string> labels = ClassifyStages(trace, s.begin, s.end, nullptr);
-    for (size_t i = s.begin; i < s.end; ++i) stage_of[i] = labels[i - s.begin];
+    const auto [begin, end] = EntriesOf(trace, s);
+    std::vector<std::string> labels = ClassifyStages(trace, begin, end, nullptr);
+    for (size_t i = begin; i < end; ++i) stage_of[i] = labels[i - begin];
   }
-  const std::vector<int> op = OpOf(trace, a);
+  const std::vector<std::optional<size_t>> op = OpOf(trace, a);
   Json entries = Json::array();
   for (size_t i = 0; i < trace.entries.size(); ++i) {
     entries.push_back(EntryJson(trace.entries[i], op[i], stage_of[i]));
   }
   doc["entries"] = entries;
+  ReplaceNonUtf8(doc);
   return doc;
 }
 
@@ -279,34 +378,32 @@ TraceDiff DiffTraces(const TraceSource& source_a, const Trace& a, const Analysis
     out = "the two traces cannot be compared op by op: " +
           (analysis_a.ops.empty() ? analysis_a.ops_note : analysis_b.ops_note) + "\n";
     j["note"] = out;
+    ReplaceNonUtf8(j);
     return diff;
   }
   const OpSlice& op_a = analysis_a.ops[0];
   const OpSlice& op_b = analysis_b.ops[0];
   absl::StrAppendFormat(&out, "op 1 of phase %s: %s (left) vs %s (right)\n", a.phase, name_a,
                         name_b);
-  absl::StrAppendFormat(&out, "  kernel instructions: %d vs %d (%+d)\n", op_a.kernel_insns,
-                        op_b.kernel_insns,
-                        static_cast<int64_t>(op_b.kernel_insns) -
-                            static_cast<int64_t>(op_a.kernel_insns));
+  absl::StrAppendFormat(&out, "  kernel instructions: %d vs %d (%s)\n", op_a.kernel_insns,
+                        op_b.kernel_insns, Delta(op_a.kernel_insns, op_b.kernel_insns));
 
   // Stages side by side.
   std::vector<std::string> stage_order;
   std::map<std::string, std::pair<uint64_t, uint64_t>> stages;
   for (const StageRow& row : analysis_a.stages) {
     if (!stages.count(row.stage)) stage_order.push_back(row.stage);
-    stages[row.stage].first += row.kernel_insns;
+    stages[row.stage].first = AddCounts(stages[row.stage].first, row.kernel_insns);
   }
   for (const StageRow& row : analysis_b.stages) {
     if (!stages.count(row.stage)) stage_order.push_back(row.stage);
-    stages[row.stage].second += row.kernel_insns;
+    stages[row.stage].second = AddCounts(stages[row.stage].second, row.kernel_insns);
   }
   absl::StrAppendFormat(&out, "\n  %-26s %7s %7s %7s\n", "stage", "left", "right", "delta");
   Json stage_json = Json::array();
   for (const std::string& s : stage_order) {
     auto [l, r] = stages[s];
-    absl::StrAppendFormat(&out, "  %-26s %7d %7d %+7d\n", s, l, r,
-                          static_cast<int64_t>(r) - static_cast<int64_t>(l));
+    absl::StrAppendFormat(&out, "  %-26s %7d %7d %7s\n", s, l, r, Delta(l, r));
     stage_json.push_back({{"stage", s}, {"left", l}, {"right", r}});
   }
   j["stages"] = stage_json;
@@ -328,21 +425,23 @@ TraceDiff DiffTraces(const TraceSource& source_a, const Trace& a, const Analysis
   for (const std::string& f : fn_order) {
     auto [l, r] = fns[f];
     if (l == r) continue;
-    absl::StrAppendFormat(&out, "  %-30s %7d %7d %+7d\n", f, l, r,
-                          static_cast<int64_t>(r) - static_cast<int64_t>(l));
+    absl::StrAppendFormat(&out, "  %-30s %7d %7d %7s\n", f, l, r, Delta(l, r));
     fn_json.push_back({{"function", f}, {"left", l}, {"right", r}});
   }
   j["functions"] = fn_json;
 
   // Instructions, aligned by a longest common subsequence of their keys.
   std::vector<const Entry*> left, right;
-  for (size_t i = op_a.begin; i < op_a.end; ++i) left.push_back(&a.entries[i]);
-  for (size_t i = op_b.begin; i < op_b.end; ++i) right.push_back(&b.entries[i]);
+  const auto [begin_a, end_a] = EntriesOf(a, op_a);
+  const auto [begin_b, end_b] = EntriesOf(b, op_b);
+  for (size_t i = begin_a; i < end_a; ++i) left.push_back(&a.entries[i]);
+  for (size_t i = begin_b; i < end_b; ++i) right.push_back(&b.entries[i]);
   const size_t n = left.size(), m = right.size();
   constexpr size_t kMaxCells = 40'000'000;
-  if (n * m > kMaxCells) {
+  if (n > 0 && m > kMaxCells / n) {  // n * m > kMaxCells, without the product
     out += "\n  (the ops are too long to align instruction by instruction)\n";
     j["instructions"] = nullptr;
+    ReplaceNonUtf8(j);
     return diff;
   }
   std::vector<std::string> ka(n), kb(m);
@@ -409,6 +508,7 @@ TraceDiff DiffTraces(const TraceSource& source_a, const Trace& a, const Analysis
     absl::StrAppendFormat(&out, "  %c %-64s | %s\n", mark, cell(rows[i].l), cell(rows[i].r));
   }
   if (hidden > 0) absl::StrAppendFormat(&out, "    ... %d aligned instructions ...\n", hidden);
+  ReplaceNonUtf8(j);
   return diff;
 }
 

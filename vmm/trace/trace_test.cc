@@ -1,6 +1,7 @@
 // The trace's pieces without KVM: the DWARF inline reader on the bundled kernel and
 // on bad input, the analysis of a scripted trace (ops, counts against the ledger,
-// profile, stages), its text and JSON, and the side-by-side comparison.
+// profile, stages), its text and JSON, and the side-by-side comparison; and that
+// degenerate step streams (no ops to cut, odd bytes, absurd counts) never abort.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -185,6 +186,133 @@ TEST(AnalysisTest, UnevenPhasesAreNotCut) {
   t.ops = 1;
   t.complete = false;
   EXPECT_TRUE(Analyze(t).ops.empty());
+}
+
+// ---- degenerate step streams: never an abort, ops not cut, a note saying why ---------
+
+// Every formatter over `t` and its analysis, as `sigvisor trace` runs them (the JSON
+// dumped: nlohmann throws on what is not UTF-8).
+void FormatEverything(const Trace& t, const Analysis& a) {
+  const TraceSource source{"kernel baseline (embedded)", "baseline", "workload=divzero"};
+  (void)FormatListing(t, a);
+  (void)FormatSummary(source, t, a);
+  (void)TraceToJson(source, t, a).dump(2);
+  const Trace reference = DivzeroShaped(true);
+  const Analysis reference_analysis = Analyze(reference);
+  (void)DiffTraces(source, t, a, source, reference, reference_analysis).json.dump(2);
+  (void)DiffTraces(source, reference, reference_analysis, source, t, a).json.dump(2);
+  (void)DiffTraces(source, t, a, source, t, a).json.dump(2);
+}
+
+// The hardware-KVM divzero trace that lost the kernel's signal path: the BEGIN
+// marker's kernel span, then a single (user, kernel) pair, the END marker's.
+Trace OnlyTheEndMarkersPair(uint64_t ops) {
+  Trace t;
+  t.phase = "divzero";
+  t.ops = ops;
+  t.complete = true;
+  t.host_kind = "hardware";
+  t.entries.push_back(Insn(0x100, "x86_return_from_trap", {}, {}, "iretq"));
+  t.entries.push_back(Opaque("#UD: int $0x80 (phase_end)", 1));
+  t.entries.push_back(Insn(0x210, "trap_common"));
+  t.entries.push_back(Insn(0x500, "hc_phase_end", {}, {}, "outl %eax, %dx"));
+  t.ledger_kernel_insns = 900;
+  return t;
+}
+
+TEST(AnalysisTest, OnePairIsNotCutIntoOps) {
+  for (uint64_t ops : {uint64_t{1}, uint64_t{2}, UINT64_MAX}) {
+    SCOPED_TRACE(ops);
+    const Trace t = OnlyTheEndMarkersPair(ops);
+    const Analysis a = Analyze(t);
+    EXPECT_TRUE(a.ops.empty());
+    EXPECT_NE(a.ops_note.find("END marker"), std::string::npos) << a.ops_note;
+    EXPECT_TRUE(a.stages.empty());
+    EXPECT_FALSE(a.matches_ledger.has_value());
+    // The profile is then the whole phase's: 4 kernel instructions, the int $0x80 one.
+    uint64_t self = 0;
+    for (const FunctionRow& row : a.profile) self += row.self;
+    EXPECT_EQ(self, 4u);
+    EXPECT_EQ(a.phase_kernel_insns, 4u);
+    FormatEverything(t, a);
+    const std::string listing = FormatListing(t, a);
+    EXPECT_NE(listing.find("not cut into ops"), std::string::npos) << listing;
+  }
+}
+
+TEST(AnalysisTest, UserCodeAloneIsNotCutIntoOps) {
+  Trace t = OnlyTheEndMarkersPair(1);
+  t.entries = {Opaque("#DE", 0), Opaque("#UD: int $0x80 (phase_end)", 1)};
+  const Analysis a = Analyze(t);
+  EXPECT_TRUE(a.ops.empty());
+  EXPECT_FALSE(a.ops_note.empty());
+  EXPECT_EQ(a.first_span_end, 0u);
+  EXPECT_EQ(a.marker_kernel_insns, 1u);
+  FormatEverything(t, a);
+}
+
+TEST(AnalysisTest, EmptyAndKernelOnlyTracesSayWhy) {
+  Trace t = OnlyTheEndMarkersPair(1);
+  t.entries.clear();
+  Analysis a = Analyze(t);
+  EXPECT_TRUE(a.ops.empty());
+  EXPECT_EQ(a.ops_note, "the trace holds no instructions");
+  EXPECT_EQ(a.phase_kernel_insns, 0u);
+  FormatEverything(t, a);
+
+  t.entries = {Insn(0x100, "x86_return_from_trap"), Insn(0x500, "hc_phase_end")};
+  a = Analyze(t);
+  EXPECT_TRUE(a.ops.empty());
+  EXPECT_NE(a.ops_note.find("never leaves the kernel"), std::string::npos) << a.ops_note;
+  EXPECT_EQ(a.marker_kernel_insns, 2u);
+  FormatEverything(t, a);
+}
+
+TEST(AnalysisTest, ClassifyStagesClipsItsRangeToTheTrace) {
+  const Trace t = DivzeroShaped(true);
+  const size_t n = t.entries.size();
+  std::vector<StageRow> rows;
+  EXPECT_TRUE(ClassifyStages(t, 5, 2, &rows).empty());  // reversed: nothing
+  EXPECT_TRUE(rows.empty());
+  EXPECT_EQ(ClassifyStages(t, 2, n + 1000, &rows).size(), n - 2);
+  EXPECT_TRUE(ClassifyStages(t, n + 5, n + 10, &rows).empty());
+}
+
+TEST(AnalysisTest, CountsSaturateInsteadOfWrapping) {
+  Trace t = DivzeroShaped(true);
+  t.entries[2].host_emulated = UINT64_MAX;  // the op's user code, by an absurd host
+  const Analysis a = Analyze(t);
+  ASSERT_EQ(a.ops.size(), 1u) << a.ops_note;
+  EXPECT_EQ(a.ops[0].kernel_insns, UINT64_MAX);
+  EXPECT_EQ(a.phase_kernel_insns, UINT64_MAX);
+  FormatEverything(t, a);
+}
+
+TEST(FormatTest, JsonOfNonUtf8NamesStillDumps) {
+  Trace t = DivzeroShaped(true);
+  t.entries[4].function = "force\xff_sig\xc3";  // a symbol table of random bytes
+  t.entries[4].text = "\xed\xa0\x80";          // a UTF-16 surrogate: not UTF-8 either
+  t.entries[2].exit_via = "#DE \xf4\x90\x80\x80";
+  const Analysis a = Analyze(t);
+  const TraceSource source{"kernel \xfe", "baseline", "workload=divzero"};
+  const std::string dumped = TraceToJson(source, t, a).dump();
+  EXPECT_NE(dumped.find("force\xef\xbf\xbd_sig\xef\xbf\xbd"), std::string::npos) << dumped;
+  FormatEverything(t, a);
+  // Valid UTF-8 is kept as it is.
+  t.entries[4].function = "caf\xc3\xa9";
+  EXPECT_NE(TraceToJson(source, t, Analyze(t)).dump().find("caf\xc3\xa9"), std::string::npos);
+}
+
+TEST(FormatTest, LongAddressesAlignWithoutRecursion) {
+  // The alignment key replaces addresses; a disassembly of any length must not
+  // exhaust the stack (std::regex recursed once per character).
+  Trace with = DivzeroShaped(true), without = DivzeroShaped(false);
+  with.entries[4].text = "mov 0x" + std::string(200000, 'f') + ", %rax";
+  without.entries[4].text = "mov 0x" + std::string(100, 'a') + ", %rax";
+  const TraceDiff d = DiffTraces({"a", "dr7=always", ""}, with, Analyze(with),
+                                 {"b", "dr7=lazy", ""}, without, Analyze(without));
+  // The two moves differ only by their address: aligned, so only the DR7 write differs.
+  EXPECT_EQ(d.json["instructions"]["left_only"].size(), 1u) << d.text.substr(0, 2000);
 }
 
 TEST(FormatTest, ListingSummaryAndJson) {
