@@ -92,7 +92,15 @@ TEST(CliTest, GuestFailureIsOneLineOnStderrAndStatusOne) {
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(Lines(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("triple_fault"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("crash_here"), std::string::npos) << r.err;
+  if (r.err.find("reset the vCPU at the shutdown") != std::string::npos) {
+    // Where the host's KVM resets the vCPU at a shutdown (AMD SVM), the place is
+    // lost, and the line says so; a PVM host keeps it.
+    CommandResult probe = Sigvisor("probe --json --iterations 1 --repeats 1");
+    ASSERT_EQ(probe.status, 0) << probe.err;
+    EXPECT_EQ(nlohmann::json::parse(probe.out)["host_kind"], "hardware") << r.err;
+  } else {
+    EXPECT_NE(r.err.find("crash_here"), std::string::npos) << r.err;
+  }
 }
 
 TEST(CliTest, TimeoutIsReported) {
@@ -138,8 +146,16 @@ TEST(CliTest, JsonHasTheDocumentedFields) {
   EXPECT_EQ(phase["exits"]["total"], 4);
   EXPECT_EQ(phase["per_op"]["exits"], 1.0);
   EXPECT_TRUE(phase["per_op"].contains("kernel_insns"));
-  EXPECT_TRUE(phase["per_op"]["tsc_cycles"].is_number());
-  EXPECT_TRUE(phase["per_op"]["ns"].is_number());
+  // A time is a number where it was measured, and null (with a warning) where the
+  // markers' calibration swallowed it: never a silent 0.
+  if (phase["time_status"] == "measured") {
+    EXPECT_TRUE(phase["per_op"]["tsc_cycles"].is_number());
+    EXPECT_TRUE(phase["per_op"]["ns"].is_number());
+  } else {
+    EXPECT_EQ(phase["time_status"], "below_calibration_noise");
+    EXPECT_TRUE(phase["per_op"]["ns"].is_null());
+    EXPECT_FALSE(doc["warnings"].empty());
+  }
   EXPECT_TRUE(phase["kvm_stats"].is_object());
   // The console went to stderr and into the document, not into stdout's JSON.
   EXPECT_NE(r.err.find("console line"), std::string::npos);

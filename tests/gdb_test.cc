@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "tests/cli_test_support.h"
+#include "tests/host_lane.h"
 #include "tests/kvm_test_support.h"
 #include "vmm/gdb/rsp.h"
 #include "vmm/probe/probe.h"
@@ -184,23 +185,32 @@ TEST(GdbStubTest, RawClientBreaksStepsReadsAndRunsToTheEnd) {
   EXPECT_EQ(Rip(*c), kernel.entry());  // stopped before the first instruction
   EXPECT_NE(Ask(*c, "qXfer:features:read:target.xml:0,1000").find("i386:x86-64"), std::string::npos);
 
-  // A hardware breakpoint, continue, registers, memory, a step.
+  // A hardware breakpoint, continue, registers, memory, a step: from the breakpoint,
+  // or from the first instruction where the lane cannot fire one.
+  const std::optional<std::string> no_hbreak =
+      testing::LaneLacks(testing::LaneLimit::kNestedHardwareBreakpoints);
   const uint64_t exit_to_user = SymbolAddress(kernel, "exit_to_user_mode");
-  EXPECT_EQ(Ask(*c, absl::StrFormat("Z1,%x,1", exit_to_user)), "OK");
-  ASSERT_TRUE(c->Send("c").ok());
-  EXPECT_EQ(Await(*c), "T05hwbreak:;thread:01;");
-  EXPECT_EQ(Rip(*c), exit_to_user);
+  uint64_t stopped_at = kernel.entry();
+  if (!no_hbreak) {
+    EXPECT_EQ(Ask(*c, absl::StrFormat("Z1,%x,1", exit_to_user)), "OK");
+    ASSERT_TRUE(c->Send("c").ok());
+    EXPECT_EQ(Await(*c), "T05hwbreak:;thread:01;");
+    EXPECT_EQ(Rip(*c), exit_to_user);
+    stopped_at = exit_to_user;
+  } else {
+    std::printf("hardware breakpoint part not run: %s\n", no_hbreak->c_str());
+  }
   const std::string g = Ask(*c, "g");
   EXPECT_EQ(g.size(), 2u * (16 * 8 + 8 + 4 + 6 * 4 + 80 + 32 + 16 + 40));
   EXPECT_EQ(g.substr(2 * (16 * 8 + 8 + 4), 4), "1000");  // cs 0x10: the kernel
-  EXPECT_EQ(Ask(*c, absl::StrFormat("m%x,8", exit_to_user)),
-            gdb::HexEncode(ImageBytes(kernel, exit_to_user, 8)));
+  EXPECT_EQ(Ask(*c, absl::StrFormat("m%x,8", stopped_at)),
+            gdb::HexEncode(ImageBytes(kernel, stopped_at, 8)));
   ASSERT_TRUE(c->Send("s").ok());
   EXPECT_EQ(Await(*c), "T05thread:01;");
   const uint64_t stepped = Rip(*c);
-  EXPECT_GT(stepped, exit_to_user);
-  EXPECT_LT(stepped, exit_to_user + 16);
-  EXPECT_EQ(Ask(*c, absl::StrFormat("z1,%x,1", exit_to_user)), "OK");
+  EXPECT_GT(stepped, stopped_at);
+  EXPECT_LT(stepped, stopped_at + 16);
+  if (!no_hbreak) EXPECT_EQ(Ask(*c, absl::StrFormat("z1,%x,1", exit_to_user)), "OK");
 
   // A software breakpoint: it stops, and memory shows the instruction, not the int3.
   const uint64_t get_signal = SymbolAddress(kernel, "get_signal");

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli_test_support.h"
+#include "tests/host_lane.h"
 
 namespace {
 
@@ -52,6 +53,7 @@ class UaccessInjectionTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(UaccessInjectionTest, EveryFrameSetupAccessGivesSigsegv) {
   if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  SIGVISOR_SKIP_IF_LANE_LACKS(::sigvisor::testing::LaneLimit::kNestedHardwareBreakpoints);
   const std::vector<std::string> sites = UserAccessSites(GetParam(), "exit_to_user_mode");
   ASSERT_EQ(sites.size(), 34u);  // 8-byte pretcode .. uc_sigmask: one store per field
   for (const std::string& site : sites) {
@@ -68,6 +70,7 @@ TEST_P(UaccessInjectionTest, EveryFrameSetupAccessGivesSigsegv) {
 
 TEST_P(UaccessInjectionTest, EverySigreturnReadGivesSigsegv) {
   if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  SIGVISOR_SKIP_IF_LANE_LACKS(::sigvisor::testing::LaneLimit::kNestedHardwareBreakpoints);
   const std::vector<std::string> sites = UserAccessSites(GetParam(), "sys_rt_sigreturn");
   ASSERT_EQ(sites.size(), 19u);  // uc_sigmask, 17 registers, eflags
   for (const std::string& site : sites) {
@@ -81,6 +84,7 @@ TEST_P(UaccessInjectionTest, EverySigreturnReadGivesSigsegv) {
 
 TEST_P(UaccessInjectionTest, AnEvictedFramePageIsPagedBackIn) {
   if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  SIGVISOR_SKIP_IF_LANE_LACKS(::sigvisor::testing::LaneLimit::kNestedHardwareBreakpoints);
   const std::vector<std::string> sites = UserAccessSites(GetParam(), "exit_to_user_mode");
   ASSERT_FALSE(sites.empty());
   json run = RunJson("--variant " + GetParam() +
@@ -99,6 +103,7 @@ INSTANTIATE_TEST_SUITE_P(Variants, UaccessInjectionTest,
 
 TEST(InjectTest, DivideErrorAtAUserInstructionGivesSigfpeThere) {
   if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  SIGVISOR_SKIP_IF_LANE_LACKS(::sigvisor::testing::LaneLimit::kNestedHardwareBreakpoints);
   // lat_sig has no SIGFPE handler: the task dies of it, as under Linux.
   json run = RunJson("--workload lat_sig --ops 4 --inject exc=de,op=2,phase=sig_hndl");
   EXPECT_EQ(run["exit_code"], 128 + kSigfpe);
@@ -115,6 +120,7 @@ TEST(InjectTest, DivideErrorAtAUserInstructionGivesSigfpeThere) {
 
 TEST(InjectTest, PageFaultCarriesItsCr2IntoSiAddr) {
   if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  SIGVISOR_SKIP_IF_LANE_LACKS(::sigvisor::testing::LaneLimit::kNestedHardwareBreakpoints);
   json run = RunJson("--workload lat_sig --ops 4 --inject exc=pf:4,cr2=0x1234,op=2,phase=sig_hndl");
   EXPECT_EQ(run["exit_code"], kKilledBySigsegv);
   ASSERT_EQ(run["injections"].size(), 1u);
@@ -126,6 +132,7 @@ TEST(InjectTest, PageFaultCarriesItsCr2IntoSiAddr) {
 
 TEST(InjectTest, DivideErrorReachesAnInstalledHandler) {
   if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  SIGVISOR_SKIP_IF_LANE_LACKS(::sigvisor::testing::LaneLimit::kNestedHardwareBreakpoints);
   json run = RunJson("--workload divzero --ops 4 --inject exc=de,op=1");
   ASSERT_EQ(run["injections"].size(), 1u);
   EXPECT_EQ(run["injections"][0]["outcome"], "delivered");
@@ -135,6 +142,7 @@ TEST(InjectTest, DivideErrorReachesAnInstalledHandler) {
 
 TEST(InjectTest, HostSignalReachesABlockedThenUnblockedHandlerOnce) {
   if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  SIGVISOR_SKIP_IF_LANE_LACKS(::sigvisor::testing::LaneLimit::kNestedHardwareBreakpoints);
   // hostsig exits with how often its handler ran (100 if while blocked).
   json run = RunJson("--workload hostsig --ops 4 --inject sig=usr1,op=2");
   EXPECT_EQ(run["exit_code"], 1) << run["console"];
@@ -147,6 +155,7 @@ TEST(InjectTest, HostSignalReachesABlockedThenUnblockedHandlerOnce) {
 
 TEST(InjectTest, AFaultInTheKernelEndsTheRunWithAPanicReport) {
   if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  SIGVISOR_SKIP_IF_LANE_LACKS(::sigvisor::testing::LaneLimit::kNestedHardwareBreakpoints);
   CommandResult r = Sigvisor("run --quiet --workload lat_sig --ops 2 --inject exc=gp:0,in=kernel,at=sys_kill");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("guest kernel panic: kernel exception 13"), std::string::npos) << r.err;
@@ -168,6 +177,7 @@ TEST(InjectTest, TriggersThatNeverComeAreReportedNotReached) {
 // the same again with the same seed.
 TEST(InjectTest, SeededCampaignIsCompleteAndReproducible) {
   if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  SIGVISOR_SKIP_IF_LANE_LACKS(::sigvisor::testing::LaneLimit::kNestedHardwareBreakpoints);
   const std::string campaign =
       "--workload lat_sig --ops 120 --seed 42"
       " --inject sig=usr1,random,count=100,phase=sig_inst"

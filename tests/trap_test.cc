@@ -7,6 +7,7 @@
 #include <string>
 
 #include "arch/x86_64/vmm/x86_machine.h"
+#include "tests/host_lane.h"
 #include "tests/kvm_test_support.h"
 #include "vmm/images/embedded_images.h"
 #include "vmm/probe/probe.h"
@@ -93,6 +94,7 @@ TEST(TrapDebugRegistersTest, ReadBackValuesAreArchitectural) {
 
 TEST(TrapDebugRegistersTest, AnExecuteBreakpointTheGuestEnablesStillFires) {
   SIGVISOR_REQUIRE_KVM(kvm);
+  SIGVISOR_SKIP_IF_LANE_LACKS(::sigvisor::testing::LaneLimit::kNestedHardwareBreakpoints);
   for (TrapMechanism trap : {TrapMechanism::kOff, TrapMechanism::kPatch}) {
     SCOPED_TRACE(std::string(x86::TrapMechanismName(trap)));
     x86::MachineReport report = Boot(*kvm, LoadTestGuest("trap_dr"), trap, 1);

@@ -20,6 +20,7 @@ packages=(
   gcc-mipsel-linux-gnu  # the MIPS32r2 guest kernel images (guest-kit/build/mips.bzl)
   binutils-mipsel-linux-gnu # their linker and objcopy
   qemu-system-mips      # tests/mips_qemu_test.sh: qemu-system-mipsel -M malta, the reference
+  cpio                  # tests/hwkvm/lane.sh packs the hardware lane's initramfs
 )
 
 missing=()
@@ -29,13 +30,29 @@ for package in "${packages[@]}"; do
   fi
 done
 
-if ((${#missing[@]} == 0)); then
-  exit 0
-fi
-
-echo "setup: installing ${missing[*]}" >&2
 sudo_cmd=()
 if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
 export DEBIAN_FRONTEND=noninteractive
-"${sudo_cmd[@]}" apt-get update -q
-"${sudo_cmd[@]}" apt-get install -y -q "${missing[@]}"
+updated=0
+if ((${#missing[@]} > 0)); then
+  echo "setup: installing ${missing[*]}" >&2
+  "${sudo_cmd[@]}" apt-get update -q
+  updated=1
+  "${sudo_cmd[@]}" apt-get install -y -q "${missing[@]}"
+fi
+
+# The hardware-KVM test lane (tests/hwkvm/lane.sh) boots Debian's own kernel, with
+# busybox as its userland, under QEMU's TCG. Both are fetched as Debian packages into
+# a cache and unpacked by the lane; nothing of them is installed on this machine.
+lane_cache=${SIGVISOR_LANE_CACHE:-/var/cache/sigvisor/hwkvm}
+if ! ls "$lane_cache"/linux-image-*-amd64_*.deb >/dev/null 2>&1 ||
+   ! ls "$lane_cache"/busybox-static_*.deb >/dev/null 2>&1; then
+  ((updated)) || "${sudo_cmd[@]}" apt-get update -q
+  kernel_package=$(apt-cache depends linux-image-amd64 |
+                   awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
+  [[ -n $kernel_package ]] || { echo "setup: apt knows no linux-image-amd64 kernel" >&2; exit 1; }
+  echo "setup: fetching $kernel_package and busybox-static into $lane_cache" >&2
+  "${sudo_cmd[@]}" mkdir -p "$lane_cache"
+  # apt-get download writes to the current folder, as the _apt user where it can.
+  (cd "$lane_cache" && "${sudo_cmd[@]}" apt-get download -q "$kernel_package" busybox-static)
+fi

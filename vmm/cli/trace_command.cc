@@ -53,8 +53,9 @@ absl::StatusOr<Traced> TraceOnce(const KvmSystem& kvm, const HostInfo& host,
   options.phase = absl::GetFlag(FLAGS_phase);
   options.opaque_reason = host.cpl0_emulated
                               ? kOpaqueOnPvm
-                              : "this host did not single-step that code (KVM_GUESTDBG_SINGLESTEP "
-                                "stopped only in the kernel)";
+                              : "the tracer steps only the kernel: on this host (CPL0 runs "
+                                "directly) it lets user code run and stops again at the next "
+                                "kernel entry, through the guest's IDT redirected while it traces";
   config.extensions.push_back(x86::StepTracer::Factory(options, &t.trace));
   absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(kvm, image.elf, config);
   if (!report.ok()) return report.status();

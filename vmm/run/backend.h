@@ -19,6 +19,9 @@ struct CpuLocation {
   uint64_t page_table_root = 0;  // cr3
   bool paging = true;            // CR0.PG: rip is a virtual address
   std::string registers;         // one line of the general registers
+  // The vCPU is in its power-on state: the host reset it (AMD SVM's KVM does so at a
+  // shutdown), and where the guest was before is lost.
+  bool reset_by_host = false;
 };
 
 class Backend {

@@ -169,7 +169,13 @@ bool Session::Fail(Outcome outcome, std::string what) {
   result_.diagnosis = std::move(what);
   if (outcome != Outcome::kHostError && options_.describe) {
     absl::StatusOr<CpuLocation> where = backend_.Locate();
-    if (where.ok()) result_.diagnosis += " at " + options_.describe(*where);
+    if (where.ok() && where->reset_by_host) {
+      result_.diagnosis +=
+          "; the host's KVM reset the vCPU at the shutdown (AMD SVM does), so where the "
+          "guest was is not known";
+    } else if (where.ok()) {
+      result_.diagnosis += " at " + options_.describe(*where);
+    }
   }
   return false;
 }

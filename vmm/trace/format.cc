@@ -276,9 +276,14 @@ std::string FormatSummary(const TraceSource& source, const Trace& trace, const A
   } else {
     out += "  no ledger count to check against (this host does not count kernel instructions)\n";
   }
-  out += "  counting: KVM counts a rep string instruction twice (two passes of its emulator)";
-  if (!trace.opaque_reason.empty()) out += " and each user int $0x80 it decodes";
-  out += "\n";
+  if (trace.host_kind == "pvm") {
+    out += "  counting: KVM counts a rep string instruction twice (two passes of its emulator)";
+    if (!trace.opaque_reason.empty()) out += " and each user int $0x80 it decodes";
+    out += "\n";
+  } else {
+    out += "  counting: as an emulating host's KVM would (a rep string instruction that moves "
+           "anything twice), so that both host kinds compare\n";
+  }
   if (!trace.opaque_reason.empty()) absl::StrAppend(&out, "  opaque: ", trace.opaque_reason, "\n");
 
   absl::StrAppendFormat(&out, "\nprofile of %s (kernel instructions)\n",

@@ -120,6 +120,12 @@ absl::Status GuestDebug::Clear() {
   return Load();
 }
 
+absl::Status GuestDebug::Reanchor() {
+  if (!single_stepping()) return absl::OkStatus();
+  loaded_.reset();
+  return Load();
+}
+
 absl::Status GuestDebug::Load() {
   kvm_guest_debug debug = {};
   bool any_slot = false;

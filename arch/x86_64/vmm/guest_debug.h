@@ -71,6 +71,14 @@ class GuestDebug {
   // Drops every request and loads the cleared state.
   absl::Status Clear();
 
+  // Loads the state again although it did not change. KVM anchors a single step to
+  // the RIP at which KVM_SET_GUEST_DEBUG asked for it: it sets RFLAGS.TF only while
+  // the guest is still there, so after the VMM moves RIP (an emulated trap site, a
+  // redirected kernel entry) the step must be asked for again at the new RIP, or the
+  // guest runs on unstepped. A host that steps every CPL0 instruction whatever TF
+  // says (PVM) hides this; hardware KVM does not.
+  absl::Status Reanchor();
+
  private:
   struct Slot {
     bool used = false;

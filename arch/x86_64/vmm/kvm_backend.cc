@@ -81,6 +81,9 @@ KvmBackend::KvmBackend(KvmVcpu& vcpu, std::optional<StatsFd> stats, VcpuState* s
 
 absl::StatusOr<VmExit> KvmBackend::Run() {
   run_thread_.store(pthread_self(), std::memory_order_release);
+  if (state_ != nullptr) {
+    if (absl::Status s = state_->PrepareEntry(); !s.ok()) return s;
+  }
   if (absl::Status s = vcpu_.Run(); !s.ok()) return s;
   if (state_ != nullptr) state_->NoteExit();
   if (vcpu_.run()->exit_reason == KVM_EXIT_INTR) {
@@ -114,6 +117,9 @@ absl::StatusOr<CpuLocation> KvmBackend::Locate() {
   where.cpl = sregs->cs.dpl;
   where.page_table_root = sregs->cr3;
   where.paging = (sregs->cr0 & (1ull << 31)) != 0;
+  // The architectural reset state: CS 0xf000 with base 0xffff0000, RIP 0xfff0.
+  where.reset_by_host = sregs->cs.selector == 0xf000 && sregs->cs.base == 0xffff0000 &&
+                        regs->rip == 0xfff0;
   where.registers = absl::StrFormat(
       "rax=%#x rbx=%#x rcx=%#x rdx=%#x rsi=%#x rdi=%#x rsp=%#x rbp=%#x rflags=%#x cs=%#x "
       "cr2=%#x cr3=%#x",

@@ -115,6 +115,25 @@ std::vector<ElfImage> StepTracer::UserPrograms(const ElfImage& kernel) {
 }
 
 Interception StepTracer::Intercept(const VmExit& exit) {
+  if (exit.kind == ExitKind::kInternalError && tracing_ && entry_stops_) {
+    absl::StatusOr<std::optional<int>> vector = entry_stops_->Take();
+    if (!vector.ok()) {
+      Stop(absl::StrCat("could not follow a kernel entry: ", vector.status().message()), false);
+      return {};
+    }
+    if (!*vector) return {};
+    // The guest is at the handler now; step it from there.
+    user_unstepped_ = false;
+    if (absl::Status s = context_.cpu.debug().SetSingleStep(GuestDebug::kStepTracer, true);
+        !s.ok()) {
+      Stop(absl::StrCat("could not single-step a kernel entry: ", s.message()), false);
+    }
+    Interception taken;
+    taken.verdict = Interception::Verdict::kHandled;
+    taken.detail = "kernel entry stop (trace)";
+    taken.instrument = true;
+    return taken;
+  }
   if (exit.kind != ExitKind::kDebug || !tracing_) return {};
   if (!context_.cpu.debug().IsVmmStep(exit.raw_detail)) return {};
   Interception taken;
@@ -126,7 +145,9 @@ Interception StepTracer::Intercept(const VmExit& exit) {
 
 void StepTracer::Observe(const ObservedExit& observed) {
   if (!tracing_) return;
-  const bool vmm_step = observed.instrument && observed.exit.kind == ExitKind::kDebug;
+  const bool vmm_step =
+      observed.instrument && (observed.exit.kind == ExitKind::kDebug ||
+                              observed.exit.kind == ExitKind::kInternalError);
   if (vmm_step) ++out_->vmm_steps;
   if (!vmm_step && step_after_exit_) {
     step_after_exit_ = false;
@@ -188,6 +209,18 @@ void StepTracer::Start() {
     return;
   }
   ReadIdt(*sregs);
+  if (!context_.cpl0_emulated) {
+    absl::StatusOr<KernelEntryStops> stops = KernelEntryStops::Install(
+        context_.cpu, *sregs, context_.cpu.memory().size(), context_.flush_shadow_mmu);
+    if (!stops.ok()) {
+      out_->stopped_why = absl::StrCat("cannot follow kernel entries on this host: ",
+                                       stops.status().message());
+      (void)context_.cpu.debug().SetSingleStep(GuestDebug::kStepTracer, false);
+      done_ = true;
+      return;
+    }
+    entry_stops_ = *std::move(stops);
+  }
   tracing_ = true;
   ClearStack();
   absl::StatusOr<Pending> first = Fetch(*regs, *sregs);
@@ -208,6 +241,12 @@ void StepTracer::Stop(std::string why, bool complete) {
   out_->stopped_why = std::move(why);
   pending_.reset();
   (void)context_.cpu.debug().SetSingleStep(GuestDebug::kStepTracer, false);
+  if (entry_stops_) {
+    if (absl::Status s = entry_stops_->Remove(); !s.ok() && out_->stopped_why.empty()) {
+      out_->stopped_why = absl::StrCat("could not restore the guest's IDT: ", s.message());
+    }
+    entry_stops_.reset();
+  }
 }
 
 void StepTracer::ReadIdt(const kvm_sregs& sregs) {
@@ -354,11 +393,26 @@ void StepTracer::OnStop(bool vmm_step, std::string_view exit_note) {
     return;
   }
   const int cpl = sregs->cs.dpl;
+  if (entry_stops_ && cpl == 3) {
+    // Back in user code on a host that would step it: let it run, as PVM does, until
+    // a kernel-entry stop. The instruction that left the kernel stays pending.
+    if (!user_unstepped_) {
+      user_unstepped_ = true;
+      if (absl::Status s = context_.cpu.debug().SetSingleStep(GuestDebug::kStepTracer, false);
+          !s.ok()) {
+        Stop(absl::StrCat("could not stop single-stepping user code: ", s.message()), false);
+      }
+    }
+    return;
+  }
   std::optional<Pending> ran;
   if (pending_) {
     const bool same = regs->rip == pending_->entry.address && cpl == pending_->entry.cpl;
     if (same && pending_->is_rep && vmm_step) {
-      ++pending_->entry.passes;  // the host ran the same instruction once more
+      // The host ran the same instruction once more: PVM's emulator in two passes,
+      // RFLAGS.TF once per iteration. Both count as an emulating host counts it (two
+      // passes for a string that moved anything), so the host kinds compare.
+      pending_->entry.passes = std::min<uint32_t>(pending_->entry.passes + 1, 2);
       pending_->rcx = regs->rcx;
       last_stop_was_exit_ = false;
       return;
@@ -477,6 +531,10 @@ void StepTracer::OnStop(bool vmm_step, std::string_view exit_note) {
 }
 
 std::optional<std::pair<uint64_t, uint64_t>> StepTracer::ReadEmulationStats() {
+  // Where CPL0 runs directly, KVM's emulator counts only what it emulates for its own
+  // reasons (a skipped instruction without NRIPS, a kernel-entry stop): nothing of
+  // the guest's user code.
+  if (!context_.cpl0_emulated) return std::nullopt;
   absl::StatusOr<StatsSnapshot> stats = context_.backend.ReadStats();
   if (!stats.ok()) return std::nullopt;
   auto emulated = stats->find("insn_emulation");

@@ -11,6 +11,12 @@
 // the `iretq`'s target to the user RIP in the exception frame the kernel entry
 // pushed (read through the guest IDT to know the vector and its error code).
 //
+// Where the host runs guest CPL0 directly (hardware KVM), a step is RFLAGS.TF, which
+// exception delivery clears: there the tracer installs kernel-entry stops
+// (kernel_entry_stops.h) so that each entry into the kernel stops at its handler, and
+// it stops stepping while the guest is at CPL3. Both host kinds then give the same
+// trace: every kernel instruction stepped, user code opaque.
+//
 // A stop that shows the same instruction again is not a new one: a `rep` string
 // instruction the host steps per iteration (counted once, as KVM counts it), an
 // exit in the middle of an instruction (port I/O completes on re-entry), or the
@@ -24,6 +30,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "arch/x86_64/vmm/kernel_entry_stops.h"
 #include "arch/x86_64/vmm/x86_machine.h"
 #include "vmm/run/exit_interceptor.h"
 #include "vmm/trace/inline_info.h"
@@ -115,6 +122,9 @@ class StepTracer : public ExitInterceptor {
   bool last_stop_was_exit_ = false;
   bool to_user_handled_ = false;
   bool step_after_exit_ = false;  // stepping paused over a trap site
+  // Hardware KVM: the IDT redirected while tracing; stepping paused at CPL3.
+  std::optional<KernelEntryStops> entry_stops_;
+  bool user_unstepped_ = false;
   std::optional<std::pair<uint64_t, uint64_t>> stats_before_user_;
 };
 

@@ -27,10 +27,24 @@ absl::StatusOr<kvm_regs> VcpuState::GetRegs() {
 }
 
 absl::Status VcpuState::SetRegs(const kvm_regs& regs) {
-  if (!Synced()) return vcpu_.SetRegs(regs);
+  if (!Synced()) {
+    if (absl::Status s = vcpu_.SetRegs(regs); !s.ok()) return s;
+    return debug_.Reanchor();  // see PrepareEntry
+  }
   vcpu_.run()->s.regs.regs = regs;
   vcpu_.run()->kvm_dirty_regs |= KVM_SYNC_X86_REGS;
   return absl::OkStatus();
+}
+
+absl::Status VcpuState::PrepareEntry() {
+  const bool moved = vcpu_.run()->kvm_dirty_regs & KVM_SYNC_X86_REGS;
+  if (!debug_.single_stepping() || !(reanchor_ || moved)) return absl::OkStatus();
+  reanchor_ = false;
+  if (moved) {
+    vcpu_.run()->kvm_dirty_regs &= ~KVM_SYNC_X86_REGS;
+    if (absl::Status s = vcpu_.SetRegs(vcpu_.run()->s.regs.regs); !s.ok()) return s;
+  }
+  return debug_.Reanchor();
 }
 
 absl::StatusOr<kvm_sregs> VcpuState::GetSregs() {

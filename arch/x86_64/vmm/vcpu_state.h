@@ -37,7 +37,18 @@ class VcpuState {
   void RequestSync();
 
   // The run loop's backend calls this after every KVM_RUN.
-  void NoteExit() { exited_ = true; }
+  void NoteExit() {
+    exited_ = true;
+    reanchor_ = debug_.single_stepping();
+  }
+
+  // The run loop's backend calls this before every KVM_RUN. While the guest is
+  // single-stepped, the step is asked for again at the current RIP after every exit
+  // (GuestDebug::Reanchor): KVM drops TF whenever RIP moves under it, both when the
+  // VMM moves it and when KVM itself emulates an instruction (a debug-register move,
+  // a port access). Registers the VMM changed in kvm_run, which KVM would load only
+  // at entry, are loaded by ioctl first so that the step anchors at the new RIP.
+  absl::Status PrepareEntry();
 
   absl::StatusOr<kvm_regs> GetRegs();
   absl::Status SetRegs(const kvm_regs& regs);
@@ -65,6 +76,7 @@ class VcpuState {
   GuestMemory& memory_;
   const bool sync_regs_;
   bool exited_ = false;
+  bool reanchor_ = false;
   GuestDebug debug_;
 };
 

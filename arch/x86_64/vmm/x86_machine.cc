@@ -214,6 +214,7 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
   KvmBackend backend(*vcpu, std::move(stats), &state);
   MachineContext context{image, state, backend, traps.get(), sync_regs};
   context.exception_payload = exception_payload;
+  context.cpl0_emulated = config.cpl0_emulated;
   // Deleting and re-adding the RAM slot zaps every shadow page built from it.
   context.flush_shadow_mmu = [&vm = *vm, &ram = *memory]() -> absl::Status {
     if (absl::Status s = vm.SetMemoryRegion(0, 0, 0, ram.host_base()); !s.ok()) return s;

@@ -40,6 +40,8 @@ struct MachineContext {
   std::function<absl::Status()> flush_shadow_mmu;
   // KVM_CAP_EXCEPTION_PAYLOAD is enabled: an injected #PF carries CR2 as its payload.
   bool exception_payload = false;
+  // The host emulates guest CPL0 (PVM) rather than running it directly (hardware).
+  bool cpl0_emulated = false;
 };
 
 // Makes one extension once the machine is set up, before the first guest

@@ -1,0 +1,219 @@
+#!/usr/bin/env bash
+# The hardware-KVM lane: sigvisor's KVM tests on hardware-style KVM, on a machine
+# whose own /dev/kvm is something else (this project's PVM hosts) or absent.
+#
+# QEMU's TCG emulates an AMD CPU with SVM and nested paging (-cpu max). Debian's own
+# kernel boots on it with kvm and kvm-amd loaded, and its /dev/kvm runs guest CPL0
+# directly, as VMX/SVM hardware does. This script builds that machine's image (the
+# kernel and modules from Debian's package, busybox, and every test target tagged
+# "kvm" with its runfiles and shared libraries), boots it, runs the tests inside
+# (tests/hwkvm/init) and reports each one as `bazel test` does, as LABEL@hwkvm.
+#
+# Usage: tests/hwkvm/lane.sh [options] [TARGET...]     (from anywhere in the repo)
+#   TARGET        test labels to run (default: every test tagged "kvm", unless
+#                 --sigvisor is given)
+#   --sigvisor 'ARGS'  also run `sigvisor ARGS` in the lane and show its output
+#                 (repeatable), e.g. --sigvisor 'trace --workload divzero --stages'
+#   --keep DIR    build the image and write the console log in DIR, and keep them
+#   --smp N       the TCG machine's CPUs (default 1)
+#   --memory MIB  its memory (default 3072)
+#   --timeout S   each test's limit inside the lane, in seconds (default 900)
+# Needs what tools/setup.sh provides: qemu-system-x86, cpio, and the kernel and
+# busybox packages it fetches into $SIGVISOR_LANE_CACHE (default
+# /var/cache/sigvisor/hwkvm). Exit status: 0 when every test passed, 1 otherwise.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+workspace=$(pwd)
+
+usage() { sed -n '/^# Usage:/,/^# Needs/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+keep="" smp=1 memory=3072 test_timeout=900 targets=() commands=()
+while (($#)); do
+  case $1 in
+    --keep) keep=${2:?--keep needs a directory}; shift 2 ;;
+    --sigvisor) commands+=("${2:?--sigvisor needs the arguments}"); shift 2 ;;
+    --smp) smp=${2:?}; shift 2 ;;
+    --memory) memory=${2:?}; shift 2 ;;
+    --timeout) test_timeout=${2:?}; shift 2 ;;
+    -h|--help) usage ;;
+    -*) echo "lane.sh: unknown option $1" >&2; usage ;;
+    *) targets+=("$1"); shift ;;
+  esac
+done
+
+cache=${SIGVISOR_LANE_CACHE:-/var/cache/sigvisor/hwkvm}
+fail() { echo "hwkvm lane: $*" >&2; exit 1; }
+command -v qemu-system-x86_64 >/dev/null || fail "qemu-system-x86_64 is missing: run tools/setup.sh"
+command -v cpio >/dev/null || fail "cpio is missing: run tools/setup.sh"
+kernel_deb=$(ls "$cache"/linux-image-*-amd64_*.deb 2>/dev/null | sort -V | tail -1 || true)
+busybox_deb=$(ls "$cache"/busybox-static_*.deb 2>/dev/null | tail -1 || true)
+[[ -n $kernel_deb && -n $busybox_deb ]] ||
+  fail "Debian's kernel and busybox-static packages are not in $cache: run tools/setup.sh"
+
+if [[ -n $keep ]]; then
+  mkdir -p "$keep"
+  work=$(cd "$keep" && pwd)
+else
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+fi
+started=$SECONDS
+
+# --- The tests and their command lines -------------------------------------------
+if ((${#targets[@]} == 0 && ${#commands[@]} == 0)); then
+  mapfile -t targets < <(bazel query --noshow_progress 'attr(tags, "\bkvm\b", tests(//...))' 2>/dev/null)
+fi
+((${#targets[@]} + ${#commands[@]})) || fail "no test targets"
+echo "hwkvm lane: building ${#targets[@]} test targets and sigvisor" >&2
+bazel build --noshow_progress //vmm/cli:sigvisor "${targets[@]}" >&2 || fail "the build failed"
+bin=$(bazel info bazel-bin 2>/dev/null)
+bin=$(readlink -f "$bin")
+
+# A test's arguments as its BUILD file gives them; `$(location //pkg:name)` is the
+# runfiles path pkg/name, as Bazel expands it for a test.
+declare -A test_args
+label=""
+while IFS= read -r line; do
+  case $line in
+    "# "*:*) ;;
+    *"name = "*) label=${line#*\"}; label=${label%%\"*} ;;
+    *"args = ["*)
+      args=${line#*\[}; args=${args%\]*}
+      args=$(sed -E 's/"//g; s/, / /g; s#\$\(location //([^:)]*):([^)]*)\)#\1/\2#g' <<<"$args")
+      test_args[$label]=$args ;;
+  esac
+done < <(((${#targets[@]})) &&
+         bazel query --noshow_progress --output=build "set(${targets[*]})" 2>/dev/null)
+
+# --- The image ---------------------------------------------------------------------
+root=$work/root
+rm -rf "$root"
+mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,root,lane,lib/modules,lib64,lib/x86_64-linux-gnu}
+
+# Kernel and modules, unpacked once per package version.
+kver=$(basename "$kernel_deb"); kver=${kver#linux-image-}; kver=${kver%%_*}
+unpacked=$cache/unpacked-$kver
+if [[ ! -f $unpacked/vmlinuz ]]; then
+  echo "hwkvm lane: unpacking $(basename "$kernel_deb")" >&2
+  rm -rf "$unpacked.tmp"; mkdir -p "$unpacked.tmp"
+  dpkg-deb --fsys-tarfile "$kernel_deb" | tar -x -C "$unpacked.tmp" --wildcards \
+    "./boot/vmlinuz-$kver" "./lib/modules/$kver/kernel/arch/x86/kvm/*" \
+    "./lib/modules/$kver/kernel/virt/lib/*" "./lib/modules/$kver/kernel/drivers/crypto/ccp/*"
+  cp "$unpacked.tmp/boot/vmlinuz-$kver" "$unpacked.tmp/vmlinuz"
+  rm -rf "$unpacked"; mv "$unpacked.tmp" "$unpacked"
+fi
+modules=$unpacked/lib/modules/$kver/kernel
+for module in virt/lib/irqbypass drivers/crypto/ccp/ccp arch/x86/kvm/kvm arch/x86/kvm/kvm-amd; do
+  file=$(ls "$modules/$module".ko* | head -1)
+  case $file in
+    *.xz) xz -dc "$file" >"$root/lib/modules/$(basename "$module").ko" ;;
+    *) cp "$file" "$root/lib/modules/$(basename "$module").ko" ;;
+  esac
+done
+dpkg-deb --fsys-tarfile "$busybox_deb" | tar -x -O ./bin/busybox >"$root/bin/busybox"
+chmod +x "$root/bin/busybox"
+ln -s busybox "$root/bin/sh"
+# Shell tests start with `#!/usr/bin/env bash`: the machine's own bash comes along.
+mkdir -p "$root/usr/bin"
+ln -s /bin/busybox "$root/usr/bin/env"
+cp "$(readlink -f /bin/bash)" "$root/bin/bash"
+cp tests/hwkvm/init "$root/init"
+cp tests/hwkvm/gtest_cases.awk "$root/lane/"
+
+# Each test's runfiles tree at its own absolute path, its symlinks pointing at the
+# real files, which are copied once each to their own absolute paths: the binaries'
+# $ORIGIN-relative library paths then resolve inside the image as they do here.
+declare -A copied
+copy_real() {
+  local real=$1
+  [[ -z ${copied[$real]:-} ]] || return 0
+  copied[$real]=1
+  mkdir -p "$root$(dirname "$real")"
+  cp -rL "$real" "$root$real"
+}
+executables=()
+: >"$root/lane/tests"
+for target in "${targets[@]}"; do
+  package=${target#//}; package=${package%%:*}; name=${target##*:}
+  executable=$bin/$package/$name
+  runfiles=$(readlink -f "$executable.runfiles")
+  [[ -d $runfiles ]] || fail "$target has no runfiles at $runfiles"
+  while IFS= read -r -d '' entry; do
+    dest=$root$entry
+    mkdir -p "$(dirname "$dest")"
+    if [[ -L $entry ]]; then
+      real=$(readlink -f "$entry")
+      copy_real "$real"
+      ln -sfn "$real" "$dest"
+    else
+      cp "$entry" "$dest"
+    fi
+  done < <(find "$runfiles" \( -type l -o -type f \) -print0)
+  executables+=("$(readlink -f "$executable")")
+  echo "$target|$runfiles|$package/$name|${test_args[$target]:-}" >>"$root/lane/tests"
+done
+copy_real "$bin/_solib_k8"
+cp "$(readlink -f "$bin/vmm/cli/sigvisor")" "$root/lane/sigvisor"
+executables+=("$(readlink -f "$bin/vmm/cli/sigvisor")" /bin/bash)
+printf '%s\n' "${commands[@]}" >"$root/lane/commands"
+
+# The system's shared libraries the executables load (their own libraries resolve
+# through _solib_k8 above), and the dynamic loader.
+while read -r library; do
+  cp -L "$library" "$root/lib/x86_64-linux-gnu/"
+done < <(for e in "${executables[@]}"; do ldd "$e"; done |
+           awk '$3 ~ /^\/(usr\/)?lib/ {print $3}' | sort -u)
+cp -L /lib64/ld-linux-x86-64.so.2 "$root/lib64/"
+
+(cd "$root" && find . | cpio -o -H newc --quiet) >"$work/initrd.cpio"
+echo "hwkvm lane: image $(du -m "$work/initrd.cpio" | cut -f1) MiB, kernel $kver," \
+  "${#targets[@]} tests; booting QEMU TCG (-cpu max, -smp $smp, ${memory} MiB)" >&2
+
+# --- Boot, run, report -------------------------------------------------------------
+# The whole run's limit: every test at its limit, plus the boot.
+limit=$((test_timeout * (${#targets[@]} + ${#commands[@]}) + 300))
+console=$work/console.log
+current=""
+set +e
+timeout --foreground -k 10 "$limit" qemu-system-x86_64 -accel tcg,thread=multi -cpu max \
+  -smp "$smp" -m "$memory" -kernel "$unpacked/vmlinuz" -initrd "$work/initrd.cpio" \
+  -append "console=ttyS0 quiet loglevel=3 panic=-1 mitigations=off hwkvm_timeout=$test_timeout" \
+  -display none -monitor none -serial stdio -no-reboot </dev/null 2>&1 |
+  tee "$console" | tr -d '\r' | {
+    in_log=0
+    while IFS= read -r line; do
+      case $line in
+        HWKVM-BEGIN\ *) current=${line#HWKVM-BEGIN }; echo "hwkvm lane: $current ..." ;;
+        HWKVM-END\ *)
+          read -r _ label rc seconds <<<"$line"
+          rc=${rc#rc=}; seconds=${seconds#seconds=}
+          if [[ $rc == 0 ]]; then verdict=PASSED; else verdict=FAILED; fi
+          printf '%-60s %s in %ss\n' "$label@hwkvm" "$verdict" "$seconds"
+          current="" ;;
+        HWKVM-LOG-BEGIN\ *) in_log=1; echo "==================== Test output for ${line#HWKVM-LOG-BEGIN }@hwkvm:" ;;
+        HWKVM-LOG-END\ *) in_log=0; echo "================================================================================" ;;
+        HWKVM-CMD-BEGIN\ *) in_log=1; echo "==================== ${line#HWKVM-CMD-BEGIN } (in the hardware lane):" ;;
+        HWKVM-CMD-END\ *) in_log=0; echo "==================== ${line#HWKVM-CMD-END }" ;;
+        HWKVM-DONE\ *|HWKVM-LANE-ERROR*|hwkvm:\ *|"  cases: "*|"  skipped "*) echo "$line" ;;
+        *) ((in_log)) && echo "$line" ;;
+      esac
+    done
+    # A test that began and never ended: the lane died under it.
+    [[ -z $current ]] || printf '%-60s %s\n' "$current@hwkvm" "NO STATUS"
+  } | tee "$work/report.txt"
+set -e
+
+# The summary, from what was reported.
+passed=$(grep -cE '^//[^ ]+@hwkvm +PASSED' "$work/report.txt" || true)
+failed=$(grep -cE '^//[^ ]+@hwkvm +(FAILED|NO STATUS)' "$work/report.txt" || true)
+read -r cases_run cases_skipped < <(awk '/^  cases: / {r += $2; s += $6} END {print r + 0, s + 0}' "$work/report.txt")
+missing=$((${#targets[@]} - passed - failed))
+failed_commands=$(grep -cE '^==================== rc=[1-9]' "$work/report.txt" || true)
+echo "hwkvm lane: ${#targets[@]} targets: $passed passed, $failed failed, $missing not run;" \
+  "$cases_run test cases run, $cases_skipped skipped; $((SECONDS - started)) s"
+if ! grep -q '^HWKVM-DONE' "$work/report.txt" || ((failed || missing || failed_commands)); then
+  if grep -q 'HWKVM-LANE-ERROR' "$work/report.txt" || ! grep -q '^HWKVM-DONE' "$work/report.txt"; then
+    echo "hwkvm lane: the lane did not finish; the console's last lines:" >&2
+    tail -n 30 "$console" >&2
+  fi
+  exit 1
+fi
