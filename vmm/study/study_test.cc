@@ -32,6 +32,9 @@ absl::StatusOr<bench::RunSample> FakeRun(const bench::Matrix& m, const bench::Ru
     p.name = name;
     p.ops = m.ops;
     p.kernel_insns = insns * m.ops;
+    if (m.traps[spec.trap] == "pv" && workload == "divzero" && !is_new) {
+      p.traps["dr_write"] = m.ops;  // counted in the pv page: no exit, no segment loads
+    }
     if (trapped) {
       if (workload == "divzero" && !is_new) p.traps["dr_write"] = m.ops;
       if (workload == "divzero") p.traps["segment_load"] = 4 * m.ops;
@@ -114,6 +117,17 @@ TEST(StudyTest, Dr7VerdictsFollowTheCounts) {
   EXPECT_NE(r.text.find("With unlikely write (dr7=lazy):"), std::string::npos);
   EXPECT_NE(r.text.find("FINDING: kernel instructions (trap off): 832 -> 833 (+1)"), std::string::npos)
       << r.text;
+  // pv: the same DR7 writes per signal as patch, and no exit for them.
+  const Comparison* pv_dr = Find(r, "dr_write_traps_per_op", "divzero", "pv");
+  ASSERT_NE(pv_dr, nullptr);
+  EXPECT_EQ(pv_dr->old_value, 1);
+  EXPECT_EQ(pv_dr->new_value, 0);
+  EXPECT_EQ(pv_dr->agrees(), true);
+  const Comparison* pv_exits = Find(r, "exits_per_op", "divzero", "pv");
+  ASSERT_NE(pv_exits, nullptr);
+  EXPECT_EQ(pv_exits->old_value, 0);
+  EXPECT_EQ(pv_exits->agrees(), std::nullopt);  // the seed's exit claim is patch's
+  EXPECT_NE(r.text.find("trap pv: "), std::string::npos);
 }
 
 TEST(StudyTest, CerrShowsTheObjectSizeAndStack) {

@@ -194,7 +194,8 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
         .image_end = image.load_end(),
         .flags = (config.cpl0_emulated ? SIGVISOR_BOOT_CPL0_EMULATED : 0u) |
                  (config.injection_events ? SIGVISOR_BOOT_INJECT_EVENTS : 0u),
-        .cmdline = config.cmdline};
+        .cmdline = config.cmdline,
+        .pv_page_gpa = config.trap == TrapMechanism::kPv ? kPvPageGpa : 0};
     if (absl::Status s = WriteBootInfo(*memory, kBootInfoGpa, boot_info); !s.ok()) return s;
     if (absl::Status s = SetUpVcpu(*vcpu, image.entry(), kBootInfoGpa, *cpuid); !s.ok()) return s;
   }
@@ -202,8 +203,9 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
   VcpuState state(*vcpu, *memory, sync_regs);
   std::unique_ptr<TrapEngine> traps;
   if (config.trap != TrapMechanism::kOff) {
-    absl::StatusOr<std::unique_ptr<TrapEngine>> installed = TrapEngine::Install(
-        config.trap, image, *memory, *vcpu, *cpuid, sync_regs, &state.debug());
+    absl::StatusOr<std::unique_ptr<TrapEngine>> installed =
+        TrapEngine::Install(config.trap, image, *memory, *vcpu, *cpuid, sync_regs, &state.debug(),
+                            kPvPageGpa);
     if (!installed.ok()) return installed.status();
     traps = *std::move(installed);
     report.trap_sites = traps->sites().size();
