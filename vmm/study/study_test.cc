@@ -52,11 +52,12 @@ absl::StatusOr<bench::RunSample> FakeRun(const bench::Matrix& m, const bench::Ru
   return sample;
 }
 
-StudyReport FakeStudy(const StudyDef& def, uint32_t repetitions = 5) {
+StudyReport FakeStudy(const StudyDef& def, uint32_t repetitions = 5,
+                      bench::HostInfoSummary host = {"pvm", true}) {
   absl::StatusOr<bench::Matrix> m = StudyMatrix(def, 10, repetitions, {}, 32);
   EXPECT_TRUE(m.ok()) << m.status();
   bench::RunnerOptions options;
-  options.host = {"pvm", true};
+  options.host = host;
   const bench::Matrix matrix = *m;
   return AnalyzeStudy(def, bench::RunMatrix(
                                matrix, [&](const bench::RunSpec& s) { return FakeRun(matrix, s); },
@@ -179,6 +180,19 @@ TEST(StudyTest, TwoRunsGiveNoEvidenceAndCountsNoSignificance) {
       EXPECT_EQ(c["significant"], false);
     }
   }
+}
+
+// With nothing trapping, privileged instructions run as the rest of guest CPL0 does:
+// emulated on a PVM host, on the CPU on a hardware one.
+TEST(StudyTest, TrapOffIsWordedForTheHostKind) {
+  const std::string emulated = "privileged instructions run emulated with the rest of guest CPL0";
+  StudyReport pvm = FakeStudy(*FindStudy("dr7"), 3);
+  EXPECT_NE(pvm.text.find(emulated), std::string::npos) << pvm.text;
+  StudyReport hardware = FakeStudy(*FindStudy("dr7"), 3, {"hardware", false});
+  EXPECT_EQ(hardware.text.find(emulated), std::string::npos) << hardware.text;
+  EXPECT_NE(hardware.text.find("privileged instructions run on the CPU with the rest of guest CPL0"),
+            std::string::npos)
+      << hardware.text;
 }
 
 TEST(StudyTest, DequeueShowsMeanStddevAndBloat) {
