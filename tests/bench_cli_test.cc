@@ -143,7 +143,7 @@ TEST(BenchCliTest, ShardsMergeToTheFullRunsCounts) {
   EXPECT_FALSE(json::parse(partial.out)["complete"].get<bool>());
   EXPECT_NE(partial.err.find("INCOMPLETE"), std::string::npos) << partial.err;
   ExpectOneLineError(Sigvisor("merge " + TempPath("shard1.json") + " " + TempPath("shard1.json")),
-                     "shard 1/3 is in more than one result");
+                     "shard 1/3 is in both");
 }
 
 TEST(BenchCliTest, TextCsvAndSvg) {

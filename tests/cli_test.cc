@@ -6,8 +6,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "tests/cli_test_support.h"
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -21,8 +23,30 @@ using ::sigvisor::testing::Lines;
 using ::sigvisor::testing::Sigvisor;
 using ::sigvisor::testing::TempPath;
 
+// The exit status rule (vmm/cli/exit_status.h, README.md "Exit status").
+constexpr int kGuestStatusAbove122 = 123;
+constexpr int kGuestFailed = 124;
+constexpr int kSigvisorFailed = ::sigvisor::testing::kSigvisorFailed;
 
-
+// The names in "(give one of: a, b, c; ...)" or "(known: a b c)": a workload list.
+std::set<std::string> NamesIn(const std::string& text, const std::string& after,
+                              const std::string& separators, char end) {
+  std::set<std::string> names;
+  const size_t start = text.find(after);
+  if (start == std::string::npos) return names;
+  const size_t stop = text.find(end, start);
+  std::string name;
+  for (char c : text.substr(start + after.size(), stop - start - after.size())) {
+    if (separators.find(c) != std::string::npos) {
+      if (!name.empty()) names.insert(name);
+      name.clear();
+    } else {
+      name += c;
+    }
+  }
+  if (!name.empty()) names.insert(name);
+  return names;
+}
 
 TEST(CliTest, MissingImageFile) {
   ExpectOneLineError(Sigvisor("run --image /nonexistent/guest.elf"),
@@ -86,10 +110,10 @@ TEST(CliTest, HelpTeachesEachCommand) {
   EXPECT_EQ(run.out.find("--iterations"), std::string::npos);  // probe's, not run's
 }
 
-TEST(CliTest, GuestFailureIsOneLineOnStderrAndStatusOne) {
+TEST(CliTest, GuestFailureIsOneLineOnStderrAndItsOwnStatus) {
   if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
   CommandResult r = Sigvisor("run --image tests/guests/triple_fault");
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, kGuestFailed);
   EXPECT_EQ(Lines(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("triple_fault"), std::string::npos) << r.err;
   if (r.err.find("reset the vCPU at the shutdown") != std::string::npos) {
@@ -106,7 +130,7 @@ TEST(CliTest, GuestFailureIsOneLineOnStderrAndStatusOne) {
 TEST(CliTest, TimeoutIsReported) {
   if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
   CommandResult r = Sigvisor("run --image tests/guests/spin --timeout 200ms");
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, kGuestFailed);
   EXPECT_NE(r.err.find("timeout"), std::string::npos) << r.err;
 }
 
@@ -127,7 +151,7 @@ TEST(CliTest, JsonHasTheDocumentedFields) {
   CommandResult r = Sigvisor("run --workload console --ops 4 --json");
   ASSERT_EQ(r.status, 0) << r.err;
   nlohmann::json doc = nlohmann::json::parse(r.out);  // stdout is only the document
-  EXPECT_EQ(doc["schema"], "sigvisor.run/1");
+  EXPECT_EQ(doc["schema"], "sigvisor.run/2");
   EXPECT_EQ(doc["image"], "kernel baseline (embedded)");
   EXPECT_EQ(doc["variant"]["name"], "baseline");
   EXPECT_EQ(doc["variant"]["settings"], "dr7=always pda=gs uaccess=err_or dequeue=copy");
@@ -169,6 +193,137 @@ TEST(CliTest, ProbeReportsThisHost) {
   nlohmann::json doc = nlohmann::json::parse(r.out);
   EXPECT_TRUE(doc["host_kind"] == "pvm" || doc["host_kind"] == "hardware");
   EXPECT_FALSE(doc["mechanisms"].empty());
+}
+
+// Item: a workload the bundled kernel does not have is refused before a VM exists,
+// as bench refuses it, instead of booting a guest that exits 127.
+TEST(CliTest, AnUnknownWorkloadIsRefusedInOneLine) {
+  for (const char* command : {"run", "trace"}) {
+    CommandResult r = Sigvisor(std::string(command) + " --workload nope");
+    ExpectOneLineError(r, "--workload 'nope' is not a workload of the bundled kernel");
+    EXPECT_EQ(r.out, "") << command;  // nothing booted, nothing reported
+    EXPECT_NE(r.err.find("divzero"), std::string::npos) << r.err;
+  }
+  ExpectOneLineError(Sigvisor("run --arch mips --workload nope"), "--workload 'nope'");
+}
+
+// The CLI's list is the guest's own: the kernel's init names what it knows when it
+// is asked for something else (--cmdline passes the word unchecked).
+TEST(CliTest, TheWorkloadsTheCliAcceptsAreTheGuests) {
+  const std::set<std::string> cli =
+      NamesIn(Sigvisor("run --workload nope").err, "give one of: ", ", ", ';');
+  ASSERT_GE(cli.size(), 8u);
+  CommandResult mips = Sigvisor("run --arch mips --cmdline workload=nope --quiet --json");
+  EXPECT_EQ(mips.status, kGuestStatusAbove122) << mips.err;
+  const nlohmann::json doc = nlohmann::json::parse(mips.out);
+  EXPECT_EQ(doc["exit_code"], 127);  // init's "not found"
+  const std::string console = doc["console"];
+  EXPECT_EQ(NamesIn(console, "(known: ", " ", ')'), cli) << console;
+}
+
+// Item: the exit status tells sigvisor's failure, the guest's failure and the guest's
+// own status apart.
+TEST(CliTest, TheExitStatusSaysWhoFailed) {
+  // sigvisor failed: bad input, before anything runs.
+  ExpectOneLineError(Sigvisor("run --ops lots"), "--ops");
+  EXPECT_EQ(Sigvisor("").status, kSigvisorFailed);
+  // The rule is in the help.
+  const std::string help = Sigvisor("help").out;
+  for (const char* line : {"0-122  run, trace: the guest exited with this status",
+                           "123    run, trace: the guest exited with a status above 122",
+                           "124    run, trace: the guest failed", "125    sigvisor failed"}) {
+    EXPECT_NE(help.find(line), std::string::npos) << line << "\n" << help;
+  }
+  // The guest's own status, 0 to 122, passes through; the MIPS interpreter needs no KVM.
+  EXPECT_EQ(Sigvisor("run --arch mips --workload hello --ops 1 --quiet").status, 0);
+  // Killed by SIGFPE: 128 + 8 would read as sigvisor dying of SIGFPE.
+  CommandResult fault = Sigvisor("run --arch mips --workload fault --quiet --json");
+  EXPECT_EQ(fault.status, kGuestStatusAbove122) << fault.err;
+  EXPECT_EQ(nlohmann::json::parse(fault.out)["exit_code"], 136);
+  EXPECT_NE(fault.err.find("sigvisor: the guest exited with status 136 (128 + 8: signal 8, SIGFPE, "
+                           "killed its init); sigvisor exits with 123"),
+            std::string::npos)
+      << fault.err;
+  if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  EXPECT_EQ(Sigvisor("run --image tests/guests/exit_with --quiet").status, 3);
+  EXPECT_EQ(Sigvisor("run --workload fault --quiet").status, kGuestStatusAbove122);
+  EXPECT_EQ(Sigvisor("run --image tests/guests/triple_fault --quiet").status, kGuestFailed);
+}
+
+// "boot" ends where the kernel starts init: the same kernel instructions whatever the
+// workload does first (each runs a warm-up op before its first phase marker).
+TEST(CliTest, BootIsTheKernelsOwnWhateverTheWorkload) {
+  if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  std::set<uint64_t> boot_insns;
+  // Names of one length: the kernel copies the command line while it boots.
+  for (const char* workload : {"divzero", "lat_sig", "pipe_rw", "console"}) {
+    CommandResult r = Sigvisor(std::string("run --quiet --json --ops 2 --workload ") + workload);
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json doc = nlohmann::json::parse(r.out);
+    ASSERT_TRUE(doc["timing"]["boot_ns"].is_number()) << workload;
+    if (!doc["host"]["cpl0_emulated"].get<bool>()) {
+      GTEST_SKIP() << "this host does not count kernel instructions (CPL0 runs natively)";
+    }
+    boot_insns.insert(doc["timing"]["boot_kvm_stats"]["insn_emulation"].get<uint64_t>());
+  }
+  EXPECT_EQ(boot_insns.size(), 1u) << "boot instructions differ by workload";
+}
+
+// Item: `images` lists --variant values, and the messages say so.
+TEST(CliTest, ImagesAreVariantsAndTheMessagesSaySo) {
+  const std::string help = Sigvisor("help images").out;
+  EXPECT_EQ(help.find("usable as --image NAME"), std::string::npos) << help;
+  EXPECT_NE(help.find("They are --variant values, not --image names"), std::string::npos) << help;
+  const std::string listing = Sigvisor("images").out;
+  EXPECT_NE(listing.find("(--image kernel, the default), by --variant:"), std::string::npos)
+      << listing;
+  ExpectOneLineError(Sigvisor("run --image baseline"),
+                     "'baseline' is a build of the bundled kernel: give --variant baseline");
+  CommandResult missing = Sigvisor("run --image /nonexistent/guest.elf");
+  EXPECT_EQ(missing.err.find("embedded image name"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("`sigvisor images` lists as --variant values"), std::string::npos)
+      << missing.err;
+}
+
+TEST(CliTest, HelpSpellsAOneLetterFlagAsItIsTyped) {
+  const std::string help = Sigvisor("help image").out;
+  EXPECT_NE(help.find("\n  -o "), std::string::npos) << help;
+  EXPECT_EQ(help.find("--o "), std::string::npos) << help;
+}
+
+TEST(CliTest, StudyNamesEveryStudyItHas) {
+  for (const char* args : {"study nope", "study"}) {
+    CommandResult r = Sigvisor(args);
+    ExpectOneLineError(r, "dr7, pda, cerr, dequeue, all, or tramp");
+  }
+}
+
+// An image for the other architecture gets the --arch that fits it.
+TEST(CliTest, AnImageOfTheOtherArchitectureSaysWhichArch) {
+  const std::string mips = TempPath("mips-kernel.elf"), x86 = TempPath("x86-kernel.elf");
+  ASSERT_EQ(Sigvisor("image --arch mips -o " + mips).status, 0);
+  ASSERT_EQ(Sigvisor("image -o " + x86).status, 0);
+  ExpectOneLineError(Sigvisor("run --image " + mips),
+                     "it is a MIPS image: `sigvisor run --arch mips` boots it");
+  ExpectOneLineError(Sigvisor("sites --image " + mips), "it is a MIPS image");
+  ExpectOneLineError(Sigvisor("run --arch mips --image " + x86), "it is an x86 image: drop --arch mips");
+}
+
+// Item: --version, and the same version and commit in every JSON document.
+TEST(CliTest, VersionNamesTheVersionAndTheCommit) {
+  CommandResult r = Sigvisor("--version");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(r.out, m,
+                               std::regex("sigvisor ([0-9]+\\.[0-9]+\\.[0-9]+) \\(commit "
+                                          "([0-9a-f]{40}|unknown)(, with uncommitted changes)?\\)\n")))
+      << r.out;
+  EXPECT_EQ(Sigvisor("run --version").out, r.out);  // with any command: it runs nothing
+  const nlohmann::json images = nlohmann::json::parse(Sigvisor("images --json").out);
+  EXPECT_EQ(images["sigvisor"]["version"], m[1].str());
+  EXPECT_EQ(images["sigvisor"]["commit"], m[2].str());
+  EXPECT_EQ(images["sigvisor"]["tree_modified"],
+            m[2] == "unknown" ? nlohmann::json(nullptr) : nlohmann::json(m[3].matched));
 }
 
 }  // namespace

@@ -49,9 +49,13 @@ inline int Lines(const std::string& text) {
   return lines;
 }
 
-// A bad-input case: status 2, exactly one line on stderr, containing `fragment`.
+// sigvisor's exit status when it fails itself: bad input, a run that could not start
+// (vmm/cli/exit_status.h; `sigvisor help`, "exit status").
+inline constexpr int kSigvisorFailed = 125;
+
+// A bad-input case: status 125, exactly one line on stderr, containing `fragment`.
 inline void ExpectOneLineError(const CommandResult& r, const std::string& fragment) {
-  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(r.status, kSigvisorFailed) << r.err;
   EXPECT_EQ(Lines(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("sigvisor: error: "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(fragment), std::string::npos) << r.err;

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -17,9 +18,10 @@ namespace {
 using Output = ::sigvisor::testing::CommandResult;
 using ::sigvisor::testing::Sigvisor;
 
-// Status 2 and exactly one stderr line "sigvisor: error: ...<fragment>...".
+// Status 125 (sigvisor failed: bad input) and exactly one stderr line
+// "sigvisor: error: ...<fragment>...".
 void ExpectRefusal(const Output& r, const std::string& fragment) {
-  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(r.status, ::sigvisor::testing::kSigvisorFailed) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_EQ(r.err.rfind("sigvisor: error: ", 0), 0u) << r.err;
   EXPECT_NE(r.err.find(fragment), std::string::npos) << r.err;
@@ -97,7 +99,15 @@ TEST(TrapFlagTest, JsonNamesTheMechanismAndCountsTrapsPerOp) {
   EXPECT_EQ(dr7["per_op"]["traps"], 2.0);
   EXPECT_EQ(dr7["per_op"]["dr_loads"], 0.0);
   EXPECT_EQ(dr7["traps"]["by_kind"]["dr_write"], 6);
-  EXPECT_EQ(dr7["traps"]["by_site"]["dr7_write_site"], 6);
+  // One row per site, as at the run's level.
+  std::map<std::string, nlohmann::json> sites;
+  for (const nlohmann::json& row : dr7["traps"]["by_site"]) sites[row["site"]] = row;
+  ASSERT_TRUE(sites.count("dr7_write_site")) << dr7["traps"];
+  EXPECT_EQ(sites["dr7_write_site"]["kind"], "dr_write");
+  EXPECT_EQ(sites["dr7_write_site"]["count"], 6);
+  for (const nlohmann::json& row : traps["by_site"]) {
+    if (row["site"] == "dr7_write_site") EXPECT_EQ(sites["dr7_write_site"]["address"], row["address"]);
+  }
   const nlohmann::json& enable = doc["phases"][1];
   EXPECT_EQ(enable["per_op"]["dr_loads"], 1.0);
 }

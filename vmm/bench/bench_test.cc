@@ -319,6 +319,32 @@ TEST(MergeTest, RefusesWhatDoesNotBelongTogether) {
   EXPECT_FALSE(MergeResults({}).ok());
 }
 
+TEST(MergeTest, ARefusalNamesBothPartsAndTheFieldThatDiffers) {
+  const Matrix m = TwoByTwo();
+  Matrix other = m;
+  other.ops = 20;
+  auto why = [](absl::StatusOr<BenchResult> merged) {
+    return merged.ok() ? std::string("merged") : std::string(merged.status().message());
+  };
+  EXPECT_EQ(why(MergeResults({RunFake(m, {1, 2}), RunFake(other, {2, 2})}, {"a.json", "b.json"})),
+            "'a.json' and 'b.json' are not shards of one bench: matrix.ops is 10 in 'a.json' and "
+            "20 in 'b.json'");
+  Matrix rebuilt = m;
+  rebuilt.variants[1].image_fnv1a64 = "0x0000000000000003";
+  EXPECT_NE(why(MergeResults({RunFake(m, {1, 2}), RunFake(rebuilt, {2, 2})}, {"a.json", "b.json"}))
+                .find("matrix.variants[1].image_fnv1a64"),
+            std::string::npos);
+  EXPECT_EQ(why(MergeResults({RunFake(m, {1, 2}), RunFake(m, {2, 3})}, {"a.json", "b.json"})),
+            "'a.json' and 'b.json' are not shards of one bench: shards.count is 2 in 'a.json' and "
+            "3 in 'b.json'");
+  EXPECT_EQ(why(MergeResults({RunFake(m, {1, 2}), RunFake(m, {2, 2}), RunFake(m, {1, 2})},
+                             {"a.json", "b.json", "c.json"})),
+            "shard 1/2 is in both 'a.json' and 'c.json' (shards.included)");
+  // Without names, by position.
+  EXPECT_NE(why(MergeResults({RunFake(m, {1, 2}), RunFake(other, {2, 2})})).find("result 2"),
+            std::string::npos);
+}
+
 TEST(JsonTest, RefusesOtherDocuments) {
   EXPECT_FALSE(BenchFromJson(nlohmann::json::parse(R"({"schema": "sigvisor.run/1"})")).ok());
   EXPECT_FALSE(BenchFromJson(nlohmann::json::parse("[]")).ok());

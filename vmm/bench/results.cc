@@ -1,8 +1,12 @@
 #include "vmm/bench/results.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <set>
+#include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
@@ -436,42 +440,104 @@ absl::StatusOr<BenchResult> BenchFromJson(const nlohmann::json& doc) {
   return result;
 }
 
-absl::StatusOr<BenchResult> MergeResults(const std::vector<BenchResult>& parts) {
+namespace {
+
+std::string Listed(const std::vector<std::string>& items) {
+  return "[" + absl::StrJoin(items, ", ") + "]";
+}
+
+std::string Listed(const std::vector<VariantInfo>& variants) {
+  std::vector<std::string> names;
+  for (const VariantInfo& v : variants) names.push_back(v.name);
+  return Listed(names);
+}
+
+// The first field in which two matrices differ, with both values ("" when equal):
+// what a refused merge names.
+std::optional<std::pair<std::string, std::pair<std::string, std::string>>> MatrixDifference(
+    const Matrix& a, const Matrix& b) {
+  auto differ = [](std::string field, std::string x, std::string y) {
+    return std::make_optional(std::make_pair(std::move(field), std::make_pair(std::move(x), std::move(y))));
+  };
+  if (a.workloads != b.workloads) return differ("matrix.workloads", Listed(a.workloads), Listed(b.workloads));
+  if (a.variants.size() != b.variants.size()) {
+    return differ("matrix.variants", Listed(a.variants), Listed(b.variants));
+  }
+  for (size_t i = 0; i < a.variants.size(); ++i) {
+    const VariantInfo &x = a.variants[i], &y = b.variants[i];
+    const std::string at = absl::StrFormat("matrix.variants[%d]", i);
+    if (x.name != y.name) return differ(at + ".name", x.name, y.name);
+    if (x.settings != y.settings) return differ(at + ".settings", x.settings, y.settings);
+    if (x.text_bytes != y.text_bytes) {
+      return differ(at + ".text_bytes", absl::StrCat(x.text_bytes), absl::StrCat(y.text_bytes));
+    }
+    if (x.image_fnv1a64 != y.image_fnv1a64) {
+      return differ(at + ".image_fnv1a64 (another build of " + x.name + ")", x.image_fnv1a64,
+                    y.image_fnv1a64);
+    }
+  }
+  if (a.traps != b.traps) return differ("matrix.traps", Listed(a.traps), Listed(b.traps));
+  if (a.repetitions != b.repetitions) {
+    return differ("matrix.repetitions", absl::StrCat(a.repetitions), absl::StrCat(b.repetitions));
+  }
+  if (a.ops != b.ops) return differ("matrix.ops", absl::StrCat(a.ops), absl::StrCat(b.ops));
+  if (a.memory_mib != b.memory_mib) {
+    return differ("matrix.memory_mib", absl::StrCat(a.memory_mib), absl::StrCat(b.memory_mib));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+absl::StatusOr<BenchResult> MergeResults(const std::vector<BenchResult>& parts,
+                                         const std::vector<std::string>& names) {
   if (parts.empty()) return absl::InvalidArgumentError("nothing to merge");
+  auto name = [&](size_t i) {
+    return i < names.size() ? absl::StrCat("'", names[i], "'") : absl::StrFormat("result %d", i + 1);
+  };
+  // "FIELD: X in 'a.json', Y in 'b.json'": the first part sets what the others must match.
+  auto refuse = [&](size_t i, const std::string& field, const std::string& first,
+                    const std::string& other) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s and %s are not shards of one bench: %s is %s in %s and %s in %s", name(0), name(i),
+        field, first, name(0), other, name(i)));
+  };
   BenchResult merged;
   merged.matrix = parts[0].matrix;
   merged.host = parts[0].host;
   merged.shard_count = parts[0].shard_count;
   std::set<uint32_t> shards;
-  std::set<size_t> indices;
+  std::map<uint32_t, size_t> shard_from;  // which part holds each shard
+  std::map<size_t, size_t> run_from;      // which part holds each run
   for (size_t i = 0; i < parts.size(); ++i) {
     const BenchResult& part = parts[i];
-    if (!(part.matrix == merged.matrix)) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "result %d is of another matrix (workloads, variants and their builds, traps, "
-          "repetitions, ops and memory must all be the same)",
-          i + 1));
+    if (auto difference = MatrixDifference(merged.matrix, part.matrix)) {
+      return refuse(i, difference->first, difference->second.first, difference->second.second);
     }
-    if (part.host.kind != merged.host.kind || part.host.cpl0_emulated != merged.host.cpl0_emulated) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "result %d was measured on a %s host, result 1 on a %s host", i + 1, part.host.kind,
-          merged.host.kind));
+    if (part.host.kind != merged.host.kind) {
+      return refuse(i, "host.kind", merged.host.kind, part.host.kind);
+    }
+    if (part.host.cpl0_emulated != merged.host.cpl0_emulated) {
+      return refuse(i, "host.cpl0_emulated", merged.host.cpl0_emulated ? "true" : "false",
+                    part.host.cpl0_emulated ? "true" : "false");
     }
     if (part.shard_count != merged.shard_count) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "result %d is cut into %d shards, result 1 into %d", i + 1, part.shard_count,
-          merged.shard_count));
+      return refuse(i, "shards.count", absl::StrCat(merged.shard_count),
+                    absl::StrCat(part.shard_count));
     }
     for (uint32_t s : part.shards) {
-      if (!shards.insert(s).second) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("shard %d/%d is in more than one result", s, merged.shard_count));
+      if (auto [at, fresh] = shard_from.emplace(s, i); !fresh) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "shard %d/%d is in both %s and %s (shards.included)", s, merged.shard_count,
+            name(at->second), name(i)));
       }
+      shards.insert(s);
     }
     for (const RunSample& run : part.runs) {
-      if (!indices.insert(run.spec.index).second) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("run %d is in more than one result", run.spec.index));
+      if (auto [at, fresh] = run_from.emplace(run.spec.index, i); !fresh) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "run %d is in both %s and %s (runs[].index)", run.spec.index, name(at->second),
+            name(i)));
       }
       merged.runs.push_back(run);
     }

@@ -130,8 +130,11 @@ nlohmann::ordered_json BenchToJson(const BenchResult& result);
 absl::StatusOr<BenchResult> BenchFromJson(const nlohmann::json& document);
 
 // Combines the shards of one matrix (same matrix, host kind and shard count; no
-// slice twice). Missing slices leave the result incomplete, with a warning.
-absl::StatusOr<BenchResult> MergeResults(const std::vector<BenchResult>& parts);
+// slice twice). Missing slices leave the result incomplete, with a warning. A refusal
+// names the two parts and the field that differs ("matrix.ops: 10 in 'a.json', 20 in
+// 'b.json'"); `names` are the parts' names (their files), "result N" where missing.
+absl::StatusOr<BenchResult> MergeResults(const std::vector<BenchResult>& parts,
+                                         const std::vector<std::string>& names = {});
 
 }  // namespace sigvisor::bench
 

@@ -13,6 +13,7 @@
 #include "vmm/bench/peer.h"
 #include "vmm/bench/progress.h"
 #include "vmm/bench/runner.h"
+#include "vmm/cli/build_info/build_info.h"
 #include "vmm/cli/bench_commands.h"
 #include "vmm/cli/run_setup.h"
 #include "vmm/cli/command.h"
@@ -28,7 +29,7 @@ constexpr const char* kDefaultVariants = "baseline;accelerated";
 int PrintBench(const bench::BenchResult& result, BenchOutput& output) {
   switch (output.format) {
     case OutputFormat::kJson:
-      std::printf("%s\n", bench::BenchToJson(result).dump(2).c_str());
+      std::printf("%s\n", WithBuildInfo(bench::BenchToJson(result)).dump(2).c_str());
       break;
     case OutputFormat::kCsv:
       std::printf("%s", bench::FormatBenchCsv(result).c_str());
@@ -81,7 +82,7 @@ int RunPeers(const bench::BenchResult& result, const std::vector<bench::PeerKind
   if (output.format == OutputFormat::kJson) {
     nlohmann::ordered_json doc = bench::BenchToJson(result);
     doc["peers"] = bench::PeersToJson(measured, tsc_khz);
-    std::printf("%s\n", doc.dump(2).c_str());
+    std::printf("%s\n", WithBuildInfo(std::move(doc)).dump(2).c_str());
   } else {
     std::printf("%s", bench::FormatPeerTable(result, measured, tsc_khz).c_str());
   }

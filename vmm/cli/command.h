@@ -23,8 +23,9 @@ struct Command {
 std::span<const Command> Commands();
 const Command* FindCommand(std::string_view name);
 
-// Prints "sigvisor: error: <message>" (one line) to stderr and returns 2, the exit
-// status for anything that kept a run from starting.
+// Prints "sigvisor: error: <message>" (one line) to stderr and returns 125
+// (exit_status.h: sigvisor failed), the status for bad input and for anything that
+// kept a run from starting.
 int ReportError(const absl::Status& status);
 int ReportError(std::string_view message);
 

@@ -2,9 +2,11 @@
 #include <cstdio>
 
 #include "absl/flags/reflection.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "vmm/cli/bench_commands.h"
 #include "vmm/cli/command.h"
+#include "vmm/cli/exit_status.h"
 
 namespace sigvisor::cli {
 
@@ -14,9 +16,10 @@ std::span<const Command> Commands() {
        "Boots a guest (by default the bundled kernel) in a fresh KVM VM and streams its\n"
        "console. At the end it prints the outcome, the exit table (per reason: count,\n"
        "mean and max VMM handling time), KVM's own statistics and one block per phase the\n"
-       "guest measured (BEGIN/END markers), per operation. Exits with the guest's exit\n"
-       "status; 1 when the guest failed (triple fault, panic, timeout, ...) with a one-line\n"
-       "diagnosis on stderr; 2 when the run could not start.\n"
+       "guest measured (BEGIN/END markers), per operation. Exit status: the guest's own\n"
+       "(0-122); 123 when the guest's status is above 122 (the report gives it); 124 when\n"
+       "the guest failed (triple fault, panic, timeout, ...), with a one-line diagnosis on\n"
+       "stderr; 125 when sigvisor failed (bad input, no KVM, ...): see `sigvisor help`.\n"
        "\nWith --trap, the guest's debug-register accesses and segment-register loads\n"
        "trap to the VMM, which emulates them (DR7 lazily) and counts them by kind and\n"
        "site, per phase and per op. auto picks patch (see README.md, \"Traps\").\n"
@@ -45,8 +48,14 @@ std::span<const Command> Commands() {
        "--iterations operations, minus an empty loop).",
        {"iterations", "repeats", "json", "kvm"}, ProbeCommand},
       {"images", "list the builds of the bundled kernel (its --variant values)",
-       "Lists the embedded guest images (usable as --image NAME) with their size, entry\n"
-       "point and ABI version.",
+       "Lists the builds of the bundled kernel (--image kernel, the default), x86-64 and\n"
+       "MIPS, by the --variant value that picks each, with its seed settings and sizes.\n"
+       "They are --variant values, not --image names: --image takes `kernel` or the path\n"
+       "of an ELF file.\n"
+       "\nExamples:\n"
+       "  sigvisor images\n"
+       "  sigvisor run --variant accelerated,dr7=always\n"
+       "  sigvisor run --arch mips --variant tramp=vdso",
        {"json"}, ImagesCommand},
       {"image", "write a build of the bundled kernel out as an ELF file (-o FILE)",
        "Writes the bundled kernel in build --variant (see `sigvisor images`) to FILE,\n"
@@ -54,7 +63,7 @@ std::span<const Command> Commands() {
        "entries: the direct 64-bit one sigvisor uses and a Multiboot v1 header with a\n"
        "32-bit entry that sets up long mode itself, so QEMU boots it too; without\n"
        "sigvisor's hypercall device the kernel talks to COM1 and isa-debug-exit. An\n"
-       "existing file is replaced; a directory or an unwritable path is refused (exit 2).\n"
+       "existing file is replaced; a directory or an unwritable path is refused (status 125).\n"
        "\nExamples:\n"
        "  sigvisor image -o kernel.elf\n"
        "  sigvisor image --variant accelerated,dr7=always -o dr7-always.elf\n"
@@ -101,7 +110,7 @@ std::span<const Command> Commands() {
        "repetitions (flagged when not), and time per op as median [min - max]. Progress\n"
        "goes to stderr; Ctrl-C stops after the current run and reports what completed.\n"
        "--shard i/n runs one slice of the matrix; `sigvisor merge` combines the slices'\n"
-       "--json results. Exit status: 0 complete, 1 runs failed or missing, 2 bad input.\n"
+       "--json results. Exit status: 0 complete, 1 runs failed or missing, 125 bad input.\n"
        "\nExamples:\n"
        "  sigvisor bench\n"
        "  sigvisor bench --workloads divzero --variants 'baseline;dr7=lazy' --traps off,auto\n"
@@ -167,7 +176,7 @@ const Command* FindCommand(std::string_view name) {
 int ReportError(std::string_view message) {
   std::fprintf(stderr, "sigvisor: error: %.*s\n", static_cast<int>(message.size()),
                message.data());
-  return 2;
+  return kExitSigvisorFailed;
 }
 
 int ReportError(const absl::Status& status) { return ReportError(std::string(status.message())); }
@@ -199,6 +208,9 @@ std::string HelpText(const Command* command) {
       absl::StrAppendFormat(&out, "  %-8s %s\n", c.name, c.summary);
     }
     out += "  help     show this, or `sigvisor help <command>` for a command's flags\n";
+    out += "\n--version prints the version and the commit sigvisor was built from (every JSON\n"
+           "document names both in its \"sigvisor\" member).\n\n";
+    out += ExitStatusHelp();
     return out;
   }
   absl::StrAppendFormat(&out, "usage: sigvisor %s [flags]\n\n%s\n\nflags:\n", command->name,
@@ -206,7 +218,10 @@ std::string HelpText(const Command* command) {
   for (std::string_view name : command->flags) {
     absl::CommandLineFlag* flag = absl::FindCommandLineFlag(absl::string_view(name.data(), name.size()));
     if (flag == nullptr) continue;
-    absl::StrAppendFormat(&out, "  --%-11s %s (default: %s)\n", name, flag->Help(),
+    // A one-letter flag is written as it is typed: -o FILE.
+    const std::string spelled =
+        absl::StrCat(name.size() == 1 ? "-" : "--", absl::string_view(name.data(), name.size()));
+    absl::StrAppendFormat(&out, "  %-13s %s (default: %s)\n", spelled, flag->Help(),
                           flag->DefaultValue().empty() ? "\"\"" : flag->DefaultValue());
   }
   return out;

@@ -3,9 +3,10 @@
 #include "absl/flags/flag.h"
 
 ABSL_FLAG(std::string, image, "kernel",
-          "the guest to boot: the name of an embedded image (see `sigvisor images`) or the "
-          "path of an ELF64 file built against guest-kit/abi/sigvisor_abi.h, or of a "
-          "Multiboot v1 kernel (booted as `qemu-system-x86_64 -kernel` boots it)");
+          "the guest to boot: kernel (the bundled kernel, in the build --variant picks; "
+          "`sigvisor images` lists the builds) or the path of an ELF64 file built against "
+          "guest-kit/abi/sigvisor_abi.h, or of a Multiboot v1 kernel (booted as "
+          "`qemu-system-x86_64 -kernel` boots it), or with --arch mips of an ELF32 MIPS file");
 ABSL_FLAG(std::string, variant, "baseline",
           "which build of the bundled kernel: baseline or accelerated, optionally with "
           "key=value overrides (dr7=always|lazy, pda=gs|direct, uaccess=err_or|cerr, "

@@ -1,10 +1,12 @@
 // `sigvisor images`: the builds of the bundled kernel (--image kernel --variant V), for
-// x86-64 and for MIPS (--arch mips).
+// x86-64 and for MIPS (--arch mips). They are --variant values, not --image names:
+// the bundled kernel is the one embedded image (--image kernel, the default).
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
 
 #include "absl/flags/flag.h"
+#include "vmm/cli/build_info/build_info.h"
 #include "vmm/cli/command.h"
 #include "vmm/cli/flags.h"
 #include "vmm/images/embedded_images.h"
@@ -14,7 +16,9 @@ namespace sigvisor::cli {
 int ImagesCommand(std::span<char* const>) {
   const bool json = absl::GetFlag(FLAGS_json);
   nlohmann::ordered_json variants = nlohmann::ordered_json::array();
-  if (!json) std::printf("the bundled kernel (--image kernel), by --variant:\n");
+  if (!json) {
+    std::printf("the bundled kernel (--image kernel, the default), by --variant:\n");
+  }
   for (const KernelVariant& variant : KernelVariants()) {
     absl::StatusOr<ElfImage> elf = ParseKernel(variant);
     if (!elf.ok()) return ReportError(elf.status());
@@ -44,7 +48,11 @@ int ImagesCommand(std::span<char* const>) {
                   settings.c_str(), variant.bytes.size());
     }
   }
-  if (json) std::printf("%s\n", variants.dump(2).c_str());
+  if (json) {
+    const nlohmann::ordered_json doc = {
+        {"schema", "sigvisor.images/1"}, {"image", "kernel"}, {"variants", variants}};
+    std::printf("%s\n", WithBuildInfo(doc).dump(2).c_str());
+  }
   return 0;
 }
 

@@ -8,7 +8,9 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
+#include "vmm/cli/build_info/build_info.h"
 #include "vmm/cli/command.h"
+#include "vmm/cli/exit_status.h"
 #include "vmm/cli/repeated_flag.h"
 
 namespace {
@@ -21,7 +23,8 @@ absl::CommandLineFlag* FindFlag(std::string_view name) {
   return absl::FindCommandLineFlag(absl::string_view(name.data(), name.size()));
 }
 
-// Unknown flags and unparsable values get sigvisor's one-line error (and status 2)
+// Unknown flags and unparsable values get sigvisor's one-line error (and its status
+// for bad input)
 // rather than Abseil's own message and exit(1): checked here, before parsing.
 std::string CheckFlags(int argc, char** argv, const char* verb) {
   for (int i = 1; i < argc; ++i) {
@@ -78,6 +81,13 @@ int main(int argc, char** argv) {
   const char* verb = nullptr;
   bool help = false;
   for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--") break;
+    if (std::string_view(argv[i]) == "--version") {  // with any command: it runs nothing
+      std::printf("%s\n", sigvisor::cli::VersionLine().c_str());
+      return 0;
+    }
+  }
+  for (int i = 1; i < argc; ++i) {
     if (IsHelpFlag(argv[i])) help = true;
     else if (!verb && argv[i][0] != '-') verb = argv[i];
   }
@@ -89,7 +99,7 @@ int main(int argc, char** argv) {
       }
     }
     std::fputs(HelpText(topic).c_str(), verb || help ? stdout : stderr);
-    return verb || help ? 0 : 2;
+    return verb || help ? 0 : sigvisor::cli::kExitSigvisorFailed;
   }
   const sigvisor::cli::Command* command = FindCommand(verb);
   if (command == nullptr) {

@@ -23,7 +23,9 @@ int MergeCommand(std::span<char* const> args) {
   absl::StatusOr<BenchOutput> output = ParseOutput();
   if (!output.ok()) return ReportError(output.status());
   std::vector<bench::BenchResult> parts;
+  std::vector<std::string> names;
   for (const char* path : args) {
+    names.emplace_back(path);
     std::ifstream file(path);
     if (!file) return ReportError(absl::StrFormat("cannot open '%s': %s", path, strerror(errno)));
     std::stringstream text;
@@ -38,7 +40,7 @@ int MergeCommand(std::span<char* const> args) {
     }
     parts.push_back(*std::move(part));
   }
-  absl::StatusOr<bench::BenchResult> merged = bench::MergeResults(parts);
+  absl::StatusOr<bench::BenchResult> merged = bench::MergeResults(parts, names);
   if (!merged.ok()) return ReportError(absl::StrFormat("cannot merge: %s", merged.status().message()));
   return PrintBench(*merged, *output);
 }

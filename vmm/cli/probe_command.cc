@@ -3,6 +3,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
+#include "vmm/cli/build_info/build_info.h"
 #include "vmm/cli/command.h"
 #include "vmm/cli/flags.h"
 #include "vmm/kvm/kvm.h"
@@ -34,7 +35,7 @@ int ProbeCommand(std::span<char* const> args) {
   absl::StatusOr<ProbeReport> report = RunProbe(*kvm, options);
   if (!report.ok()) return ReportError(report.status());
   if (absl::GetFlag(FLAGS_json)) {
-    std::printf("%s\n", ProbeReportToJson(*report).dump(2).c_str());
+    std::printf("%s\n", WithBuildInfo(ProbeReportToJson(*report)).dump(2).c_str());
   } else {
     std::printf("%s", FormatProbeTable(*report).c_str());
   }

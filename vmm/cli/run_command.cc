@@ -11,6 +11,7 @@
 #include "arch/x86_64/vmm/x86_machine.h"
 #include "vmm/base/clock.h"
 #include "vmm/bench/peer.h"
+#include "vmm/cli/build_info/build_info.h"
 #include "vmm/cli/command.h"
 #include "vmm/cli/flags.h"
 #include "vmm/cli/image_arg.h"
@@ -95,6 +96,7 @@ int RunCommand(std::span<char* const> args) {
   record.variant_settings = image->variant_settings;
   record.cmdline = *cmdline;
   record.host = {host->kind, host->cpl0_emulated};
+  record.guest_makes_hypercalls = !(image->elf.multiboot() && !image->elf.abi_version());
   record.trap = {std::string(x86::TrapMechanismName(trap->mechanism)), trap->reason,
                  report->trap_sites};
   record.result = std::move(report->result);
@@ -105,15 +107,11 @@ int RunCommand(std::span<char* const> args) {
   record.inject_seed = absl::GetFlag(FLAGS_seed);
 
   if (json) {
-    std::printf("%s\n", RunRecordToJson(record).dump(2).c_str());
+    std::printf("%s\n", WithBuildInfo(RunRecordToJson(record)).dump(2).c_str());
   } else {
     std::printf("%s", FormatRunReport(record).c_str());
   }
-  if (record.result.outcome != Outcome::kExited) {
-    std::fprintf(stderr, "sigvisor: %s: %s\n", std::string(OutcomeName(record.result.outcome)).c_str(),
-                 record.result.diagnosis.c_str());
-  }
-  return record.result.exit_code;
+  return ReportRunEnd(record.result, !record.variant.empty());
 }
 
 }  // namespace sigvisor::cli

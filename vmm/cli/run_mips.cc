@@ -12,6 +12,7 @@
 #include "arch/mips/vmm/mips_machine.h"
 #include "arch/mips/vmm/vdso_page.h"
 #include "vmm/base/clock.h"
+#include "vmm/cli/build_info/build_info.h"
 #include "vmm/cli/command.h"
 #include "vmm/cli/flags.h"
 #include "vmm/cli/run_setup.h"
@@ -125,10 +126,10 @@ int RunMips(uint64_t start_ns) {
   record.variant = image->variant;
   record.variant_settings = image->variant_settings;
   record.cmdline = *cmdline;
-  record.host = {
-      absl::StrFormat("mips interpreter, %d core%s", config.cores, config.cores == 1 ? "" : "s"),
-      false};
-  record.trap = {"off", "the MIPS interpreter needs no trap mechanism", 0};
+  record.host = {kMipsInterpreterHost, false,
+                 absl::StrFormat("%d core%s", config.cores, config.cores == 1 ? "" : "s")};
+  record.stats_source = StatsSource::kMipsInterpreter;
+  record.trap = {"off", "", 0};  // the interpreter sees every instruction: nothing to trap
   record.result = std::move(report->result);
   record.setup_ns = report->setup_ns;
   record.wall_ns = MonotonicNs() - start_ns;
@@ -149,17 +150,12 @@ int RunMips(uint64_t start_ns) {
         {"instructions_per_cpu_second", report->instructions_per_cpu_second},
         {"vdso", VdsoToJson(*report, record.result.phases)},
     };
-    std::printf("%s\n", doc.dump(2).c_str());
+    std::printf("%s\n", WithBuildInfo(doc).dump(2).c_str());
   } else {
     std::printf("%s%s%s", FormatRunReport(record).c_str(), ModelledLine(*report).c_str(),
                 VdsoLine(*report).c_str());
   }
-  if (record.result.outcome != Outcome::kExited) {
-    std::fprintf(stderr, "sigvisor: %s: %s\n",
-                 std::string(OutcomeName(record.result.outcome)).c_str(),
-                 record.result.diagnosis.c_str());
-  }
-  return record.result.exit_code;
+  return ReportRunEnd(record.result, !record.variant.empty());
 }
 
 }  // namespace sigvisor::cli

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -15,18 +16,36 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "vmm/cli/build_info/build_info.h"
+#include "vmm/cli/exit_status.h"
 #include "vmm/cli/flags.h"
 
 namespace sigvisor::cli {
+
+std::span<const std::string_view> BundledKernelWorkloads() {
+  // As guest-kit/user/init.c's table (and its "unknown workload" line, which
+  // tests/cli_test.cc compares with this list), plus fault and selftest, which init
+  // dispatches before the table.
+  static constexpr std::string_view kWorkloads[] = {
+      "summary", "divzero", "lat_sig", "sigpingpong", "pipe_rw",
+      "hello",   "console", "hostsig", "fault",       "selftest",
+  };
+  return kWorkloads;
+}
 
 // The guest command line from --workload, --ops and --cmdline.
 absl::StatusOr<std::string> GuestCmdline() {
   std::vector<std::string> words;
   const std::string workload = absl::GetFlag(FLAGS_workload);
   if (!workload.empty()) {
-    if (workload.find_first_of(" =") != std::string::npos) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("--workload '%s': a workload name has no spaces or '='", workload));
+    const auto known = BundledKernelWorkloads();
+    // Refused here, before a VM exists: the guest's own refusal would cost a boot and
+    // read as the guest's exit status 127.
+    if (std::find(known.begin(), known.end(), workload) == known.end()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--workload '%s' is not a workload of the bundled kernel (give one of: %s; another "
+          "image's own: --cmdline workload=NAME)",
+          workload, absl::StrJoin(std::vector<std::string>(known.begin(), known.end()), ", ")));
     }
     words.push_back("workload=" + workload);
   }
@@ -116,6 +135,18 @@ absl::Status AddGdbStub(x86::MachineConfig& config, const LoadedImage& image,
       options.symbols_path = path.string();
       *symbols_file = path.string();
     }
+    // The bundled kernel's DWARF names its files relative to the source tree (its
+    // compilation directory is /proc/self/cwd): gdb finds them through `directory`.
+    const std::string& built_from = ThisBuild().source_dir;
+    if (!built_from.empty() &&
+        std::filesystem::exists(std::filesystem::path(built_from) / "guest-kit/kernel/signal.c",
+                                error)) {
+      options.source_dir = built_from;
+    } else {
+      options.no_source_dir_reason =
+          built_from.empty() ? "not known (a build without its workspace status)"
+                             : absl::StrFormat("not here (built from %s)", built_from);
+    }
   } else {
     options.symbols_path = image.label;
   }
@@ -130,6 +161,16 @@ absl::Status AddGdbStub(x86::MachineConfig& config, const LoadedImage& image,
     config.session.timeout = absl::InfiniteDuration();
   }
   return absl::OkStatus();
+}
+
+int ReportRunEnd(const RunResult& result, bool bundled_kernel) {
+  if (result.outcome != Outcome::kExited) {
+    std::fprintf(stderr, "sigvisor: %s: %s\n", std::string(OutcomeName(result.outcome)).c_str(),
+                 result.diagnosis.c_str());
+  } else if (std::string note = GuestStatusNote(result, bundled_kernel); !note.empty()) {
+    std::fprintf(stderr, "%s\n", note.c_str());
+  }
+  return RunExitStatus(result);
 }
 
 absl::StatusOr<std::vector<InjectionSpec>> InjectionSpecsFromFlags() {

@@ -4,7 +4,9 @@
 #ifndef SIGVISOR_VMM_CLI_RUN_SETUP_H_
 #define SIGVISOR_VMM_CLI_RUN_SETUP_H_
 
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -18,7 +20,11 @@
 
 namespace sigvisor::cli {
 
-// The guest command line from --workload, --ops and --cmdline.
+// What --workload may name: the bundled kernel's workloads (README.md, "Workloads").
+std::span<const std::string_view> BundledKernelWorkloads();
+
+// The guest command line from --workload, --ops and --cmdline; a --workload the
+// bundled kernel does not have is refused, naming the ones it has.
 absl::StatusOr<std::string> GuestCmdline();
 
 struct TrapChoice {
@@ -55,6 +61,11 @@ absl::StatusOr<std::vector<InjectionSpec>> InjectionSpecsFromFlags();
 // `records`, which must outlive the run. Does nothing without --inject. A malformed
 // spec is an error naming the part that is wrong.
 absl::Status AddFaultInjector(x86::MachineConfig& config, std::vector<InjectionRecord>* records);
+
+// After a run: the stderr line for a guest that failed (its outcome and diagnosis) or
+// whose status cannot pass through (exit_status.h), and the exit status.
+// `bundled_kernel`: the image is a build of the bundled kernel.
+int ReportRunEnd(const RunResult& result, bool bundled_kernel);
 
 // `sigvisor run --arch mips` (run_mips.cc): the same report from the MIPS
 // interpreter; `start_ns` is when the command started.

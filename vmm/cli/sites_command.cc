@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "arch/x86_64/vmm/uaccess_sites.h"
+#include "vmm/cli/build_info/build_info.h"
 #include "vmm/cli/command.h"
 #include "vmm/cli/flags.h"
 #include "vmm/cli/image_arg.h"
@@ -51,7 +52,7 @@ int PrintUserAccessSites(const LoadedImage& image, const trap::Decoder& decoder)
   if (absl::GetFlag(FLAGS_json)) {
     nlohmann::ordered_json doc = {
         {"schema", "sigvisor.uaccess_sites/1"}, {"image", image.label}, {"sites", rows}};
-    std::printf("%s\n", doc.dump(2).c_str());
+    std::printf("%s\n", WithBuildInfo(doc).dump(2).c_str());
   } else {
     std::fputs(text.c_str(), stdout);
   }
@@ -96,7 +97,7 @@ int SitesCommand(std::span<char* const> args) {
   if (absl::GetFlag(FLAGS_json)) {
     nlohmann::ordered_json doc = {
         {"schema", "sigvisor.sites/1"}, {"image", image->label}, {"sites", rows}};
-    std::printf("%s\n", doc.dump(2).c_str());
+    std::printf("%s\n", WithBuildInfo(doc).dump(2).c_str());
   } else {
     std::fputs(text.c_str(), stdout);
   }

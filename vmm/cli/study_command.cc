@@ -5,10 +5,12 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "vmm/bench/bench_format.h"
 #include "vmm/bench/kvm_run.h"
 #include "vmm/bench/progress.h"
 #include "vmm/bench/runner.h"
+#include "vmm/cli/build_info/build_info.h"
 #include "vmm/cli/bench_commands.h"
 #include "vmm/cli/run_setup.h"
 #include "vmm/cli/command.h"
@@ -25,6 +27,19 @@ int StudyCommand(std::span<char* const> args) {
                          "`sigvisor study tramp` on its own");
     }
     return StudyTrampCommand();
+  }
+  // vmm/study knows the KVM studies; tramp, on the MIPS interpreter, is handled above,
+  // so the list of choices is made here, with it.
+  std::vector<std::string> choices;
+  for (const study::StudyDef& def : study::Studies()) choices.emplace_back(def.name);
+  choices.push_back("all");
+  const std::string listed =
+      absl::StrFormat("%s, or tramp (seed 004, MIPS)", absl::StrJoin(choices, ", "));
+  if (names.empty()) return ReportError("`sigvisor study` needs a study: " + listed);
+  for (const std::string& name : names) {
+    if (name != "all" && study::FindStudy(name) == nullptr) {
+      return ReportError(absl::StrFormat("no study '%s' (give %s)", name, listed));
+    }
   }
   absl::StatusOr<std::vector<const study::StudyDef*>> studies = study::ParseStudyNames(names);
   if (!studies.ok()) return ReportError(studies.status());
@@ -89,7 +104,7 @@ int StudyCommand(std::span<char* const> args) {
   std::vector<std::string> not_run;
   for (size_t i = reports.size(); i < studies->size(); ++i) not_run.emplace_back((*studies)[i]->name);
   if (output->format == OutputFormat::kJson) {
-    std::printf("%s\n", study::StudiesToJson(reports, not_run).dump(2).c_str());
+    std::printf("%s\n", WithBuildInfo(study::StudiesToJson(reports, not_run)).dump(2).c_str());
   } else if (output->format == OutputFormat::kCsv) {
     std::printf("%s", study::StudiesToCsv(reports).c_str());
   }

@@ -5,6 +5,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
 #include "vmm/base/clock.h"
+#include "vmm/cli/build_info/build_info.h"
 #include "vmm/cli/bench_commands.h"
 #include "vmm/cli/command.h"
 #include "vmm/cli/flags.h"
@@ -54,7 +55,7 @@ int StudyTrampCommand() {
   if (progress_shown) std::fprintf(stderr, "\n");
   if (!report.ok()) return ReportError(report.status());
   if (absl::GetFlag(FLAGS_json)) {
-    std::printf("%s\n", study::TrampStudyToJson(*report).dump(2).c_str());
+    std::printf("%s\n", WithBuildInfo(study::TrampStudyToJson(*report)).dump(2).c_str());
   } else {
     std::fputs(report->text.c_str(), stdout);
   }

@@ -7,7 +7,9 @@
 #include "absl/strings/str_format.h"
 #include "arch/x86_64/vmm/step_tracer.h"
 #include "arch/x86_64/vmm/x86_machine.h"
+#include "vmm/cli/build_info/build_info.h"
 #include "vmm/cli/command.h"
+#include "vmm/cli/exit_status.h"
 #include "vmm/cli/flags.h"
 #include "vmm/cli/image_arg.h"
 #include "vmm/cli/run_setup.h"
@@ -140,7 +142,7 @@ int TraceCommand(std::span<char* const> args) {
       both["diff"] = std::move(d.json);
       doc = std::move(both);
     }
-    std::printf("%s\n", doc.dump(2).c_str());
+    std::printf("%s\n", WithBuildInfo(std::move(doc)).dump(2).c_str());
   } else if (right) {
     std::printf("%s\n", trace::FormatSummary(left->source, left->trace, left->analysis).c_str());
     std::printf("%s\n",
@@ -155,21 +157,25 @@ int TraceCommand(std::span<char* const> args) {
     std::printf("%s", trace::FormatSummary(left->source, left->trace, left->analysis).c_str());
   }
 
+  // The exit status as for `run` (exit_status.h): a guest that failed first, then a
+  // trace the tracer could not finish (sigvisor's failure), then the guest's status.
   for (const Traced* t : {&*left, right ? &*right : nullptr}) {
     if (t == nullptr) continue;
     if (t->result.outcome != Outcome::kExited) {
-      std::fprintf(stderr, "sigvisor: %s: %s\n", std::string(OutcomeName(t->result.outcome)).c_str(),
-                   t->result.diagnosis.c_str());
-      return 1;
+      return ReportRunEnd(t->result, !t->source.variant.empty());
     }
     if (!t->trace.complete) {
       std::fprintf(stderr, "sigvisor: the trace of %s is incomplete: %s\n", t->source.image.c_str(),
                    t->trace.stopped_why.c_str());
-      return 1;
+      return kExitSigvisorFailed;
     }
   }
-  return left->result.exit_code != 0 ? left->result.exit_code
-                                     : (right ? right->result.exit_code : 0);
+  for (const Traced* t : {&*left, right ? &*right : nullptr}) {
+    if (t != nullptr && t->result.exit_code != 0) {
+      return ReportRunEnd(t->result, !t->source.variant.empty());
+    }
+  }
+  return 0;
 }
 
 }  // namespace sigvisor::cli

@@ -140,6 +140,7 @@ std::string GdbServer::Handle(const std::string& packet, std::optional<Action>& 
     case 's':
     case 'C':
     case 'S': {
+      if (!refused_.empty()) return RefuseToResume();
       std::string_view rest = args;
       if (kind == 'C' || kind == 'S') {  // a signal number first: ignored
         const size_t semi = rest.find(';');
@@ -154,6 +155,7 @@ std::string GdbServer::Handle(const std::string& packet, std::optional<Action>& 
       return "";
     }
     case 'D':
+      refused_.clear();
       action = Action::kDetach;
       return "OK";
     case 'k':
@@ -172,7 +174,14 @@ std::string GdbServer::Handle(const std::string& packet, std::optional<Action>& 
       return "";
     case 'v':
       if (packet == "vCont?") return "vCont;c;C;s;S";
-      if (StartsWith(packet, "vCont;")) return HandleVCont(packet, action);
+      if (StartsWith(packet, "vCont;")) {
+        std::string reply = HandleVCont(packet, action);
+        if (action && !refused_.empty()) {
+          action.reset();
+          return RefuseToResume();
+        }
+        return reply;
+      }
       if (StartsWith(packet, "vKill")) {
         action = Action::kKill;
         return "OK";
@@ -201,6 +210,16 @@ std::string GdbServer::HandleVCont(const std::string& packet, std::optional<Acti
   return "E01";
 }
 
+std::string GdbServer::RefuseToResume() {
+  for (const auto& [key, why] : refused_) {
+    const std::string line = absl::StrCat("sigvisor: refused: ", why,
+                                          "; the guest does not run while it is set: delete it\n");
+    (void)connection_->Send(
+        "O" + HexEncode({reinterpret_cast<const uint8_t*>(line.data()), line.size()}));
+  }
+  return "T05thread:01;";  // stopped where it was
+}
+
 std::string GdbServer::HandleBreakpoint(const std::string& packet) {
   // Z TYPE,ADDR,KIND (conditions after ';' are ignored).
   const std::string_view body = std::string_view(packet).substr(1, packet.find(';') - 1);
@@ -211,10 +230,17 @@ std::string GdbServer::HandleBreakpoint(const std::string& packet) {
   std::optional<uint64_t> kind = ParseHex(parts[2]);
   if (!type || !address || !kind || *type > 4) return "E01";
   const BreakType t = static_cast<BreakType>(*type);
+  const std::string key(body);
+  if (packet[0] == 'z' && refused_.erase(key) != 0) return "OK";  // it was never inserted
   absl::Status s = packet[0] == 'Z'
                        ? target_.InsertBreakpoint(t, *address, static_cast<int>(*kind))
                        : target_.RemoveBreakpoint(t, *address, static_cast<int>(*kind));
   if (s.code() == absl::StatusCode::kUnimplemented) return "";  // gdb then does not use it
+  if (packet[0] == 'Z' && s.code() == absl::StatusCode::kFailedPrecondition && !error_messages_) {
+    std::fprintf(stderr, "sigvisor: gdb: %s\n", std::string(s.message()).c_str());
+    refused_[key] = std::string(s.message());
+    return "OK";
+  }
   return s.ok() ? "OK" : Error(s);
 }
 

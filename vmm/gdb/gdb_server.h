@@ -6,10 +6,22 @@
 //
 // Serve() runs while the guest is stopped: it sends the stop reply, answers gdb
 // until gdb resumes, detaches or kills, and says which.
+//
+// Refusals reach gdb's console, not only sigvisor's stderr. A gdb that takes textual
+// errors (qSupported error-message+) gets "E.<why>" at once. Older ones (Debian 12's
+// gdb 13) show their own words for a failed Z0, Z2 or Z4 ("Cannot access memory", "too
+// many hardware breakpoints"), whatever the stub says, and take console text only
+// while the target runs. So the refused breakpoint is acknowledged, never inserted,
+// and at gdb's next continue or step the stub prints why on gdb's console ('O'
+// packets) and reports a stop where the guest is, instead of running it, until gdb
+// deletes the breakpoint: the guest never runs past a breakpoint it was asked for and
+// cannot honour.
 #ifndef SIGVISOR_VMM_GDB_GDB_SERVER_H_
 #define SIGVISOR_VMM_GDB_GDB_SERVER_H_
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -36,7 +48,9 @@ class GdbTarget {
   // Guest-virtual memory (through the current page tables).
   virtual absl::StatusOr<std::vector<uint8_t>> ReadMemory(uint64_t address, size_t length) = 0;
   virtual absl::Status WriteMemory(uint64_t address, std::span<const uint8_t> data) = 0;
-  // Z/z: an error's message goes to gdb (where it takes text) and to stderr.
+  // Z/z: an error's message goes to gdb (where it takes text) and to stderr. A
+  // FailedPrecondition error is a refusal: the host cannot honour that breakpoint or
+  // watchpoint (GdbServer says so on gdb's console).
   virtual absl::Status InsertBreakpoint(BreakType type, uint64_t address, int kind) = 0;
   virtual absl::Status RemoveBreakpoint(BreakType type, uint64_t address, int kind) = 0;
   // `c ADDR` / `s ADDR`: resume at another address.
@@ -68,6 +82,9 @@ class GdbServer {
   std::string HandleQuery(const std::string& packet);
   std::string HandleBreakpoint(const std::string& packet);
   std::string HandleVCont(const std::string& packet, std::optional<Action>& action);
+  // The reply to a resume request while refusals are pending: prints them on gdb's
+  // console and stops again.
+  std::string RefuseToResume();
 
   std::unique_ptr<RspConnection> connection_;
   GdbTarget& target_;
@@ -75,6 +92,8 @@ class GdbServer {
   bool no_ack_ = false;
   bool error_messages_ = false;  // gdb takes "E.text"
   bool killed_ = false;
+  // Breakpoints refused but acknowledged (see above): "TYPE,ADDR,KIND" -> why.
+  std::map<std::string, std::string> refused_;
 };
 
 }  // namespace sigvisor::gdb

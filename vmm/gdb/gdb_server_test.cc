@@ -173,7 +173,8 @@ TEST_F(GdbServerTest, AnswersAStoppedTargetThenResumes) {
   // Breakpoints: accepted, refused with an error, or not supported at all.
   EXPECT_EQ(Ask("Z1,100020,1"), "OK");
   EXPECT_EQ(Ask("z1,100020,1"), "OK");
-  EXPECT_EQ(Ask("Z2,1000,8"), "E01");
+  EXPECT_EQ(Ask("Z2,1000,8"), "OK");  // refused, but gdb hears why only at a resume
+  EXPECT_EQ(Ask("z2,1000,8"), "OK");  // removed before it mattered: never inserted
   EXPECT_EQ(Ask("Z3,1000,8"), "");
   EXPECT_EQ(target_.breakpoints, (std::vector<std::string>{"Z1,1048608", "z1,1048608"}));
   // The target description, in pieces.
@@ -186,6 +187,39 @@ TEST_F(GdbServerTest, AnswersAStoppedTargetThenResumes) {
   EXPECT_EQ(Ask("vCont?"), "vCont;c;C;s;S");
   Send("vCont;s:1;c");
   EXPECT_EQ(Resumed(), GdbServer::Action::kStep);
+}
+
+// A breakpoint the target refuses (FailedPrecondition) reaches gdb's console: at the
+// next resume, as console output, with a stop where the target is instead of a run;
+// once gdb removes it, the target resumes.
+TEST_F(GdbServerTest, ARefusalIsSaidOnGdbsConsoleAtTheNextResume) {
+  Serve();
+  EXPECT_EQ(Ask("Z2,1000,8"), "OK");
+  Send("c");
+  const std::string console = Receive();
+  ASSERT_EQ(console.substr(0, 1), "O") << console;
+  std::optional<std::vector<uint8_t>> text = HexDecode(console.substr(1));
+  ASSERT_TRUE(text.has_value());
+  EXPECT_EQ(std::string(text->begin(), text->end()),
+            "sigvisor: refused: no watchpoints here; the guest does not run while it is set: "
+            "delete it\n");
+  EXPECT_EQ(Receive(), "T05thread:01;");
+  Send("vCont;s:1");  // a step is refused the same way
+  EXPECT_EQ(Receive().substr(0, 1), "O");
+  EXPECT_EQ(Receive(), "T05thread:01;");
+  EXPECT_EQ(Ask("z2,1000,8"), "OK");
+  EXPECT_TRUE(target_.breakpoints.empty());  // the target never saw it
+  Send("c");
+  EXPECT_EQ(Resumed(), GdbServer::Action::kContinue);
+}
+
+// A gdb that takes textual errors gets the refusal at once.
+TEST_F(GdbServerTest, AGdbThatTakesTextualErrorsGetsTheRefusalAtOnce) {
+  Serve();
+  EXPECT_NE(Ask("qSupported:swbreak+;error-message+").find("error-message+"), std::string::npos);
+  EXPECT_EQ(Ask("Z2,1000,8"), "E.no watchpoints here");
+  Send("c");
+  EXPECT_EQ(Resumed(), GdbServer::Action::kContinue);
 }
 
 TEST_F(GdbServerTest, ContinueAtAnAddressAndTheNextStopReply) {

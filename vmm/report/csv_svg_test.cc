@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "vmm/report/csv.h"
@@ -45,6 +46,38 @@ TEST(SvgChartTest, IsWellFormedAndNamesEveryBar) {
                            "study dr7 <seed 000> & more", "it's \"quoted\""}) {
     EXPECT_NE(check.text.find(text), std::string::npos) << text;
   }
+}
+
+// The bold 16px texts of `svg` (the title's lines), in order.
+std::vector<std::string> TitleLines(const std::string& svg) {
+  std::vector<std::string> lines;
+  const std::string open = "font-size=\"16\" font-weight=\"bold\">";
+  for (size_t at = svg.find(open); at != std::string::npos; at = svg.find(open, at)) {
+    at += open.size();
+    lines.push_back(svg.substr(at, svg.find("</text>", at) - at));
+  }
+  return lines;
+}
+
+TEST(SvgChartTest, ALongTitleWrapsInsteadOfBeingClippedAtTheEdge) {
+  // As `sigvisor bench --svg` titles an interrupted run of a large matrix: the end is
+  // what says the result is incomplete.
+  const std::string title =
+      "sigvisor bench: 6 workloads x 10 variants x 2 trap mechanisms x 20 repetitions = 2400 runs "
+      "of 100000 ops (INCOMPLETE)";
+  const std::string svg = RenderBarChartSvg(title, {});
+  ASSERT_TRUE(testing::CheckXml(svg).ok) << svg;
+  const std::vector<std::string> lines = TitleLines(svg);
+  ASSERT_FALSE(lines.empty()) << svg;
+  std::string joined;
+  for (const std::string& line : lines) {
+    // 10 px a character is wider than bold 16px sans-serif's average: what fits at
+    // that width fits on the page, 16 px margins either side of 960.
+    EXPECT_LE(line.size() * 10.0, 960.0 - 2 * 16) << line;
+    joined += (joined.empty() ? "" : " ") + line;
+  }
+  EXPECT_EQ(joined, title);  // nothing lost, INCOMPLETE included
+  EXPECT_EQ(lines.back().substr(lines.back().size() - 12), "(INCOMPLETE)");
 }
 
 TEST(XmlCheckTest, RejectsBrokenDocuments) {

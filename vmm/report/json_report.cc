@@ -1,6 +1,11 @@
 #include "vmm/report/json_report.h"
 
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "absl/strings/str_format.h"
+#include "vmm/report/kvm_stat_check.h"
 
 namespace sigvisor {
 namespace {
@@ -39,19 +44,67 @@ json CountsToJson(const ExitCounts& counts) {
 
 std::string Hex(uint64_t value) { return absl::StrFormat("%#x", value); }
 
+// What every part of the document needs to know about the run as a whole.
+struct RunContext {
+  const RunRecord& record;
+  // KVM statistics this host does not keep (kvm_stat_check.h): left out everywhere.
+  std::vector<UncountedKvmStat> uncounted;
+};
+
+// The stats members of one object: `kvm_stats` (null for the MIPS interpreter, whose
+// counters go to `interpreter_stats` instead); `prefix` is "" or "boot_".
+void AddStats(json& object, const std::string& prefix, const StatsSnapshot& stats,
+              const RunContext& run) {
+  if (run.record.stats_source == StatsSource::kMipsInterpreter) {
+    object[prefix + "kvm_stats"] = nullptr;
+    object[prefix + "interpreter_stats"] = KvmStatsToJson(stats);
+  } else {
+    object[prefix + "kvm_stats"] = KvmStatsToJson(WithoutUncounted(stats, run.uncounted));
+  }
+}
+
+// One by_site row, the same at run and phase level: the site's address, its
+// symbol+offset, the kind it trapped as and the count.
+json SiteRow(uint64_t address, const std::string& site, const json& kind, uint64_t count) {
+  return {{"address", Hex(address)}, {"site", site}, {"kind", kind}, {"count", count}};
+}
+
+// A phase's by_site rows. The phase's tally counts by symbol+offset; the run's ledger
+// gives each site's address and kind. A wrmsr site that trapped as both
+// segment_load and msr_write in the run has one phase row with kind null (the count
+// covers both).
+json PhaseSitesToJson(const TrapCounts& by_site, const TrapLedger& run_traps) {
+  json rows = json::array();
+  for (const auto& [site, count] : by_site) {
+    std::optional<uint64_t> address;
+    json kind = nullptr;
+    int kinds = 0;
+    for (const auto& [key, row] : run_traps.by_site()) {
+      if (row.site != site) continue;
+      address = key.first;
+      kind = row.kind;
+      ++kinds;
+    }
+    if (kinds > 1) kind = nullptr;
+    rows.push_back(SiteRow(address.value_or(0), site, kind, count));
+  }
+  return rows;
+}
+
 // The run's traps: the mechanism, counts by kind, and one row per site and kind.
 json TrapsToJson(const TrapSummary& trap, const TrapLedger& ledger) {
   json by_site = json::array();
   for (const auto& [key, row] : ledger.by_site()) {
-    by_site.push_back(
-        {{"address", Hex(key.first)}, {"site", row.site}, {"kind", row.kind}, {"count", row.count}});
+    by_site.push_back(SiteRow(key.first, row.site, row.kind, row.count));
   }
   auto kind = [&](const char* name) {
     auto it = ledger.by_kind().find(name);
     return it == ledger.by_kind().end() ? uint64_t{0} : it->second;
   };
   return {{"mechanism", trap.mechanism},
-          {"reason", trap.reason},
+          // Why this mechanism; there is nothing to explain when nothing is trapped.
+          {"reason", trap.mechanism == "off" || trap.reason.empty() ? json(nullptr)
+                                                                     : json(trap.reason)},
           {"sites", trap.sites},
           {"total", ledger.total()},
           {"by_kind", CountsToJson(ledger.by_kind())},
@@ -64,7 +117,8 @@ json TrapsToJson(const TrapSummary& trap, const TrapLedger& ledger) {
 
 json Optional(const std::optional<uint64_t>& value) { return value ? json(*value) : json(nullptr); }
 
-json PhaseToJson(const PhaseResult& phase, const HostSummary& host) {
+json PhaseToJson(const PhaseResult& phase, const RunContext& run) {
+  const HostSummary& host = run.record.host;
   json by_reason = CountsToJson(phase.exits);
   // A time the marker calibration swallowed is no figure: null, and the run's
   // warnings say why.
@@ -86,32 +140,33 @@ json PhaseToJson(const PhaseResult& phase, const HostSummary& host) {
   json overhead = nullptr;
   if (phase.marker_overhead) {
     overhead = {{"exits", Sum(phase.marker_overhead->exits)},
-                {"traps", phase.marker_overhead->traps.total()},
-                {"kvm_stats", KvmStatsToJson(phase.marker_overhead->kvm_stats)},
-                {"wall_ns", phase.marker_overhead->wall_ns},
-                {"tsc_cycles", phase.marker_overhead->tsc_cycles}};
+                {"traps", phase.marker_overhead->traps.total()}};
+    AddStats(overhead, "", phase.marker_overhead->kvm_stats, run);
+    overhead["wall_ns"] = phase.marker_overhead->wall_ns;
+    overhead["tsc_cycles"] = phase.marker_overhead->tsc_cycles;
     if (phase.calibration_noise) {
       overhead["samples"] = phase.calibration_noise->samples;
       overhead["wall_ns_noise"] = phase.calibration_noise->wall_ns;
       overhead["tsc_cycles_noise"] = phase.calibration_noise->tsc_cycles;
     }
   }
-  return {{"name", phase.name},
-          {"ops", phase.ops},
-          {"exits", {{"total", phase.exits_total}, {"by_reason", by_reason}}},
-          {"traps",
-           {{"total", phase.traps.total()},
-            {"by_kind", CountsToJson(phase.traps.by_kind)},
-            {"by_site", CountsToJson(phase.traps.by_site)},
-            {"dr_loads", phase.traps.dr_loads},
-            {"hypercalls", phase.traps.hypercalls}}},
-          {"kvm_stats", KvmStatsToJson(phase.kvm_stats)},
-          {"wall_ns", Optional(phase.MeasuredWallNs())},
-          {"tsc_cycles", Optional(phase.MeasuredTscCycles())},
-          {"time_status", PhaseTimeName(phase.time)},
-          {"clocks_agree", phase.clocks_agree ? json(*phase.clocks_agree) : json(nullptr)},
-          {"per_op", per_op},
-          {"marker_overhead", overhead}};
+  json traps = {{"total", phase.traps.total()},
+                {"by_kind", CountsToJson(phase.traps.by_kind)},
+                {"by_site", PhaseSitesToJson(phase.traps.by_site, run.record.result.traps)},
+                {"dr_loads", phase.traps.dr_loads},
+            {"hypercalls", phase.traps.hypercalls}};
+  json out = {{"name", phase.name},
+              {"ops", phase.ops},
+              {"exits", {{"total", phase.exits_total}, {"by_reason", by_reason}}},
+              {"traps", traps}};
+  AddStats(out, "", phase.kvm_stats, run);
+  out["wall_ns"] = Optional(phase.MeasuredWallNs());
+  out["tsc_cycles"] = Optional(phase.MeasuredTscCycles());
+  out["time_status"] = PhaseTimeName(phase.time);
+  out["clocks_agree"] = phase.clocks_agree ? json(*phase.clocks_agree) : json(nullptr);
+  out["per_op"] = per_op;
+  out["marker_overhead"] = overhead;
+  return out;
 }
 
 // One object per injection (docs/inject.md): what, when, where, and what came of it.
@@ -153,9 +208,33 @@ nlohmann::ordered_json RunRecordToJson(const RunRecord& record) {
     row["detail"] = key.second;
     by_detail.push_back(row);
   }
+  const RunContext run{record, record.stats_source == StatsSource::kKvm
+                                   ? UncountedKvmStats(result)
+                                   : std::vector<UncountedKvmStat>()};
   json phases = json::array();
-  for (const PhaseResult& phase : result.phases) phases.push_back(PhaseToJson(phase, record.host));
-  return {
+  for (const PhaseResult& phase : result.phases) phases.push_back(PhaseToJson(phase, run));
+  json left_out = json::array();
+  for (const UncountedKvmStat& stat : run.uncounted) {
+    left_out.push_back({{"name", stat.name},
+                        {"kvm", stat.kvm},
+                        {"vmm", stat.vmm},
+                        {"exit_reason", stat.exit_reason.empty() ? json(nullptr)
+                                                                 : json(stat.exit_reason)},
+                        {"why", DescribeUncounted(stat)}});
+  }
+  // A guest that never makes a hypercall (a Multiboot kernel) has no boot time.
+  const bool booted = record.guest_makes_hypercalls && result.first_hypercall_ns != 0;
+  json timing = {{"vm_create_ns", record.vm_create_ns},
+                 {"setup_ns", record.setup_ns},
+                 {"boot_ns", booted ? json(result.first_hypercall_ns) : json(nullptr)}};
+  if (booted) {
+    AddStats(timing, "boot_", result.boot_kvm_stats, run);
+  } else {
+    timing["boot_kvm_stats"] = nullptr;
+  }
+  timing["run_ns"] = result.run_ns;
+  const bool interpreter = record.stats_source == StatsSource::kMipsInterpreter;
+  json doc = {
       {"schema", kRunSchema},
       {"image", record.image},
       {"variant", record.variant.empty()
@@ -165,31 +244,30 @@ nlohmann::ordered_json RunRecordToJson(const RunRecord& record) {
       {"outcome", OutcomeName(result.outcome)},
       {"exit_code", result.exit_code},
       {"diagnosis", result.diagnosis.empty() ? json(nullptr) : json(result.diagnosis)},
-      {"host", {{"kind", record.host.kind}, {"cpl0_emulated", record.host.cpl0_emulated}}},
+      {"host",
+       {{"kind", record.host.kind},
+        {"cpl0_emulated", interpreter ? json(nullptr) : json(record.host.cpl0_emulated)}}},
       {"trap_mechanism", record.trap.mechanism},
       {"exits",
        {{"total", result.ledger.total()}, {"by_reason", by_reason}, {"by_detail", by_detail}}},
       {"traps", TrapsToJson(record.trap, result.traps)},
-      {"kvm_stats", KvmStatsToJson(result.kvm_stats)},
-      {"phases", phases},
-      {"timing",
-       {{"vm_create_ns", record.vm_create_ns},
-        {"setup_ns", record.setup_ns},
-        {"boot_ns", result.first_hypercall_ns},
-        {"boot_kvm_stats", KvmStatsToJson(result.boot_kvm_stats)},
-        {"run_ns", result.run_ns}}},
-      {"wall_ns", record.wall_ns},
-      {"console", result.console},
-      {"console_truncated", result.console_truncated},
-      {"console_bytes", result.console_bytes},
-      {"console_dropped_bytes", result.console_dropped_bytes},
-      {"complete", result.complete()},
-      {"sandbox", result.sandbox},
-      {"warnings_dropped", result.warnings_dropped},
-      {"warnings", result.warnings},
-      {"injections", InjectionsToJson(record.injections)},
-      {"inject_seed", record.injections.empty() ? json(nullptr) : json(record.inject_seed)},
   };
+  AddStats(doc, "", result.kvm_stats, run);
+  doc["kvm_stats_left_out"] = left_out;
+  doc["phases"] = phases;
+  doc["timing"] = timing;
+  doc["wall_ns"] = record.wall_ns;
+  doc["console"] = result.console;
+  doc["console_truncated"] = result.console_truncated;
+  doc["console_bytes"] = result.console_bytes;
+  doc["console_dropped_bytes"] = result.console_dropped_bytes;
+  doc["complete"] = result.complete();
+  doc["sandbox"] = result.sandbox;
+  doc["warnings_dropped"] = result.warnings_dropped;
+  doc["warnings"] = result.warnings;
+  doc["injections"] = InjectionsToJson(record.injections);
+  doc["inject_seed"] = record.injections.empty() ? json(nullptr) : json(record.inject_seed);
+  return doc;
 }
 
 }  // namespace sigvisor

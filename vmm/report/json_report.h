@@ -9,7 +9,10 @@
 
 namespace sigvisor {
 
-inline constexpr const char* kRunSchema = "sigvisor.run/1";
+// 2: phases' traps.by_site in the run's row shape, traps.reason null when off,
+// interpreter_stats for the MIPS interpreter (kvm_stats null), kvm_stats_left_out,
+// boot_ns null without a hypercall, the "sigvisor" member (docs/schema/).
+inline constexpr const char* kRunSchema = "sigvisor.run/2";
 
 // Keys keep the order documented in README.md (ordered_json).
 nlohmann::ordered_json RunRecordToJson(const RunRecord& record);

@@ -83,5 +83,112 @@ TEST(RunReportTest, TextSaysWhatTheJsonSays) {
       << text;
 }
 
+// A PVM-like run: 5 io exits the VMM handled, which KVM's io_exits does not count,
+// and one phase with a trapped DR7 write site.
+RunRecord PvmRun() {
+  RunRecord record;
+  record.image = "kernel baseline (embedded)";
+  record.host = {"pvm", true};
+  record.trap = {"patch", "--trap=auto on a pvm host: ...", 13};
+  RunResult& result = record.result;
+  result.outcome = Outcome::kExited;
+  result.exit_code = 0;
+  for (int i = 0; i < 5; ++i) result.ledger.Record("io", "port 0x501 out", 1000);
+  result.traps.Record("dr_write", 0x1005cb, "do_signal+0x3b");
+  result.traps.Record("dr_write", 0x1005cb, "do_signal+0x3b");
+  result.kvm_stats = {{"exits", 40}, {"io_exits", 0}, {"insn_emulation", 3000}};
+  result.first_hypercall_ns = 2'000'000;
+  result.boot_kvm_stats = {{"exits", 4}, {"io_exits", 0}, {"insn_emulation", 1482}};
+  PhaseResult phase;
+  phase.name = "divzero";
+  phase.ops = 2;
+  phase.kvm_stats = {{"io_exits", 0}, {"insn_emulation", 1690}};
+  phase.traps.by_kind = {{"dr_write", 2}};
+  phase.traps.by_site = {{"do_signal+0x3b", 2}};
+  result.phases.push_back(phase);
+  return record;
+}
+
+TEST(RunReportTest, KvmStatisticsThisHostDoesNotKeepAreLeftOutAndSaidWhy) {
+  const RunRecord record = PvmRun();
+  const nlohmann::json doc = nlohmann::json::parse(RunRecordToJson(record).dump());
+  EXPECT_FALSE(doc["kvm_stats"].contains("io_exits")) << doc["kvm_stats"];
+  EXPECT_EQ(doc["kvm_stats"]["exits"], 40);  // 40 >= the 5 the VMM saw: kept
+  EXPECT_FALSE(doc["phases"][0]["kvm_stats"].contains("io_exits"));
+  EXPECT_FALSE(doc["timing"]["boot_kvm_stats"].contains("io_exits"));
+  ASSERT_EQ(doc["kvm_stats_left_out"].size(), 1u) << doc["kvm_stats_left_out"];
+  EXPECT_EQ(doc["kvm_stats_left_out"][0]["name"], "io_exits");
+  EXPECT_EQ(doc["kvm_stats_left_out"][0]["kvm"], 0);
+  EXPECT_EQ(doc["kvm_stats_left_out"][0]["vmm"], 5);
+  const std::string text = FormatRunReport(record);
+  EXPECT_EQ(text.find("io_exits 0"), std::string::npos) << text;
+  EXPECT_NE(text.find("not shown: io_exits is 0 where the VMM handled 5 io exits: this host's "
+                      "KVM does not count them"),
+            std::string::npos)
+      << text;
+
+  // Where KVM counts them (hardware), they stay.
+  RunRecord hardware = PvmRun();
+  hardware.result.kvm_stats["io_exits"] = 5;
+  const nlohmann::json counted = nlohmann::json::parse(RunRecordToJson(hardware).dump());
+  EXPECT_EQ(counted["kvm_stats"]["io_exits"], 5);
+  EXPECT_TRUE(counted["kvm_stats_left_out"].empty());
+}
+
+TEST(RunReportTest, AGuestThatMakesNoHypercallHasNoBootTime) {
+  RunRecord multiboot = PvmRun();
+  multiboot.guest_makes_hypercalls = false;  // its first serial byte is no hypercall
+  const nlohmann::json doc = nlohmann::json::parse(RunRecordToJson(multiboot).dump());
+  EXPECT_TRUE(doc["timing"]["boot_ns"].is_null());
+  EXPECT_TRUE(doc["timing"]["boot_kvm_stats"].is_null());
+  EXPECT_EQ(FormatRunReport(multiboot).find("boot"), std::string::npos)
+      << FormatRunReport(multiboot);
+  const std::string booted = FormatRunReport(PvmRun());
+  EXPECT_NE(booted.find("boot 2.00 ms (to the first hypercall)"), std::string::npos) << booted;
+  EXPECT_NE(booted.find("boot: 1482 guest kernel instructions"), std::string::npos) << booted;
+}
+
+TEST(RunReportTest, BySiteHasOneShapeInTheRunAndInItsPhases) {
+  const nlohmann::json doc = nlohmann::json::parse(RunRecordToJson(PvmRun()).dump());
+  const nlohmann::json row = {
+      {"address", "0x1005cb"}, {"site", "do_signal+0x3b"}, {"kind", "dr_write"}, {"count", 2}};
+  EXPECT_EQ(doc["traps"]["by_site"], nlohmann::json::array({row}));
+  EXPECT_EQ(doc["phases"][0]["traps"]["by_site"], nlohmann::json::array({row}));
+  EXPECT_EQ(doc["traps"]["reason"], "--trap=auto on a pvm host: ...");
+  RunRecord off = PvmRun();
+  off.trap = {"off", "", 0};
+  EXPECT_TRUE(nlohmann::json::parse(RunRecordToJson(off).dump())["traps"]["reason"].is_null());
+}
+
+TEST(RunReportTest, TheMipsInterpretersCountersAreNotKvmStatistics) {
+  RunRecord mips;
+  mips.image = "kernel baseline (embedded, mips)";
+  mips.host = {kMipsInterpreterHost, false};
+  mips.stats_source = StatsSource::kMipsInterpreter;
+  mips.result.outcome = Outcome::kExited;
+  mips.result.exit_code = 0;
+  mips.result.kvm_stats = {{"instructions", 29616}, {"mmio_exits", 27}, {"modelled_cycles", 30506}};
+  mips.result.first_hypercall_ns = 100;
+  mips.result.boot_kvm_stats = {{"instructions", 10476}};
+  PhaseResult phase;
+  phase.name = "sig_hndl";
+  phase.ops = 2;
+  phase.kvm_stats = {{"instructions", 3412}, {"modelled_cycles", 3512}};
+  mips.result.phases.push_back(phase);
+  const nlohmann::json doc = nlohmann::json::parse(RunRecordToJson(mips).dump());
+  EXPECT_EQ(doc["host"]["kind"], "mips-interpreter");
+  EXPECT_TRUE(doc["host"]["cpl0_emulated"].is_null());
+  EXPECT_TRUE(doc["kvm_stats"].is_null());
+  EXPECT_EQ(doc["interpreter_stats"]["instructions"], 29616);
+  EXPECT_TRUE(doc["phases"][0]["kvm_stats"].is_null());
+  EXPECT_EQ(doc["phases"][0]["interpreter_stats"]["instructions"], 3412);
+  EXPECT_TRUE(doc["timing"]["boot_kvm_stats"].is_null());
+  EXPECT_EQ(doc["timing"]["boot_interpreter_stats"]["instructions"], 10476);
+  EXPECT_TRUE(doc["kvm_stats_left_out"].empty());
+  const std::string text = FormatRunReport(mips);
+  EXPECT_NE(text.find("interpreter stats (whole run):"), std::string::npos) << text;
+  EXPECT_EQ(text.find("KVM stats"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace sigvisor

@@ -11,10 +11,20 @@
 
 namespace sigvisor {
 
+// What ran the guest. kind: "pvm" or "hardware" (KVM; see vmm/probe), or
+// kMipsInterpreterHost (`run --arch mips`, which has no KVM: cpl0_emulated is
+// meaningless there and the JSON gives null).
 struct HostSummary {
-  std::string kind;  // "pvm" or "hardware"
+  std::string kind;
   bool cpl0_emulated = false;
+  std::string detail;  // for the text report's first line ("2 cores"); may be empty
 };
+inline constexpr char kMipsInterpreterHost[] = "mips-interpreter";
+
+// Whose counters a run's stats are (RunResult::kvm_stats and the phases' alike):
+// KVM's statistics by name, or the MIPS interpreter's counters. The reports name
+// them accordingly (JSON: kvm_stats or interpreter_stats).
+enum class StatsSource { kKvm, kMipsInterpreter };
 
 // How guest debug-register accesses and segment loads reached the VMM.
 struct TrapSummary {
@@ -29,6 +39,11 @@ struct RunRecord {
   std::string variant_settings;  // "dr7=always pda=gs uaccess=err_or dequeue=copy"
   std::string cmdline;  // what the guest was told
   HostSummary host;
+  StatsSource stats_source = StatsSource::kKvm;
+  // False for a Multiboot kernel: it talks through the PC's devices (COM1, the first
+  // byte of which the run loop would take for a first hypercall) and makes no
+  // hypercall, so there is no boot span to report.
+  bool guest_makes_hypercalls = true;
   TrapSummary trap;
   RunResult result;
   uint64_t vm_create_ns = 0;
@@ -47,7 +62,7 @@ inline constexpr const char* kReportedKvmStats[] = {
 };
 
 // The MIPS interpreter's counters (docs/mips-platform.md), shown instead when a run's
-// stats are the interpreter's (they have modelled_cycles).
+// stats are the interpreter's.
 inline constexpr const char* kReportedInterpreterStats[] = {
     "instructions", "exceptions",           "tlb_refills", "tlb_invalid",
     "tlb_modified", "syscalls",             "interrupts",  "icache_lines_flushed",

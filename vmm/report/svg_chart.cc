@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 
@@ -18,6 +21,8 @@ constexpr double kBarHeight = 18;
 constexpr double kBarGap = 8;
 constexpr const char* kReferenceFill = "#7f9fc6";
 constexpr const char* kOtherFill = "#e8a25b";
+constexpr double kCharWidthEm = 0.65;
+constexpr double kTitlePx = 16, kHeadingPx = 14, kNotePx = 12;
 
 // A round step for about four ticks over [0, max].
 double TickStep(double max) {
@@ -36,6 +41,33 @@ std::string TickLabel(double value) {
 }
 
 bool Finite(double v) { return std::isfinite(v); }
+
+// `text` in lines that fit `width` pixels at `font_px`, broken between words (a word
+// longer than a line gets a line of its own). The width of a character is estimated
+// generously (bold sans-serif averages about 0.6 em; 0.65 here), because SVG text that does not
+// fit is clipped at the document's edge: the end of a bench chart's title, where it
+// says INCOMPLETE, is the part that must not go.
+std::vector<std::string> WrapToWidth(std::string_view text, double font_px, double width) {
+  const size_t max_chars =
+      std::max<size_t>(1, static_cast<size_t>(width / (kCharWidthEm * font_px)));
+  std::vector<std::string> lines;
+  std::string line;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(' ', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view word = text.substr(start, end - start);
+    if (!line.empty() && line.size() + 1 + word.size() > max_chars) {
+      lines.push_back(std::move(line));
+      line.clear();
+    }
+    if (!line.empty()) line += ' ';
+    line += word;
+    start = end + 1;
+  }
+  if (!line.empty() || lines.empty()) lines.push_back(std::move(line));
+  return lines;
+}
 
 }  // namespace
 
@@ -57,21 +89,30 @@ std::string XmlEscape(std::string_view text) {
 }
 
 std::string RenderBarChartSvg(std::string_view title, std::span<const ChartSection> sections) {
-  std::string body;
-  double y = kMargin + 18;
-  absl::StrAppendFormat(&body,
-                        "<text x=\"%.0f\" y=\"%.0f\" font-size=\"16\" font-weight=\"bold\">%s</text>\n",
-                        kMargin, y, XmlEscape(title));
-  y += 14;
-  for (const ChartSection& section : sections) {
-    y += 26;
+  std::string body = absl::StrFormat("<title>%s</title>\n", XmlEscape(title));
+  const double text_width = kWidth - 2 * kMargin;
+  double y = kMargin;
+  for (const std::string& line : WrapToWidth(title, kTitlePx, text_width)) {
+    y += kTitlePx + 4;
     absl::StrAppendFormat(&body,
-                          "<text x=\"%.0f\" y=\"%.0f\" font-size=\"14\" font-weight=\"bold\">%s</text>\n",
-                          kMargin, y, XmlEscape(section.heading));
+                          "<text x=\"%.0f\" y=\"%.0f\" font-size=\"%.0f\" font-weight=\"bold\">%s</text>\n",
+                          kMargin, y, kTitlePx, XmlEscape(line));
+  }
+  y += 12;
+  for (const ChartSection& section : sections) {
+    y += 6;
+    for (const std::string& line : WrapToWidth(section.heading, kHeadingPx, text_width)) {
+      y += kHeadingPx + 6;
+      absl::StrAppendFormat(&body,
+                            "<text x=\"%.0f\" y=\"%.0f\" font-size=\"%.0f\" font-weight=\"bold\">%s</text>\n",
+                            kMargin, y, kHeadingPx, XmlEscape(line));
+    }
     if (!section.note.empty()) {
-      y += 16;
-      absl::StrAppendFormat(&body, "<text x=\"%.0f\" y=\"%.0f\" fill=\"#444\">%s</text>\n", kMargin,
-                            y, XmlEscape(section.note));
+      for (const std::string& line : WrapToWidth(section.note, kNotePx, text_width)) {
+        y += kNotePx + 4;
+        absl::StrAppendFormat(&body, "<text x=\"%.0f\" y=\"%.0f\" fill=\"#444\">%s</text>\n",
+                              kMargin, y, XmlEscape(line));
+      }
     }
     for (const ChartPanel& panel : section.panels) {
       y += 24;

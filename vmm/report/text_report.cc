@@ -1,8 +1,11 @@
 #include "vmm/report/text_report.h"
 
+#include <algorithm>
 #include <span>
+#include <vector>
 
 #include "absl/strings/str_format.h"
+#include "vmm/report/kvm_stat_check.h"
 
 namespace sigvisor {
 namespace {
@@ -45,22 +48,29 @@ void AppendTrapTable(std::string& out, const TrapSummary& trap, const TrapLedger
   }
 }
 
-void AppendKvmStats(std::string& out, const StatsSnapshot& stats) {
+void AppendKvmStats(std::string& out, const StatsSnapshot& stats, bool interpreter,
+                    const std::vector<UncountedKvmStat>& uncounted) {
   if (stats.empty()) return;
-  const bool interpreter = stats.count("modelled_cycles") != 0;
   out += interpreter ? "\ninterpreter stats (whole run):" : "\nKVM stats (whole run):";
   int shown = 0;
   for (const char* name : interpreter ? std::span<const char* const>(kReportedInterpreterStats)
                                       : std::span<const char* const>(kReportedKvmStats)) {
     auto it = stats.find(name);
     if (it == stats.end()) continue;
+    if (std::any_of(uncounted.begin(), uncounted.end(),
+                    [&](const UncountedKvmStat& u) { return u.name == name; })) {
+      continue;
+    }
     absl::StrAppendFormat(&out, "%s %s %d", shown++ % 4 == 0 ? "\n " : ",", name, it->second);
   }
   out += "\n";
+  for (const UncountedKvmStat& stat : uncounted) {
+    absl::StrAppendFormat(&out, "  not shown: %s\n", DescribeUncounted(stat));
+  }
 }
 
 void AppendPhase(std::string& out, const PhaseResult& phase, const HostSummary& host,
-                 bool traps) {
+                 bool traps, bool interpreter) {
   absl::StrAppendFormat(&out, "\nphase %-24s %14s %14s\n",
                         absl::StrFormat("%s (%d ops)", phase.name, phase.ops), "total", "per op");
   auto row = [&](const char* name, uint64_t total) {
@@ -80,7 +90,7 @@ void AppendPhase(std::string& out, const PhaseResult& phase, const HostSummary& 
   }
   auto insns = phase.kvm_stats.find("insn_emulation");
   if (host.cpl0_emulated && insns != phase.kvm_stats.end()) row("kernel_insns", insns->second);
-  if (phase.kvm_stats.count("modelled_cycles") != 0) {  // the MIPS interpreter's counters
+  if (interpreter) {  // the MIPS interpreter's counters
     for (const char* name : {"instructions", "exceptions", "icache_lines_flushed", "ipis_sent",
                              "modelled_cycles", "vdso_fetches", "vdso_writes"}) {
       if (auto it = phase.kvm_stats.find(name); it != phase.kvm_stats.end()) row(name, it->second);
@@ -106,6 +116,7 @@ void AppendPhase(std::string& out, const PhaseResult& phase, const HostSummary& 
 
 std::string FormatRunReport(const RunRecord& record) {
   const RunResult& result = record.result;
+  const bool interpreter = record.stats_source == StatsSource::kMipsInterpreter;
   std::string out;
   absl::StrAppendFormat(&out, "sigvisor: %s %s", record.image, OutcomeName(result.outcome));
   if (result.outcome == Outcome::kExited) {
@@ -115,7 +126,8 @@ std::string FormatRunReport(const RunRecord& record) {
     absl::StrAppendFormat(&out, " (host %s, guest CPL0 %s)\n", record.host.kind,
                           record.host.cpl0_emulated ? "emulated" : "native");
   } else {
-    absl::StrAppendFormat(&out, " (host %s)\n", record.host.kind);  // the MIPS interpreter
+    absl::StrAppendFormat(&out, " (host %s%s)\n", record.host.kind,  // the MIPS interpreter
+                          record.host.detail.empty() ? "" : ", " + record.host.detail);
   }
   if (!result.diagnosis.empty()) absl::StrAppendFormat(&out, "  %s\n", result.diagnosis);
   absl::StrAppendFormat(&out, "  sandbox: %s\n", result.sandbox);
@@ -127,19 +139,30 @@ std::string FormatRunReport(const RunRecord& record) {
   }
   if (!record.trap.reason.empty()) absl::StrAppendFormat(&out, "; %s", record.trap.reason);
   out += "\n";
-  absl::StrAppendFormat(&out, "  VM create %s, set-up %s, boot %s (to first hypercall), run %s\n",
-                        Ms(record.vm_create_ns), Ms(record.setup_ns),
-                        Ms(result.first_hypercall_ns), Ms(result.run_ns));
+  // A guest that makes no hypercall (a Multiboot kernel) has no boot span to show.
+  const bool booted = record.guest_makes_hypercalls && result.first_hypercall_ns != 0;
+  const std::string boot =
+      booted
+          ? absl::StrFormat("boot %s (to the first hypercall), ", Ms(result.first_hypercall_ns))
+          : "";
+  if (interpreter) {
+    absl::StrAppendFormat(&out, "  set-up %s, %srun %s\n", Ms(record.setup_ns), boot,
+                          Ms(result.run_ns));
+  } else {
+    absl::StrAppendFormat(&out, "  VM create %s, set-up %s, %srun %s\n", Ms(record.vm_create_ns),
+                          Ms(record.setup_ns), boot, Ms(result.run_ns));
+  }
   if (auto boot = result.boot_kvm_stats.find("insn_emulation");
-      record.host.cpl0_emulated && boot != result.boot_kvm_stats.end()) {
+      booted && record.host.cpl0_emulated && boot != result.boot_kvm_stats.end()) {
     absl::StrAppendFormat(&out, "  boot: %d guest kernel instructions to the first hypercall\n",
                           boot->second);
   }
   AppendExitTable(out, result.ledger);
   AppendTrapTable(out, record.trap, result.traps);
-  AppendKvmStats(out, result.kvm_stats);
+  AppendKvmStats(out, result.kvm_stats, interpreter,
+                 interpreter ? std::vector<UncountedKvmStat>() : UncountedKvmStats(result));
   for (const PhaseResult& phase : result.phases) {
-    AppendPhase(out, phase, record.host, record.trap.mechanism != "off");
+    AppendPhase(out, phase, record.host, record.trap.mechanism != "off", interpreter);
   }
   if (!record.injections.empty()) {
     absl::StrAppendFormat(&out, "\ninjections (seed %d; docs/inject.md)\n", record.inject_seed);

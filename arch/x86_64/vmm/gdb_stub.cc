@@ -189,12 +189,23 @@ GdbStub::~GdbStub() {
 }
 
 absl::Status GdbStub::OnStart() {
-  std::fprintf(stderr, "sigvisor: gdb: waiting for gdb on %s%s\n", bound_.c_str(),
-               options_.symbols_path.empty()
-                   ? ""
-                   : absl::StrFormat(" (symbols: %s; gdb %s -ex 'target remote %s')",
-                                     options_.symbols_path, options_.symbols_path, bound_)
-                         .c_str());
+  // The banner is all gdb needs: the symbols file and, where the image has sources to
+  // show, the `directory` that makes its DWARF's relative paths (the bundled kernel's:
+  // guest-kit/kernel/signal.c, ...) resolve wherever gdb runs.
+  std::string banner;
+  if (!options_.symbols_path.empty()) {
+    std::string sources, directory;
+    if (!options_.source_dir.empty()) {
+      sources = absl::StrFormat("; sources: %s", options_.source_dir);
+      directory = absl::StrFormat(" -ex 'directory %s'", options_.source_dir);
+    } else if (!options_.no_source_dir_reason.empty()) {
+      sources = absl::StrFormat("; sources: %s", options_.no_source_dir_reason);
+    }
+    banner = absl::StrFormat(" (symbols: %s%s; gdb %s%s -ex 'target remote %s')",
+                             options_.symbols_path, sources, options_.symbols_path, directory,
+                             bound_);
+  }
+  std::fprintf(stderr, "sigvisor: gdb: waiting for gdb on %s%s\n", bound_.c_str(), banner.c_str());
   std::fflush(stderr);
   int fd;
   do {

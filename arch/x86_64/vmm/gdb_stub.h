@@ -44,6 +44,12 @@ struct GdbStubOptions {
   bool host_emulates_cpl0 = false;  // PVM: breakpoints at CPL0 only, no watchpoints
   // Where gdb finds the image's symbols, for the banner ("" when unknown).
   std::string symbols_path;
+  // The directory the image's DWARF names its source files relative to (the bundled
+  // kernel's: the source tree sigvisor was built from), for the banner's `directory`
+  // command; "" when there is none to name.
+  std::string source_dir;
+  // Why source_dir is empty, for the banner ("" when nothing is worth saying).
+  std::string no_source_dir_reason;
 };
 
 // A listening socket for `listen` ("1234", "127.0.0.1:1234", "0.0.0.0:1234").
