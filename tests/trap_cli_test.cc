@@ -65,7 +65,9 @@ TEST(SitesCommandTest, BadInput) {
 TEST(TrapFlagTest, RefusalsAreOneLine) {
   ExpectRefusal(Sigvisor("run --trap=sometimes"), "--trap 'sometimes'");
   if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
-  ExpectRefusal(Sigvisor("run --trap=pv"), "not available yet");
+  // pv needs a kernel that writes its debug registers into the VMM's page.
+  ExpectRefusal(Sigvisor("run --trap=pv"), "needs a kernel built with debugreg=pv");
+  ExpectRefusal(Sigvisor("run --trap=pv --image tests/guests/trap_dr"), "debugreg=pv");
   if (OnPvmHost()) {
     // The probe finds that the VMM's DR7.GD never exits here: say so, do not run.
     ExpectRefusal(Sigvisor("run --trap=hw-gd"), "the probe found");
@@ -119,6 +121,50 @@ TEST(TrapFlagTest, EveryReportNamesTheMechanism) {
   EXPECT_NE(text.out.find("  traps                                     2           1.00"),
             std::string::npos)
       << text.out;
+}
+
+// The acceptance run: 100 divzero signals under pv count 100 DR7 writes with
+// no exit and no load, reported by kind and site as patch reports them.
+TEST(TrapPvCliTest, DivzeroCountsOneDr7WritePerSignalWithoutExits) {
+  if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  Output r = Sigvisor(
+      "run --workload divzero --ops 100 --trap=pv --variant debugreg=pv --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  nlohmann::json doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["trap_mechanism"], "pv");
+  EXPECT_EQ(doc["variant"]["name"], "debugreg=pv");
+  const nlohmann::json& traps = doc["traps"];
+  EXPECT_EQ(traps["mechanism"], "pv");
+  EXPECT_NE(traps["reason"].get<std::string>().find("not swapgs"), std::string::npos);
+  EXPECT_EQ(traps["sites"], 0);  // nothing patched
+  // The warm-up signal's write too, and the two GS-base wrmsrs at boot.
+  EXPECT_EQ(traps["by_kind"]["dr_write"], 101);
+  EXPECT_EQ(traps["by_kind"]["segment_load"], 2);
+  EXPECT_EQ(traps["dr_loads"], 0);
+  EXPECT_EQ(traps["hypercalls"], 0);
+  bool signal_site = false;
+  for (const nlohmann::json& row : traps["by_site"]) {
+    if (row["kind"] == "dr_write") {
+      EXPECT_EQ(row["site"].get<std::string>().rfind("exit_to_user_mode+0x", 0), 0u) << row;
+      EXPECT_EQ(row["count"], 101);
+      signal_site = true;
+    }
+  }
+  EXPECT_TRUE(signal_site) << traps.dump();
+  const nlohmann::json& phase = doc["phases"][0];
+  ASSERT_EQ(phase["name"], "divzero");
+  EXPECT_EQ(phase["traps"]["by_kind"]["dr_write"], 100);
+  EXPECT_EQ(phase["traps"]["hypercalls"], 0);
+  EXPECT_EQ(phase["per_op"]["exits"], 0.0);
+  EXPECT_EQ(phase["per_op"]["traps"], 1.0);
+  EXPECT_EQ(phase["per_op"]["dr_loads"], 0.0);
+
+  Output text = Sigvisor("run --workload divzero --ops 4 --trap=pv --variant dr7=lazy,debugreg=pv");
+  ASSERT_EQ(text.status, 0) << text.err;
+  for (const char* line : {"trap mechanism: pv (nothing patched", "traps (pv)", "load hypercalls",
+                           "percpu_init"}) {
+    EXPECT_NE(text.out.find(line), std::string::npos) << line << "\n" << text.out;
+  }
 }
 
 }  // namespace

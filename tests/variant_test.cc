@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "arch/x86_64/vmm/step_tracer.h"
 #include "arch/x86_64/vmm/trap_engine.h"
@@ -157,6 +159,80 @@ TEST(SeedEffectTest, GsPerCpuDataLoadsTheGsBaseTwicePerSyscallAndDirectNever) {
   // One pipe_rw op is two system calls: swapgs on entry and on exit of each.
   EXPECT_EQ(TrapsPerOp(gs, "pipe_rw", "segment_load"), 4.0);
   EXPECT_EQ(TrapsPerOp(direct, "pipe_rw", "segment_load"), 0.0);
+}
+
+// The debugreg=pv builds (the seed builds' counterparts for --trap=pv).
+std::vector<const KernelVariant*> PvBuilds() {
+  std::vector<const KernelVariant*> builds;
+  for (const KernelVariant& variant : KernelVariants()) {
+    if (variant.name.find("debugreg=pv") != std::string_view::npos) builds.push_back(&variant);
+  }
+  return builds;
+}
+
+TEST(PvBuildTest, EveryPvBuildPassesTheSuiteThroughThePage) {
+  SIGVISOR_REQUIRE_KVM(kvm);
+  ASSERT_EQ(PvBuilds().size(), 4u);
+  for (const KernelVariant* variant : PvBuilds()) {
+    RunResult r = BootVariant(*kvm, *variant, "workload=selftest case=all", x86::TrapMechanism::kPv);
+    EXPECT_EQ(r.outcome, Outcome::kExited) << variant->name << ": " << r.diagnosis;
+    EXPECT_EQ(r.exit_code, 0) << variant->name << "\n" << r.console;
+    EXPECT_EQ(r.console.find("FAIL"), std::string::npos) << variant->name << "\n" << r.console;
+    // At boot the pda=gs kernels write the GS bases (two wrmsr), counted in the page.
+    const bool pda_gs = DescribeVariant(*variant).find("pda=gs") != std::string::npos;
+    EXPECT_EQ(r.traps.by_kind().count("segment_load") ? r.traps.by_kind().at("segment_load") : 0,
+              pda_gs ? 2u : 0u)
+        << variant->name;
+  }
+}
+
+const PhaseResult* Phase(const RunResult& result, const std::string& name) {
+  for (const PhaseResult& phase : result.phases) {
+    if (phase.name == name) return &phase;
+  }
+  ADD_FAILURE() << "no phase " << name;
+  return nullptr;
+}
+
+// The counts of --trap=pv are patch's, with no exit: one DR7 write per baseline
+// signal, none with dr7=lazy; no load either way (the baseline writes DR7 with no
+// breakpoint enabled). Exact per op: N and 2N ops give the same.
+TEST(PvBuildTest, Dr7WritesPerSignalAsWithPatchAndNoExit) {
+  SIGVISOR_REQUIRE_KVM(kvm);
+  for (const char* workload : {"divzero", "lat_sig"}) {
+    const std::string phase = std::string(workload) == "divzero" ? "divzero" : "sig_hndl";
+    for (auto [spec, writes] : {std::pair{"debugreg=pv", 1u}, {"dr7=lazy,debugreg=pv", 0u}}) {
+      std::optional<double> insns_per_op;
+      for (uint64_t ops : {10, 20}) {
+        SCOPED_TRACE(std::string(workload) + " " + spec + " ops=" + std::to_string(ops));
+        RunResult r = BootVariant(*kvm, **ResolveVariant(spec),
+                                  std::string("workload=") + workload + " ops=" + std::to_string(ops),
+                                  x86::TrapMechanism::kPv);
+        ASSERT_EQ(r.outcome, Outcome::kExited) << r.diagnosis;
+        const PhaseResult* p = Phase(r, phase);
+        ASSERT_NE(p, nullptr);
+        const TrapCounts expected =
+            writes ? TrapCounts{{"dr_write", writes * ops}} : TrapCounts{};
+        EXPECT_EQ(p->traps.by_kind, expected);
+        EXPECT_EQ(p->exits_total, 0u);  // no trap exits, and no hypercall
+        EXPECT_EQ(p->traps.dr_loads, 0u);
+        EXPECT_EQ(p->traps.hypercalls, 0u);
+        if (writes) {  // one site: the DR7 write of the signal path
+          ASSERT_EQ(p->traps.by_site.size(), 1u);
+          EXPECT_EQ(p->traps.by_site.begin()->first.rfind("exit_to_user_mode+0x", 0), 0u)
+              << p->traps.by_site.begin()->first;
+        }
+        if (HostCountsKernelInstructions(r)) {
+          const double per_op = InsnsPerOp(r, phase);
+          if (insns_per_op) {
+            EXPECT_EQ(per_op, *insns_per_op);
+          }
+          insns_per_op = per_op;
+        }
+      }
+      if (insns_per_op) std::printf("%s %s: %.1f kernel instructions per signal\n", workload, spec, *insns_per_op);
+    }
+  }
 }
 
 }  // namespace

@@ -40,9 +40,23 @@ TEST(AbiLayoutTest, BootInfo) {
   EXPECT_EQ(offsetof(sigvisor_boot_info, flags), 32u);
   EXPECT_EQ(offsetof(sigvisor_boot_info, vdso_gpa), 36u);  // the former `reserved` word
   EXPECT_EQ(offsetof(sigvisor_boot_info, cmdline), 40u);  // tests/guests/exit_with.S
-  EXPECT_EQ(sizeof(sigvisor_boot_info), 40u + SIGVISOR_CMDLINE_MAX);
+  EXPECT_EQ(offsetof(sigvisor_boot_info, pv_page_gpa), 40u + SIGVISOR_CMDLINE_MAX);  // ABI 4
+  EXPECT_EQ(sizeof(sigvisor_boot_info), 48u + SIGVISOR_CMDLINE_MAX);
   // The boot info page must fit below the image area with the boot tables.
   EXPECT_LE(SIGVISOR_BOOT_INFO_GPA + sizeof(sigvisor_boot_info), 0x8000u);
+}
+
+// The assembly test guests address the pv page by these offsets.
+TEST(AbiLayoutTest, PvPage) {
+  EXPECT_EQ(offsetof(sigvisor_pv_page, dr), SIGVISOR_PV_OFF_DR);
+  EXPECT_EQ(offsetof(sigvisor_pv_page, dr_writes), SIGVISOR_PV_OFF_DR_WRITES);
+  EXPECT_EQ(offsetof(sigvisor_pv_page, loaded), SIGVISOR_PV_OFF_LOADED);
+  EXPECT_EQ(offsetof(sigvisor_pv_page, seg_base_writes), SIGVISOR_PV_OFF_SEG_BASE_WRITES);
+  EXPECT_EQ(offsetof(sigvisor_pv_page, sites), SIGVISOR_PV_OFF_SITES);
+  EXPECT_EQ(sizeof(sigvisor_pv_site), SIGVISOR_PV_SITE_BYTES);
+  EXPECT_EQ(offsetof(sigvisor_pv_site, kind), 8u);
+  EXPECT_EQ(offsetof(sigvisor_pv_site, count), 16u);
+  EXPECT_LE(sizeof(sigvisor_pv_page), SIGVISOR_PV_PAGE_BYTES);
 }
 
 TEST(AbiLayoutTest, VdsoTrampolineIsLiV0Syscall) {
@@ -57,7 +71,8 @@ TEST(AbiLayoutTest, NumbersAreDistinctAndPortsFit) {
   EXPECT_EQ(SIGVISOR_HC_CONSOLE_WRITE, 1);
   EXPECT_EQ(SIGVISOR_HC_PANIC, 6);
   EXPECT_EQ(SIGVISOR_HC_EVENT, 7);
-  EXPECT_EQ(SIGVISOR_HC_COUNT, 8);
+  EXPECT_EQ(SIGVISOR_HC_PV_DEBUGREG_LOAD, 8);
+  EXPECT_EQ(SIGVISOR_HC_COUNT, 9);
   EXPECT_LT(SIGVISOR_HC_PORT_BASE + SIGVISOR_HC_COUNT, 0x10000u);
   EXPECT_EQ(SIGVISOR_SEL_USER_DS, 0x2bu);  // the host's selectors, as PVM requires
   EXPECT_EQ(SIGVISOR_SEL_USER_CS, 0x33u);

@@ -24,7 +24,9 @@
 #define SIGVISOR_ULL(x) x
 #endif
 
-#define SIGVISOR_ABI_VERSION SIGVISOR_U(3)
+/* 4: the paravirtual debug-register page (sigvisor_boot_info.pv_page_gpa,
+ *    SIGVISOR_HC_PV_DEBUGREG_LOAD). */
+#define SIGVISOR_ABI_VERSION SIGVISOR_U(4)
 
 /* ------------------------------------------------------------------------------
  * Hypercalls.
@@ -50,7 +52,8 @@ enum sigvisor_hypercall_nr {
   SIGVISOR_HC_TIME_REPORT = 5,   /* struct sigvisor_hc_time_report */
   SIGVISOR_HC_PANIC = 6,         /* struct sigvisor_hc_panic */
   SIGVISOR_HC_EVENT = 7,         /* struct sigvisor_hc_event */
-  SIGVISOR_HC_COUNT = 8          /* first unused number */
+  SIGVISOR_HC_PV_DEBUGREG_LOAD = 8, /* struct sigvisor_pv_page (see below) */
+  SIGVISOR_HC_COUNT = 9          /* first unused number */
 };
 #endif
 
@@ -208,6 +211,11 @@ struct sigvisor_boot_info {
   uint32_t vdso_gpa;
   /* "key=value key=value", NUL-terminated, e.g. "workload=hello ops=10". */
   char cmdline[SIGVISOR_CMDLINE_MAX];
+  /* Guest-physical address of vCPU 0's paravirtual debug-register page (below), 0
+   * when the VMM supplies none (any --trap other than pv, and QEMU): the kernel then
+   * moves to its debug registers itself. vCPU n's page is at pv_page_gpa + n * 4096.
+   * After cmdline so that the fields before it keep their offsets. */
+  uint64_t pv_page_gpa;
 };
 #endif
 
@@ -238,6 +246,73 @@ struct sigvisor_boot_info {
 #define SIGVISOR_MIPS_VDSO_RT_SIGRETURN_INSN0 \
   SIGVISOR_MIPS_INSN_LI_V0(SIGVISOR_VDSO_SYS_RT_SIGRETURN)
 #define SIGVISOR_MIPS_VDSO_RT_SIGRETURN_INSN1 SIGVISOR_MIPS_INSN_SYSCALL
+
+/* ------------------------------------------------------------------------------
+ * The paravirtual debug-register page (--trap=pv; a kernel built with
+ * debugreg=pv, CONFIG_DEBUGREG_PV).
+ *
+ * One page of guest RAM per vCPU, shared by the VMM and the kernel, at
+ * sigvisor_boot_info.pv_page_gpa. The VMM fills it in before the first guest
+ * instruction (magic, version, `loaded`: what the hardware holds). Then:
+ *
+ *   - The kernel's writes to DR0-DR3, DR6 and DR7 go to the page instead of the
+ *     registers: the value into dr[n], one more in dr_writes[n], and one more in the
+ *     sites[] entry of the caller (the return address of the kernel's
+ *     pv_set_debugreg() call). No exit.
+ *   - Only when the effective hardware state must change (an enable bit L0-L3/G0-G3
+ *     of DR7, the address or RW/LEN of an enabled breakpoint, compared with
+ *     `loaded`; and every DR6 write, since DR6 status bits the hardware set behind the
+ *     kernel's back are the VMM's to know) does the kernel make hypercall
+ *     SIGVISOR_HC_PV_DEBUGREG_LOAD with the page's own address. The VMM's shadow of
+ *     the debug registers then decides whether to load them, loads at most once, and
+ *     writes back `loaded`.
+ *   - Segment-base writes through wrmsr (FS_BASE, GS_BASE, KERNEL_GS_BASE) stay
+ *     native instructions (their effect must be immediate and KVM completes them
+ *     without an exit), but are counted the same way: seg_base_writes[msr - 0xc0000100]
+ *     and the caller's sites[] entry. swapgs and segment-register loads are not
+ *     covered: they run natively, untrapped and uncounted.
+ *   - DR7.GD has no meaning here (no access traps); DR reads are native.
+ *
+ * The VMM reads the counters at every phase boundary and at the end. It trusts
+ * nothing in the page: counters that go backwards count nothing, site entries past
+ * SIGVISOR_PV_SITES or of an unknown kind are ignored, and writes no site entry
+ * accounts for are reported under no site. A kernel whose sites[] is full counts the
+ * write in dr_writes/seg_base_writes only.
+ * ------------------------------------------------------------------------------ */
+#define SIGVISOR_PV_PAGE_MAGIC SIGVISOR_U(0x76707673) /* "svpv" */
+#define SIGVISOR_PV_PAGE_BYTES SIGVISOR_U(4096)
+#define SIGVISOR_PV_SITES SIGVISOR_U(64)
+#define SIGVISOR_PV_SITE_DR_WRITE SIGVISOR_U(1)
+#define SIGVISOR_PV_SITE_SEGMENT_BASE SIGVISOR_U(2)
+#define SIGVISOR_PV_MSR_FS_BASE SIGVISOR_U(0xc0000100)
+
+#ifndef __ASSEMBLER__
+struct sigvisor_pv_site {
+  uint64_t address; /* the caller: return address of the kernel's call */
+  uint32_t kind;    /* SIGVISOR_PV_SITE_*; 0 = free entry */
+  uint32_t reserved;
+  uint64_t count;   /* writes made from here */
+};
+
+struct sigvisor_pv_page {
+  uint32_t magic;            /* VMM: SIGVISOR_PV_PAGE_MAGIC */
+  uint32_t abi_version;      /* VMM: SIGVISOR_ABI_VERSION */
+  uint64_t dr[8];            /* kernel: the value last written to DRn (4, 5 unused) */
+  uint64_t dr_writes[8];     /* kernel: writes to DRn */
+  uint64_t loaded[8];        /* VMM: DRn as the hardware holds it (0-3, 6, 7) */
+  uint64_t seg_base_writes[3]; /* kernel: wrmsr to FS_BASE, GS_BASE, KERNEL_GS_BASE */
+  uint64_t reserved;
+  struct sigvisor_pv_site sites[SIGVISOR_PV_SITES];
+};
+#endif
+
+/* Byte offsets for assembly guests (checked against the struct by the VMM). */
+#define SIGVISOR_PV_OFF_DR SIGVISOR_U(8)
+#define SIGVISOR_PV_OFF_DR_WRITES SIGVISOR_U(72)
+#define SIGVISOR_PV_OFF_LOADED SIGVISOR_U(136)
+#define SIGVISOR_PV_OFF_SEG_BASE_WRITES SIGVISOR_U(200)
+#define SIGVISOR_PV_OFF_SITES SIGVISOR_U(232)
+#define SIGVISOR_PV_SITE_BYTES SIGVISOR_U(24)
 
 /* ------------------------------------------------------------------------------
  * Segment selectors. At CPL3 the PVM host runs the guest on its own GDT, so the

@@ -13,6 +13,15 @@ SEEDS = {
     "tramp": ("CONFIG_TRAMP_VDSO", "stack", "vdso", "004"),
 }
 
+# Settings that are no seed's change: how the kernel reaches the VMM. Each has its
+# default (every build above) and the other value, built only for PV_BASES below.
+# key: (the config switch in guest-kit/kernel/config.h, default value, other value)
+SETTINGS = {
+    # The kernel's debug-register (and segment-base) writes: native instructions, or
+    # the paravirtual page --trap=pv supplies (arch/x86_64/guest/debugreg.h).
+    "debugreg": ("CONFIG_DEBUGREG_PV", "native", "pv"),
+}
+
 # The seeds each arch's images vary. x86-64: all but seed 004 (x86-64 Linux never had
 # a stack trampoline). MIPS: the ones with a MIPS side (seeds 000 and 001 are about
 # x86 debug registers and %gs).
@@ -23,9 +32,7 @@ def _variant(new_keys, keys = SEED_KEYS):
     """A variant as the set of seed keys that have the new behaviour."""
     return {key: (key in new_keys) for key in keys}
 
-def variant_name(variant):
-    """The canonical --variant name: 'baseline', 'accelerated', 'dr7=lazy',
-    'accelerated,dr7=always' (for MIPS: 'tramp=vdso', 'accelerated,tramp=stack')."""
+def _seed_name(variant):
     keys = [key for key in SEEDS.keys() if key in variant]
     new = [key for key in keys if variant[key]]
     old = [key for key in keys if not variant[key]]
@@ -37,12 +44,28 @@ def variant_name(variant):
         return ",".join(["%s=%s" % (key, SEEDS[key][2]) for key in new])
     return "accelerated," + ",".join(["%s=%s" % (key, SEEDS[key][1]) for key in old])
 
+def variant_name(variant):
+    """The canonical --variant name: 'baseline', 'accelerated', 'dr7=lazy',
+    'accelerated,dr7=always' (for MIPS: 'tramp=vdso', 'accelerated,tramp=stack'); a
+    setting at its other value follows: 'debugreg=pv', 'dr7=lazy,debugreg=pv'."""
+    name = _seed_name(variant)
+    settings = ["%s=%s" % (key, SETTINGS[key][2]) for key in SETTINGS.keys() if variant.get(key)]
+    if not settings:
+        return name
+    if name == "baseline":
+        return ",".join(settings)
+    return ",".join([name] + settings)
+
 def variant_id(variant):
     """A file-name-safe form of the name: 'accelerated-dr7-always'."""
     return variant_name(variant).replace(",", "-").replace("=", "-")
 
 def variant_copts(variant):
-    return ["-D%s=%d" % (SEEDS[key][0], 1 if variant[key] else 0) for key in SEEDS.keys() if key in variant]
+    return ["-D%s=%d" % (SEEDS[key][0], 1 if variant[key] else 0) for key in SEEDS.keys() if key in variant] + [
+        "-D%s=1" % SETTINGS[key][0]
+        for key in SETTINGS.keys()
+        if variant.get(key)
+    ]
 
 def _variants(keys):
     return (
@@ -56,20 +79,47 @@ def _variants(keys):
 # new but one change. Other combinations are refused with this list.
 VARIANTS = _variants(SEED_KEYS)
 
+# The builds that also have a debugreg=pv counterpart (--trap=pv boots it): both
+# ends of seed 000 (dr7), on the baseline and on the accelerated kernel, which is
+# what `bench` (baseline; accelerated) and `study dr7` (baseline, dr7=lazy) compare.
+PV_BASES = [
+    _variant([]),
+    _variant(SEED_KEYS),
+    _variant(["dr7"]),
+    _variant([key for key in SEED_KEYS if key != "dr7"]),
+]
+
+def with_setting(variant, key):
+    """`variant` with setting `key` at its other value."""
+    out = dict(variant)
+    out[key] = True
+    return out
+
+PV_VARIANTS = [with_setting(variant, "debugreg") for variant in PV_BASES]
+
+# Every x86-64 image built and embedded: the seed builds first (the baseline is the
+# default), then their pv counterparts.
+X86_VARIANTS = VARIANTS + PV_VARIANTS
+
 # The MIPS images (guest-kit/BUILD.bazel, kernel-mips-<id>.elf), chosen the same way.
 MIPS_VARIANTS = _variants(MIPS_SEED_KEYS)
 
-def variant_table_cc_lines(symbol_prefix, keys = SEED_KEYS, variants = VARIANTS):
+def variant_table_cc_lines(symbol_prefix, keys = SEED_KEYS, variants = X86_VARIANTS, settings = SETTINGS.keys()):
     """X-macro lines for vmm/images/embedded_images.cc:
-    SIGVISOR_SEED(key, old, new, seed, config) for each seed, then
+    SIGVISOR_SEED(key, old, new, seed, config) for each seed, and
+    SIGVISOR_SEED(key, default, other, "", config) for each setting, then
     SIGVISOR_VARIANT(symbol, name, value...) for each built variant. (For the MIPS
-    images: keys = MIPS_SEED_KEYS, variants = MIPS_VARIANTS.)"""
+    images: keys = MIPS_SEED_KEYS, variants = MIPS_VARIANTS, settings = [].)"""
     lines = []
     for key in keys:
         config, old, new, seed = SEEDS[key]
         lines.append('SIGVISOR_SEED("%s", "%s", "%s", "%s", "%s")' % (key, old, new, seed, config))
+    for key in settings:
+        config, default, other = SETTINGS[key]
+        lines.append('SIGVISOR_SEED("%s", "%s", "%s", "", "%s")' % (key, default, other, config))
     for variant in variants:
-        values = ", ".join(['"%s"' % (SEEDS[key][2] if variant[key] else SEEDS[key][1]) for key in keys])
+        values = ['"%s"' % (SEEDS[key][2] if variant[key] else SEEDS[key][1]) for key in keys]
+        values += ['"%s"' % (SETTINGS[key][2] if variant.get(key) else SETTINGS[key][1]) for key in settings]
         symbol = symbol_prefix + variant_id(variant).replace("-", "_")
-        lines.append('SIGVISOR_VARIANT(%s, "%s", %s)' % (symbol, variant_name(variant), values))
+        lines.append('SIGVISOR_VARIANT(%s, "%s", %s)' % (symbol, variant_name(variant), ", ".join(values)))
     return lines

@@ -12,6 +12,12 @@
  *                                     arch/mips/guest/signal.c      setup/restore_sigcontext()
  *   CONFIG_DEQUEUE_POINTER  seed 003  guest-kit/kernel/signal.c     dequeue_signal()
  *   CONFIG_TRAMP_VDSO       seed 004  arch/mips/guest/signal.c      setup_rt_frame()
+ *
+ * And one setting that is no seed's change (variants.bzl's SETTINGS): how the kernel
+ * reaches the VMM.
+ *
+ *   CONFIG_DEBUGREG_PV      --trap=pv arch/x86_64/guest/debugreg.h    set_debugreg*()
+ *                                     arch/x86_64/guest/percpu.c     wrmsr_segment_base()
  */
 #ifndef SIGVISOR_GUEST_KIT_KERNEL_CONFIG_H_
 #define SIGVISOR_GUEST_KIT_KERNEL_CONFIG_H_
@@ -46,6 +52,13 @@
  * handler's ra pointed at it and nothing flushed (1). */
 #ifndef CONFIG_TRAMP_VDSO
 #define CONFIG_TRAMP_VDSO 0
+#endif
+
+/* Debug-register writes (DR0-3, DR6, DR7) as `mov %dbN` (0), or into the VMM's
+ * paravirtual page with a hypercall only when the hardware must change (1; with no
+ * page from the VMM, e.g. under --trap=off or QEMU, the same movs as 0). */
+#ifndef CONFIG_DEBUGREG_PV
+#define CONFIG_DEBUGREG_PV 0
 #endif
 
 #endif /* SIGVISOR_GUEST_KIT_KERNEL_CONFIG_H_ */

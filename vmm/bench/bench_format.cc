@@ -1,5 +1,6 @@
 #include "vmm/bench/bench_format.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -129,6 +130,11 @@ std::string FormatBenchText(const BenchResult& result) {
                                     result.host.kind,
                                     result.host.cpl0_emulated ? ", guest CPL0 emulated" : "",
                                     CompletenessLine(result));
+  if (std::find(m.traps.begin(), m.traps.end(), "pv") != m.traps.end()) {
+    // A pv row is the build's debugreg=pv counterpart (vmm/bench/kvm_run.h).
+    out += "trap pv boots each variant's debugreg=pv build: its kernel counts its own DR "
+           "writes in the VMM's page; swapgs runs natively\n";
+  }
   const std::vector<Cell> cells = Cells(result);
   std::string current;
   for (const Cell& cell : cells) {

@@ -1,6 +1,9 @@
 #include "vmm/bench/kvm_run.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "arch/x86_64/vmm/fault_injector.h"
 #include "arch/x86_64/vmm/x86_machine.h"
 #include "vmm/bench/peer.h"
@@ -23,11 +26,30 @@ absl::StatusOr<KvmBenchTarget> KvmBenchTarget::Create(const KvmSystem& kvm, cons
   }
   for (const std::string& trap : matrix.traps) {
     std::optional<x86::TrapMechanism> mechanism = x86::ParseTrapMechanism(trap);
-    if (!mechanism || *mechanism == x86::TrapMechanism::kPv) {
+    if (!mechanism) {
       return absl::InvalidArgumentError(
           absl::StrFormat("trap mechanism '%s' cannot run a bench", trap));
     }
     target.mechanisms_.push_back(*mechanism);
+  }
+  if (std::find(target.mechanisms_.begin(), target.mechanisms_.end(), x86::TrapMechanism::kPv) !=
+      target.mechanisms_.end()) {
+    for (const VariantInfo& variant : matrix.variants) {
+      absl::StatusOr<const KernelVariant*> build = ResolveVariant(variant.name + ",debugreg=pv");
+      if (!build.ok()) {
+        std::vector<std::string> with_pv;
+        for (const KernelVariant& v : KernelVariants()) {
+          if (v.name.find("debugreg=pv") != std::string_view::npos) with_pv.emplace_back(v.name);
+        }
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "--traps pv boots each build's debugreg=pv counterpart, and '%s' has none (built: "
+            "%s)",
+            variant.name, absl::StrJoin(with_pv, "; ")));
+      }
+      absl::StatusOr<ElfImage> image = ParseKernel(**build);
+      if (!image.ok()) return image.status();
+      target.pv_images_.push_back(*std::move(image));
+    }
   }
   return target;
 }
@@ -48,7 +70,9 @@ absl::StatusOr<RunSample> KvmBenchTarget::Run(const RunSpec& spec) const {
     config.extensions.push_back(
         x86::FaultInjectorFactory({.specs = inject_specs_, .seed = inject_seed_}, &injections));
   }
-  absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(*kvm_, images_[spec.variant], config);
+  const ElfImage& image = config.trap == x86::TrapMechanism::kPv ? pv_images_[spec.variant]
+                                                                 : images_[spec.variant];
+  absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(*kvm_, image, config);
   if (!report.ok()) return report.status();
   RunSample sample = SampleFromResult(spec, report->result, cpl0_emulated_);
   for (const InjectionRecord& injection : injections) {

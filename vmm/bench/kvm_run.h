@@ -21,7 +21,8 @@ namespace sigvisor::bench {
 class KvmBenchTarget {
  public:
   // Parses every variant's image once and checks the trap names. `kvm` must outlive
-  // the target.
+  // the target. A pv run boots the variant's debugreg=pv counterpart (the same seed
+  // settings): a variant that has none is refused with the builds that do.
   static absl::StatusOr<KvmBenchTarget> Create(const KvmSystem& kvm, const Matrix& matrix,
                                                bool cpl0_emulated, absl::Duration timeout);
 
@@ -43,6 +44,9 @@ class KvmBenchTarget {
   const KvmSystem* kvm_;
   Matrix matrix_;
   std::vector<ElfImage> images_;                 // per variant
+  // --traps pv: per variant, its debugreg=pv counterpart (the build whose kernel
+  // writes its debug registers into the VMM's page); empty without pv.
+  std::vector<ElfImage> pv_images_;
   std::vector<x86::TrapMechanism> mechanisms_;   // per trap name
   bool cpl0_emulated_ = false;
   uint64_t guest_tsc_khz_ = 0;  // KVM's TSC rate: each phase's clocks are checked at it

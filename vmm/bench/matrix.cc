@@ -99,7 +99,10 @@ absl::StatusOr<std::vector<VariantInfo>> ParseVariantList(std::string_view list)
   std::vector<std::string> specs = Split(list, "; \t\n");
   if (specs.size() == 1 && specs[0] == "all") {
     specs.clear();
-    for (const KernelVariant& variant : KernelVariants()) specs.emplace_back(variant.name);
+    // The seed builds: a pv build is what --traps pv boots in place of its seed build.
+    for (const KernelVariant& variant : KernelVariants()) {
+      if (IsSeedBuild(variant)) specs.emplace_back(variant.name);
+    }
   }
   if (specs.empty()) return absl::InvalidArgumentError("--variants is empty");
   std::vector<VariantInfo> variants;

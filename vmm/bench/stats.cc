@@ -55,6 +55,14 @@ double ExactLowerTail(size_t m, size_t n, size_t u) {
 
 }  // namespace
 
+double MannWhitneyMinP(size_t m, size_t n) {
+  if (m == 0 || n == 0) return 1.0;
+  std::vector<double> low(m), high(n);
+  for (size_t i = 0; i < m; ++i) low[i] = double(i);
+  for (size_t i = 0; i < n; ++i) high[i] = double(m + i);
+  return MannWhitneyP(low, high);
+}
+
 double MannWhitneyP(std::span<const double> a, std::span<const double> b) {
   const size_t m = a.size(), n = b.size();
   if (m == 0 || n == 0) return 1.0;

@@ -29,6 +29,11 @@ Summary Summarize(std::span<const double> values);
 // or every value is equal.
 double MannWhitneyP(std::span<const double> a, std::span<const double> b);
 
+// The smallest p MannWhitneyP can give samples of `m` and `n` values (no ties, one
+// sample wholly below the other): 2 / C(m + n, m) while exact, e.g. 0.33 for two runs
+// against two. 1 when either is empty.
+double MannWhitneyMinP(size_t m, size_t n);
+
 }  // namespace sigvisor::bench
 
 #endif  // SIGVISOR_VMM_BENCH_STATS_H_

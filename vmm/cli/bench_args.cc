@@ -70,13 +70,8 @@ absl::StatusOr<BenchHost> OpenBenchHost(const std::string& traps_flag,
   // Names first, so a typo is reported before KVM is touched.
   for (const std::string& name : wanted) {
     if (name != "auto" && name != "off" && name != "patch" && name != "hw-gd" && name != "pv") {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("--traps: '%s' is not a trap mechanism (give off, auto, patch or hw-gd)", name));
-    }
-    if (name == "pv") {
-      return absl::InvalidArgumentError(
-          "--traps: pv is not available yet (the guest kernel does not report its own traps); "
-          "give off, auto, patch or hw-gd");
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--traps: '%s' is not a trap mechanism (give off, auto, patch, hw-gd or pv)", name));
     }
   }
   if (wanted.empty()) wanted = defaults;

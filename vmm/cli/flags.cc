@@ -53,7 +53,8 @@ ABSL_FLAG(uint32_t, iterations, 200, "probe: trapping operations per measured lo
 ABSL_FLAG(uint32_t, repeats, 3, "probe: measured loops per mechanism (the median is shown)");
 ABSL_FLAG(std::string, trap, "off",
           "how guest debug-register accesses and segment loads reach the VMM: auto (the "
-          "cheapest that works here: patch), hw-gd, patch, pv (not available yet) or off");
+          "cheapest that works here: patch), hw-gd, patch, pv (a debugreg=pv kernel counts "
+          "its own) or off");
 ABSL_FLAG(std::string, phase, "",
           "trace: the measured phase to trace (e.g. sig_hndl for --workload lat_sig); empty: "
           "the workload's first");
@@ -74,7 +75,8 @@ ABSL_FLAG(std::string, variants, "",
           "'baseline; accelerated,dr7=always'), or all; empty: baseline;accelerated");
 ABSL_FLAG(std::string, traps, "",
           "bench, study: trap mechanisms to measure each variant under, comma-separated "
-          "(off, auto, patch, hw-gd); empty: bench off,auto, a study its own");
+          "(off, auto, patch, hw-gd, pv: each build's debugreg=pv counterpart); empty: bench "
+          "off,auto, a study its own");
 ABSL_FLAG(std::string, repetitions, "",
           "bench, study: runs of each workload x variant x trap (a count); empty: bench 5, "
           "a study its own");

@@ -66,9 +66,8 @@ absl::StatusOr<TrapChoice> ChooseTrap(const std::string& flag, const KvmSystem& 
         absl::StrFormat("--trap '%s': give auto, hw-gd, patch, pv or off", flag));
   }
   if (*mechanism == x86::TrapMechanism::kPv) {
-    return absl::UnimplementedError(
-        "--trap=pv is not available yet: the guest kernel does not report its own traps "
-        "through the hypercall port (use --trap=patch or --trap=auto)");
+    return TrapChoice{*mechanism, absl::StrFormat("--trap=pv covers %s",
+                                                  x86::TrapCoverage(x86::TrapMechanism::kPv))};
   }
   if (*mechanism != x86::TrapMechanism::kHwGd) return TrapChoice{*mechanism, ""};
   ProbeOptions quick;

@@ -62,10 +62,21 @@ std::span<const KernelVariant> KernelVariants(GuestArch arch) {
   return kX86Variants;
 }
 
+bool IsSeedBuild(const KernelVariant& variant) {
+  std::span<const SeedSwitch> seeds = SeedSwitches(variant.arch);
+  for (size_t i = 0; i < seeds.size() && i < variant.values.size(); ++i) {
+    if (!seeds[i].is_seed() && variant.values[i] != seeds[i].old_value) return false;
+  }
+  return true;
+}
+
 std::string DescribeVariant(const KernelVariant& variant) {
   std::vector<std::string> words;
   std::span<const SeedSwitch> seeds = SeedSwitches(variant.arch);
   for (size_t i = 0; i < seeds.size(); ++i) {
+    // A setting at its default (debugreg=native) is what every build has: not said,
+    // so the seed builds describe themselves as they always have.
+    if (!seeds[i].is_seed() && variant.values[i] == seeds[i].old_value) continue;
     words.push_back(absl::StrFormat("%s=%s", seeds[i].key, variant.values[i]));
   }
   return absl::StrJoin(words, " ");
@@ -86,8 +97,10 @@ absl::StatusOr<const KernelVariant*> ResolveVariant(std::string_view spec, Guest
   for (size_t i = 0; i < parts.size(); ++i) {
     std::string_view part = parts[i];
     if (i == 0 && (part == "baseline" || part == "accelerated")) {
-      if (part == "accelerated") {
-        for (size_t s = 0; s < seeds.size(); ++s) wanted[s] = seeds[s].new_value;
+      if (part == "accelerated") {  // every seed's change; settings stay at their default
+        for (size_t s = 0; s < seeds.size(); ++s) {
+          if (seeds[s].is_seed()) wanted[s] = seeds[s].new_value;
+        }
       }
       continue;
     }
@@ -105,8 +118,10 @@ absl::StatusOr<const KernelVariant*> ResolveVariant(std::string_view spec, Guest
     std::string_view value = part.substr(equals + 1);
     if (value != seeds[index].old_value && value != seeds[index].new_value) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "--variant '%s': %s takes %s or %s (seed %s), not '%s'", spec, key,
-          seeds[index].old_value, seeds[index].new_value, seeds[index].seed, value));
+          "--variant '%s': %s takes %s or %s (%s), not '%s'", spec, key,
+          seeds[index].old_value, seeds[index].new_value,
+          seeds[index].is_seed() ? "seed " + std::string(seeds[index].seed) : "not a seed",
+          value));
     }
     wanted[index] = value;
   }

@@ -27,6 +27,35 @@ TEST(KernelVariantsTest, ResolvesNamedSetsAndOverrides) {
             "dr7=always pda=direct uaccess=err_or dequeue=copy");
 }
 
+// debugreg is a setting, not a seed: `accelerated` leaves it native, and a pv build is
+// named by the override.
+TEST(KernelVariantsTest, PvBuildsAreSeedBuildsWithDebugregPv) {
+  EXPECT_EQ((*ResolveVariant("debugreg=pv"))->name, "debugreg=pv");
+  EXPECT_EQ((*ResolveVariant("baseline,debugreg=pv"))->name, "debugreg=pv");
+  EXPECT_EQ((*ResolveVariant("dr7=lazy,debugreg=pv"))->name, "dr7=lazy,debugreg=pv");
+  EXPECT_EQ((*ResolveVariant("accelerated,debugreg=pv"))->name, "accelerated,debugreg=pv");
+  EXPECT_EQ((*ResolveVariant("accelerated,dr7=always,debugreg=pv"))->name,
+            "accelerated,dr7=always,debugreg=pv");
+  EXPECT_EQ((*ResolveVariant("debugreg=native"))->name, "baseline");
+  EXPECT_TRUE(IsSeedBuild(**ResolveVariant("accelerated")));
+  EXPECT_FALSE(IsSeedBuild(**ResolveVariant("debugreg=pv")));
+  // The seed builds describe themselves as before; a pv build says so.
+  EXPECT_EQ(DescribeVariant(**ResolveVariant("baseline")),
+            "dr7=always pda=gs uaccess=err_or dequeue=copy");
+  EXPECT_EQ(DescribeVariant(**ResolveVariant("debugreg=pv")),
+            "dr7=always pda=gs uaccess=err_or dequeue=copy debugreg=pv");
+  absl::StatusOr<const KernelVariant*> not_built = ResolveVariant("pda=direct,debugreg=pv");
+  ASSERT_FALSE(not_built.ok());
+  EXPECT_NE(not_built.status().message().find("not built"), absl::string_view::npos);
+  absl::StatusOr<const KernelVariant*> bad = ResolveVariant("debugreg=maybe");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("native or pv (not a seed)"), absl::string_view::npos);
+  size_t seed_builds = 0;
+  for (const KernelVariant& v : KernelVariants()) seed_builds += IsSeedBuild(v);
+  EXPECT_EQ(seed_builds, 10u);
+  EXPECT_EQ(KernelVariants().size(), 14u);
+}
+
 TEST(KernelVariantsTest, RefusesWithAClearMessage) {
   absl::StatusOr<const KernelVariant*> bad_key = ResolveVariant("frob=1");
   ASSERT_FALSE(bad_key.ok());

@@ -222,6 +222,37 @@ TEST(TrapLedgerTest, CountsByKindAndBySite) {
   EXPECT_EQ(row.count, 2u);
 }
 
+// --trap=pv: the guest's counts arrive in batches, and its load requests are counted.
+TEST(TrapLedgerTest, BatchesCountAsSingleTraps) {
+  TrapLedger batched, single;
+  batched.Record("dr_write", 0x1005cb, "exit_to_user_mode+0x4b", 3);
+  batched.Record("dr_write", 0x1005cb, "exit_to_user_mode+0x4b", 0);  // nothing
+  batched.Record("dr_write", 0x1005cb, "exit_to_user_mode+0x4b", 2);
+  for (int i = 0; i < 5; ++i) single.Record("dr_write", 0x1005cb, "exit_to_user_mode+0x4b");
+  EXPECT_EQ(batched.tally(), single.tally());
+  EXPECT_EQ(batched.by_site().at({0x1005cb, "dr_write"}).count, 5u);
+  EXPECT_EQ(batched.by_site().size(), 1u);
+  batched.AddHypercalls(2);
+  EXPECT_EQ(batched.hypercalls(), 2u);
+  EXPECT_EQ(batched.total(), 5u);  // a hypercall is no trap
+}
+
+TEST(PhaseTrackerTest, PvHypercallsArePerPhaseAndNetOfTheMarkers) {
+  PhaseTracker tracker;
+  auto sample = [](uint64_t calls) {
+    PhaseSample s;
+    s.traps.hypercalls = calls;
+    return s;
+  };
+  ASSERT_TRUE(tracker.Begin("bp", 0, sample(4), true).ok());
+  ASSERT_TRUE(tracker.End(sample(5)).ok());  // a marker path that made one (never, really)
+  for (uint64_t ops : {3, 30}) {
+    ASSERT_TRUE(tracker.Begin("bp", ops, sample(10)).ok());
+    ASSERT_TRUE(tracker.End(sample(10 + 2 * ops + 1)).ok());
+    EXPECT_EQ(tracker.results().back().traps.hypercalls, 2 * ops);
+  }
+}
+
 TEST(PhaseTrackerTest, TrapsArePerPhaseAndNetOfTheMarkers) {
   PhaseTracker tracker;
   auto sample = [](uint64_t dr_writes, uint64_t swapgs, uint64_t loads) {

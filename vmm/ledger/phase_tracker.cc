@@ -125,6 +125,8 @@ void PhaseTracker::NetOfCalibration(const PhaseDeltas& raw, PhaseResult& result)
   SubtractOverhead(result.traps.by_kind, overhead.traps.by_kind);
   SubtractOverhead(result.traps.by_site, overhead.traps.by_site);
   result.traps.dr_loads = SaturatingSubtract(result.traps.dr_loads, overhead.traps.dr_loads);
+  result.traps.hypercalls =
+      SaturatingSubtract(result.traps.hypercalls, overhead.traps.hypercalls);
   for (auto& [name, value] : result.kvm_stats) {
     auto it = overhead.kvm_stats.find(name);
     if (it != overhead.kvm_stats.end()) value = SaturatingSubtract(value, it->second);

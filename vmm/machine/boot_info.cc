@@ -23,6 +23,14 @@ absl::Status WriteBootInfo(GuestMemory& memory, uint64_t gpa, const BootInfoPara
         params.vdso_gpa, memory.size()));
   }
   info.vdso_gpa = params.vdso_gpa;
+  if (params.pv_page_gpa != 0 &&
+      (params.pv_page_gpa % SIGVISOR_PV_PAGE_BYTES != 0 ||
+       params.pv_page_gpa + SIGVISOR_PV_PAGE_BYTES > memory.size())) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "a pv page at guest-physical %#x: it must be a page inside RAM (%#x bytes)",
+        params.pv_page_gpa, memory.size()));
+  }
+  info.pv_page_gpa = params.pv_page_gpa;
   if (params.cmdline.size() >= sizeof(info.cmdline)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("the guest command line is %d bytes; the boot ABI holds at most %d",

@@ -20,6 +20,9 @@ struct BootInfoParams {
   // page-aligned and outside RAM: the page is the VMM's, not guest memory.
   uint32_t vdso_gpa = 0;
   std::string_view cmdline;
+  // Guest-physical address of the paravirtual debug-register page (--trap=pv, x86-64),
+  // 0 for none. Must be a page of RAM: the guest writes it.
+  uint64_t pv_page_gpa = 0;
 };
 
 // Writes the boot info at guest-physical `gpa`. A command line longer than the ABI

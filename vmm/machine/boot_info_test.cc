@@ -48,6 +48,21 @@ TEST(BootInfoTest, RefusesAVdsoPageInRamOrOffAPage) {
   }
 }
 
+TEST(BootInfoTest, NamesThePvPageOrNone) {
+  EXPECT_EQ(Written({}).pv_page_gpa, 0u);
+  EXPECT_EQ(Written({.pv_page_gpa = 0x8000}).pv_page_gpa, 0x8000u);
+}
+
+TEST(BootInfoTest, RefusesAPvPageOutsideRamOrOffAPage) {
+  absl::StatusOr<GuestMemory> memory = GuestMemory::Create(kMemory);
+  ASSERT_TRUE(memory.ok());
+  for (uint64_t gpa : {uint64_t{0x8010}, uint64_t{kMemory}, uint64_t{kMemory - 0x800}}) {
+    absl::Status s = WriteBootInfo(*memory, SIGVISOR_BOOT_INFO_GPA, {.pv_page_gpa = gpa});
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << gpa;
+    EXPECT_NE(s.message().find("pv page"), std::string::npos) << s;
+  }
+}
+
 TEST(BootInfoTest, RefusesACommandLineTheAbiCannotHold) {
   absl::StatusOr<GuestMemory> memory = GuestMemory::Create(kMemory);
   ASSERT_TRUE(memory.ok());

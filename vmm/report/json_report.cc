@@ -58,6 +58,7 @@ json TrapsToJson(const TrapSummary& trap, const TrapLedger& ledger) {
           {"dr_writes", kind("dr_write")},
           {"dr_reads", kind("dr_read")},
           {"dr_loads", ledger.dr_loads()},
+          {"hypercalls", ledger.hypercalls()},  // --trap=pv: the guest's load requests
           {"by_site", by_site}};
 }
 
@@ -102,7 +103,8 @@ json PhaseToJson(const PhaseResult& phase, const HostSummary& host) {
            {{"total", phase.traps.total()},
             {"by_kind", CountsToJson(phase.traps.by_kind)},
             {"by_site", CountsToJson(phase.traps.by_site)},
-            {"dr_loads", phase.traps.dr_loads}}},
+            {"dr_loads", phase.traps.dr_loads},
+            {"hypercalls", phase.traps.hypercalls}}},
           {"kvm_stats", KvmStatsToJson(phase.kvm_stats)},
           {"wall_ns", Optional(phase.MeasuredWallNs())},
           {"tsc_cycles", Optional(phase.MeasuredTscCycles())},

@@ -37,6 +37,9 @@ void AppendTrapTable(std::string& out, const TrapSummary& trap, const TrapLedger
   }
   absl::StrAppendFormat(&out, "  %-28s %10d\n", "total", ledger.total());
   absl::StrAppendFormat(&out, "  %-28s %10d\n", "debug-register loads", ledger.dr_loads());
+  if (trap.mechanism == "pv") {
+    absl::StrAppendFormat(&out, "  %-28s %10d\n", "load hypercalls", ledger.hypercalls());
+  }
   for (const auto& [key, row] : ledger.by_site()) {
     absl::StrAppendFormat(&out, "    %-28s %-12s %8d\n", row.site, row.kind, row.count);
   }
@@ -73,6 +76,7 @@ void AppendPhase(std::string& out, const PhaseResult& phase, const HostSummary& 
       row(absl::StrFormat("  %s", kind).c_str(), count);
     }
     row("dr_loads", phase.traps.dr_loads);
+    if (phase.traps.hypercalls != 0) row("  load hypercalls", phase.traps.hypercalls);
   }
   auto insns = phase.kvm_stats.find("insn_emulation");
   if (host.cpl0_emulated && insns != phase.kvm_stats.end()) row("kernel_insns", insns->second);
@@ -116,7 +120,11 @@ std::string FormatRunReport(const RunRecord& record) {
   if (!result.diagnosis.empty()) absl::StrAppendFormat(&out, "  %s\n", result.diagnosis);
   absl::StrAppendFormat(&out, "  sandbox: %s\n", result.sandbox);
   absl::StrAppendFormat(&out, "  trap mechanism: %s", record.trap.mechanism);
-  if (record.trap.mechanism != "off") absl::StrAppendFormat(&out, " (%d sites)", record.trap.sites);
+  if (record.trap.mechanism == "pv") {
+    out += " (nothing patched: the kernel counts in the pv page)";
+  } else if (record.trap.mechanism != "off") {
+    absl::StrAppendFormat(&out, " (%d sites)", record.trap.sites);
+  }
   if (!record.trap.reason.empty()) absl::StrAppendFormat(&out, "; %s", record.trap.reason);
   out += "\n";
   absl::StrAppendFormat(&out, "  VM create %s, set-up %s, boot %s (to first hypercall), run %s\n",

@@ -4,6 +4,7 @@
 #define SIGVISOR_VMM_RUN_BACKEND_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -22,6 +23,16 @@ struct CpuLocation {
   // The vCPU is in its power-on state: the host reset it (AMD SVM's KVM does so at a
   // shutdown), and where the guest was before is lost.
   bool reset_by_host = false;
+  // The exit being handled was port I/O: what it accessed, so that a diagnosis can
+  // find the instruction that did it. KVM may have moved rip past it already (it does
+  // for an `out` it emulated, as PVM does at CPL0) or not (its fast path on hardware).
+  struct PortIo {
+    uint16_t port = 0;
+    uint8_t size = 0;  // bytes per access: 1, 2 or 4
+    bool out = false;
+    uint16_t dx = 0;   // DX when the exit happened, for the DX forms
+  };
+  std::optional<PortIo> port_io;
 };
 
 class Backend {

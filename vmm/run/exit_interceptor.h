@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "vmm/run/vm_exit.h"
@@ -46,10 +47,18 @@ struct Interception {
   std::string detail;              // kHandled: the exit's detail in the ledger
   std::optional<TrapRecord> trap;  // kHandled: the trap it was, if any
   uint64_t dr_loads = 0;           // hardware debug-register loads it caused
+  uint64_t trap_hypercalls = 0;    // --trap=pv: the guest's load requests it served
   std::string diagnosis;           // kGuestError / kHostError / kKill: one line
   // kHandled: the exit is an artefact of the interceptor's own instrument (a single
   // step it asked for), not something the guest did: kept out of the exit ledger.
   bool instrument = false;
+};
+
+// Traps a paravirtual guest counted itself (--trap=pv: no exit per trap), as the
+// interceptor collected them: `count` of `trap`'s kind at its site.
+struct TrapBatch {
+  TrapRecord trap;
+  uint64_t count = 0;
 };
 
 // An exit as it was handled, for observers.
@@ -91,6 +100,10 @@ class ExitInterceptor {
 
   // Every exit once handled and counted, before the guest re-enters.
   virtual void Observe(const ObservedExit& exit) {}
+
+  // The traps the guest counted on its own since the last call: taken into the trap
+  // ledger at every phase boundary (before its sample) and at the end of the run.
+  virtual std::vector<TrapBatch> CollectTraps() { return {}; }
 
   // A phase marker of the exit just handled (after Observe).
   virtual void OnPhaseMarker(const PhaseMarker& marker) {}

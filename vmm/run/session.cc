@@ -90,6 +90,7 @@ RunResult Session::Run() {
     start_and_run();
   }
   if (!started) return Finish();
+  CollectGuestCountedTraps();
   result_.run_ns = SinceStart();
   absl::StatusOr<StatsSnapshot> stats_at_end = backend_.ReadStats();
   if (stats_at_end.ok()) result_.kvm_stats = SubtractStats(*stats_at_end, *stats_at_start);
@@ -196,6 +197,7 @@ std::optional<bool> Session::Intercept(const VmExit& exit, std::string& detail,
           trap = std::move(seen.trap);
         }
         result_.traps.AddDrLoads(seen.dr_loads);
+        result_.traps.AddHypercalls(seen.trap_hypercalls);
         return true;
       case Interception::Verdict::kGuestError:
         return Fail(Outcome::kUnexpectedExit, std::move(seen.diagnosis));
@@ -262,7 +264,17 @@ bool Session::DispatchDeviceExit(VmExit& exit, std::string& detail) {
   return false;
 }
 
+void Session::CollectGuestCountedTraps() {
+  for (ExitInterceptor* interceptor : options_.interceptors) {
+    if (interceptor == nullptr) continue;
+    for (const TrapBatch& batch : interceptor->CollectTraps()) {
+      result_.traps.Record(batch.trap.kind, batch.trap.address, batch.trap.site, batch.count);
+    }
+  }
+}
+
 PhaseSample Session::Sample(uint64_t guest_tsc) {
+  CollectGuestCountedTraps();  // a pv guest's own counts up to this boundary
   PhaseSample sample;
   sample.exits = result_.ledger.Counts();
   sample.traps = result_.traps.tally();

@@ -134,6 +134,8 @@ class Session : public HypercallHandler {
   bool DispatchDeviceExit(VmExit& exit, std::string& detail);
   bool Fail(Outcome outcome, std::string what);
   PhaseSample Sample(uint64_t guest_tsc);
+  // The traps interceptors collected from the guest's own counts (--trap=pv).
+  void CollectGuestCountedTraps();
   // Called by every hypercall: the first one marks the end of boot.
   void NoteHypercall();
   uint64_t SinceStart() const;

@@ -29,7 +29,7 @@ using bench::FormatNs;
 const std::vector<StudyDef>& AllStudies() {
   static const std::vector<StudyDef> kStudies = {
       {"dr7", "000", "a DR7 write on every signal delivery", "divzero", "baseline", "dr7=lazy",
-       300, 20, {"off", "patch"}},
+       300, 20, {"off", "patch", "pv"}},
       {"pda", "001", "per-CPU data through %gs, loaded on every kernel entry", "pipe_rw",
        "baseline", "pda=direct", 500, 15, {"off", "patch"}},
       {"cerr", "002", "cumulative-error user copies in the signal frame code", "lat_sig",
@@ -129,6 +129,7 @@ void AddTime(Ctx& ctx, std::string_view phase, std::string_view trap, TimeStat s
   c.old_value = pick(a->ns);
   c.new_value = pick(b->ns);
   c.p_value = bench::MannWhitneyP(a->ns_per_op, b->ns_per_op);
+  c.p_floor = bench::MannWhitneyMinP(a->ns_per_op.size(), b->ns_per_op.size());
   c.seed_direction = seed.direction;
   c.seed_old = seed.old_value;
   c.seed_new = seed.new_value;
@@ -212,9 +213,19 @@ std::string Header(const Ctx& ctx) {
       absl::StrJoin(traps, ", "), bench::CompletenessLine(ctx.bench));
 }
 
-std::string TrapNote(std::string_view trap) {
-  if (trap == "off") return "trap off: nothing traps; privileged instructions run emulated with the rest of guest CPL0";
+// What `trap` means on the host the study ran on: with nothing trapping, privileged
+// instructions run as the rest of guest CPL0 does there, emulated on a PVM host and
+// on the CPU on a hardware one.
+std::string TrapNote(std::string_view trap, const bench::HostInfoSummary& host) {
+  if (trap == "off") {
+    return host.cpl0_emulated
+               ? "trap off: nothing traps; privileged instructions run emulated with the rest "
+                 "of guest CPL0"
+               : "trap off: nothing traps to the VMM; privileged instructions run on the CPU "
+                 "with the rest of guest CPL0 (KVM handles any it intercepts itself)";
+  }
   if (trap == "patch") return "trap patch: DR accesses and segment loads trap to the VMM (one exit each), as under a hypervisor that intercepts them";
+  if (trap == "pv") return "trap pv: each build's debugreg=pv counterpart writes its debug registers into the VMM's page and counts them there (no exit; a hypercall only to load a breakpoint), as a paravirtual kernel does";
   return absl::StrFormat("trap %s", trap);
 }
 
@@ -263,11 +274,7 @@ std::string SpeedupLine(const Comparison* c, std::string_view seed_text) {
   if (c == nullptr) return "";
   const double speedup = c->old_value / c->new_value - 1;
   return absl::StrFormat("That's about a %s speedup (%s; %s); the seed: %s.\n",
-                         Percent(speedup), c->p_value && *c->p_value < kSignificance
-                                               ? absl::StrFormat("p=%.2g", *c->p_value)
-                                               : absl::StrFormat("not significant, p=%.2g",
-                                                                 c->p_value.value_or(1)),
-                         c->metric == "ns_per_op_min" ? "best run" : "median run",
+                         Percent(speedup), c->Evidence(), c->metric == "ns_per_op_min" ? "best run" : "median run",
                          seed_text);
 }
 
@@ -301,8 +308,11 @@ void Dr7(Ctx& ctx) {
     AddCount(ctx, phase, trap, "kernel_insns_per_op", "kernel instructions", "instructions", Insns,
              seed_insns);
     if (trap != "off") {
+      // Under pv no DR7 write exits, so the seed's exit saving has nothing to say there.
       AddCount(ctx, phase, trap, "exits_per_op", "VM exits", "exits", Exits,
-               {"lower", std::nullopt, std::nullopt, "the DR7 write is what a trapping VMM exits on"});
+               trap == "pv" ? SeedClaim{}
+                            : SeedClaim{"lower", std::nullopt, std::nullopt,
+                                        "the DR7 write is what a trapping VMM exits on"});
       AddCount(ctx, phase, trap, "dr_write_traps_per_op", "DR write traps", "traps",
                [](const bench::PerOpCounts& c) { return Kind(c, "dr_write"); },
                {"lower", 1, 0, "one unconditional mov to %db7 per delivery, then none"});
@@ -321,7 +331,7 @@ void Dr7(Ctx& ctx) {
     absl::StrAppendFormat(&out,
                           "\nPerformance test using divzero microbenchmark (%d divide by zeros "
                           "per run), %s:\n",
-                          ctx.bench.matrix.ops, TrapNote(trap));
+                          ctx.bench.matrix.ops, TrapNote(trap, ctx.bench.host));
     for (auto [cell, title] : {std::pair{a, "With unconditional write"}, {b, "With unlikely write"}}) {
       absl::StrAppendFormat(&out, "%s (%s):\n", title, cell ? ctx.bench.matrix.variants[cell->variant].name : "-");
       if (!cell) {
@@ -358,11 +368,12 @@ void Dr7(Ctx& ctx) {
         "exit%s) per signal%s.\n",
         Num(-dr->change()), dr->change() == -1 ? "" : "s", dr->change() == -1 ? "" : "s",
         time == nullptr ? ""
-        : time->significant()
-            ? absl::StrFormat(": %s time per signal (p=%.2g)", Percent(time->change_percent() / 100),
-                              time->p_value.value_or(1))
-            : absl::StrFormat("; the time it saves (%s) is within the run-to-run noise here (p=%.2g)",
-                              Percent(time->change_percent() / 100), time->p_value.value_or(1)));
+        : time->significant() == true
+            ? absl::StrFormat(": %s time per signal (%s)", Percent(time->change_percent() / 100),
+                              time->Evidence())
+            : absl::StrFormat("; what that does to the time (%s) shows no more than the "
+                              "run-to-run noise here: %s",
+                              Percent(time->change_percent() / 100), time->Evidence()));
   }
 }
 
@@ -400,7 +411,7 @@ void Pda(Ctx& ctx) {
     absl::StrAppendFormat(&out,
                           "\npipe_rw: %d iterations of write(fd[1], &c, 1); read(fd[0], &c, 1) per "
                           "run, %s:\n",
-                          ctx.bench.matrix.ops, TrapNote(trap));
+                          ctx.bench.matrix.ops, TrapNote(trap, ctx.bench.host));
     if (!a || !b || a->ns.n == 0 || b->ns.n == 0) {
       out += "  (not measured for both builds)\n";
       continue;
@@ -436,7 +447,7 @@ void Pda(Ctx& ctx) {
                           "iteration%s.\n",
                           Num(seg->old_value), seg->old_value == 1 ? "" : "s",
                           Percent(time->change_percent() / 100),
-                          time->significant() ? "" : " (within the noise)");
+                          time->significant() == true ? "" : " (" + time->Evidence() + ")");
   }
   if (text_b < text_a) {
     absl::StrAppendFormat(&ctx.notes,
@@ -476,7 +487,7 @@ void Cerr(Ctx& ctx) {
   // lmbench's table: one row per run, times in microseconds.
   out += "\nProcessor, Processes - times in microseconds - smaller is better\n";
   for (const std::string& trap : ctx.bench.matrix.traps) {
-    absl::StrAppendFormat(&out, "(%s)\n", TrapNote(trap));
+    absl::StrAppendFormat(&out, "(%s)\n", TrapNote(trap, ctx.bench.host));
     out += "------------------------------------------------------------\n";
     absl::StrAppendFormat(&out, "%-26s %-12s %7s %7s\n", "Host", "OS", "sig", "sig");
     absl::StrAppendFormat(&out, "%-26s %-12s %7s %7s\n", "", "", "inst", "hndl");
@@ -608,7 +619,7 @@ void Dequeue(Ctx& ctx) {
   for (const std::string& trap : ctx.bench.matrix.traps) {
     const Cell* a = ctx.Get(phase, 0, trap);
     const Cell* b = ctx.Get(phase, 1, trap);
-    absl::StrAppendFormat(&out, "\n(%s)\n", TrapNote(trap));
+    absl::StrAppendFormat(&out, "\n(%s)\n", TrapNote(trap, ctx.bench.host));
     if (!a || !b || a->ns.n == 0 || b->ns.n == 0) {
       out += "  (not measured for both builds)\n";
       continue;
@@ -705,30 +716,42 @@ std::string Comparison::direction() const {
   return "same";
 }
 
-bool Comparison::significant() const {
-  if (exact) return true;
+std::optional<bool> Comparison::significant() const {
+  if (exact) return std::nullopt;
+  if (too_few_runs()) return false;
   return p_value && *p_value < kSignificance;
+}
+
+bool Comparison::too_few_runs() const {
+  return !exact && p_floor && *p_floor >= kSignificance;
 }
 
 std::optional<bool> Comparison::agrees() const {
   if (seed_direction.empty()) return std::nullopt;
-  if (seed_direction == "same") {
-    if (exact) return new_value == old_value;
-    return significant() ? std::optional<bool>(false) : std::optional<bool>(true);
-  }
-  if (!significant()) return std::nullopt;
-  return direction() == seed_direction;
+  if (exact) return direction() == seed_direction;
+  if (significant() != true) return std::nullopt;
+  return direction() == seed_direction;  // a significant change: never "same"
 }
 
 std::string Comparison::Verdict() const {
-  std::string p = p_value ? absl::StrFormat("p=%.2g", *p_value) : "";
   if (seed_direction.empty()) return "the seed does not say";
-  std::optional<bool> a = agrees();
-  std::string seed = seed_direction == "same" ? "no change" : seed_direction;
-  if (!a) return absl::StrFormat("not significant (%s); the seed: %s", p, seed);
+  const std::string seed = seed_direction == "same" ? "no change" : seed_direction;
+  const std::optional<bool> a = agrees();
+  if (!a) return absl::StrFormat("%s; the seed: %s", Evidence(), seed);
+  const std::string p = exact ? "" : absl::StrFormat("p=%.2g", p_value.value_or(1));
   if (*a) return p.empty() ? "agrees with the seed" : absl::StrFormat("agrees with the seed (%s)", p);
   return absl::StrFormat("GOES AGAINST THE SEED (%s%s): a finding", p.empty() ? "" : p + "; ",
                          "the seed: " + seed);
+}
+
+std::string Comparison::Evidence() const {
+  if (exact) return "exact";
+  if (too_few_runs()) {
+    return absl::StrFormat("too few runs for significance (p cannot go below %.2g)", *p_floor);
+  }
+  const double p = p_value.value_or(1);
+  if (p < kSignificance) return absl::StrFormat("p=%.2g", p);
+  return absl::StrFormat("no evidence either way (p=%.2g)", p);
 }
 
 // ---- Studies ----------------------------------------------------------------------------
@@ -852,7 +875,7 @@ json ComparisonToJson(const Comparison& c) {
           {"exact", c.exact},
           {"p_value", Optional(c.p_value)},
           {"direction", c.direction()},
-          {"significant", c.significant()},
+          {"significant", c.significant() ? json(*c.significant()) : json(nullptr)},
           {"seed", seed},
           {"agrees", agrees ? json(*agrees) : json(nullptr)},
           {"verdict", c.Verdict()}};
@@ -911,7 +934,7 @@ std::string StudiesToCsv(const std::vector<StudyReport>& reports) {
                   CsvWriter::Number(c.old_value, 1), CsvWriter::Number(c.new_value, 1),
                   CsvWriter::Number(c.change(), 1), CsvWriter::Number(c.change_percent(), 3),
                   c.p_value ? CsvWriter::Number(*c.p_value, 6) : "", c.exact ? "true" : "false",
-                  c.significant() ? "true" : "false", c.seed_direction,
+                  c.significant() ? (*c.significant() ? "true" : "false") : "", c.seed_direction,
                   c.seed_old ? CsvWriter::Number(*c.seed_old, 3) : "",
                   c.seed_new ? CsvWriter::Number(*c.seed_new, 3) : "",
                   agrees ? (*agrees ? "true" : "false") : "", c.Verdict()});

@@ -59,6 +59,9 @@ struct Comparison {
   double old_value = 0;
   double new_value = 0;
   std::optional<double> p_value;  // for times: Mann-Whitney over the runs
+  // For times: the smallest p the test can give runs as few as these (two and two:
+  // 0.33). At or above the significance level no result can be significant.
+  std::optional<double> p_floor;
   bool exact = false;             // a count or a size: no noise
   // The seed: which way it went ("lower", "higher", "same"; "" when the seed does
   // not say), its own numbers when it gives them, and where they come from.
@@ -69,13 +72,22 @@ struct Comparison {
   double change() const { return new_value - old_value; }
   double change_percent() const;
   std::string direction() const;  // "lower", "higher", "same"
-  bool significant() const;       // exact, or p < 0.05
-  // true: goes the seed's way; false: against it (a finding); nullopt: not
-  // significant, or the seed does not say.
+  // Times: p < 0.05. Nullopt for exact counts and sizes: no test applies to them, any
+  // difference is a difference.
+  std::optional<bool> significant() const;
+  // A time whose runs are too few for any p below 0.05.
+  bool too_few_runs() const;
+  // true: goes the seed's way; false: against it (a finding); nullopt: a time with no
+  // evidence either way (not significant, too few runs), or the seed does not say. A
+  // time never agrees with a seed that saw no change: a test that finds no difference
+  // does not show there is none.
   std::optional<bool> agrees() const;
-  // "agrees with the seed", "GOES AGAINST THE SEED (a finding)", "not significant
-  // (p=0.41)", "the seed does not say".
+  // "agrees with the seed", "GOES AGAINST THE SEED (...): a finding", "no evidence
+  // either way (p=0.41)", "too few runs for significance (...)", "the seed does not say".
   std::string Verdict() const;
+  // How strong a time's evidence is: "p=0.01", "no evidence either way (p=0.41)",
+  // "too few runs for significance (p cannot go below 0.33)"; "exact" for counts.
+  std::string Evidence() const;
 };
 
 struct StudyReport {

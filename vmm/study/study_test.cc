@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "vmm/bench/runner.h"
+#include "vmm/bench/stats.h"
 #include "vmm/images/embedded_images.h"
 #include "vmm/report/testing/json_schema.h"
 #include "vmm/report/testing/xml_check.h"
@@ -32,6 +33,9 @@ absl::StatusOr<bench::RunSample> FakeRun(const bench::Matrix& m, const bench::Ru
     p.name = name;
     p.ops = m.ops;
     p.kernel_insns = insns * m.ops;
+    if (m.traps[spec.trap] == "pv" && workload == "divzero" && !is_new) {
+      p.traps["dr_write"] = m.ops;  // counted in the pv page: no exit, no segment loads
+    }
     if (trapped) {
       if (workload == "divzero" && !is_new) p.traps["dr_write"] = m.ops;
       if (workload == "divzero") p.traps["segment_load"] = 4 * m.ops;
@@ -114,6 +118,17 @@ TEST(StudyTest, Dr7VerdictsFollowTheCounts) {
   EXPECT_NE(r.text.find("With unlikely write (dr7=lazy):"), std::string::npos);
   EXPECT_NE(r.text.find("FINDING: kernel instructions (trap off): 832 -> 833 (+1)"), std::string::npos)
       << r.text;
+  // pv: the same DR7 writes per signal as patch, and no exit for them.
+  const Comparison* pv_dr = Find(r, "dr_write_traps_per_op", "divzero", "pv");
+  ASSERT_NE(pv_dr, nullptr);
+  EXPECT_EQ(pv_dr->old_value, 1);
+  EXPECT_EQ(pv_dr->new_value, 0);
+  EXPECT_EQ(pv_dr->agrees(), true);
+  const Comparison* pv_exits = Find(r, "exits_per_op", "divzero", "pv");
+  ASSERT_NE(pv_exits, nullptr);
+  EXPECT_EQ(pv_exits->old_value, 0);
+  EXPECT_EQ(pv_exits->agrees(), std::nullopt);  // the seed's exit claim is patch's
+  EXPECT_NE(r.text.find("trap pv: "), std::string::npos);
 }
 
 TEST(StudyTest, CerrShowsTheObjectSizeAndStack) {
@@ -135,6 +150,30 @@ TEST(StudyTest, CerrShowsTheObjectSizeAndStack) {
   const Comparison* inst = Find(r, "kernel_insns_per_op", "sig_inst", "off");
   ASSERT_NE(inst, nullptr);
   EXPECT_EQ(inst->agrees(), true);  // the seed: no change; equal counts
+}
+
+// `--repetitions 2`: the new build's times differ by 10% (the seed saw no change for
+// sig inst), but two runs against two cannot be significant: no verdict reads
+// agreement into that, and the exact counts carry no significance at all.
+TEST(StudyTest, TwoRunsGiveNoEvidenceAndCountsNoSignificance) {
+  StudyReport r = FakeStudy(*FindStudy("cerr"), 2);
+  const Comparison* inst = Find(r, "ns_per_op_median", "sig_inst", "off");
+  ASSERT_NE(inst, nullptr);
+  EXPECT_EQ(inst->seed_direction, "same");
+  EXPECT_EQ(inst->agrees(), std::nullopt);
+  EXPECT_NE(inst->Verdict().find("too few runs for significance (p cannot go below 0.33)"),
+            std::string::npos)
+      << inst->Verdict();
+  EXPECT_EQ(r.text.find("agrees with the seed (p="), std::string::npos) << r.text;
+  const nlohmann::json doc = nlohmann::json::parse(StudiesToJson({r}).dump());
+  for (const nlohmann::json& c : doc["studies"][0]["comparisons"]) {
+    SCOPED_TRACE(c["metric"].get<std::string>());
+    if (c["exact"].get<bool>()) {
+      EXPECT_TRUE(c["significant"].is_null());
+    } else {
+      EXPECT_EQ(c["significant"], false);
+    }
+  }
 }
 
 TEST(StudyTest, DequeueShowsMeanStddevAndBloat) {
@@ -242,15 +281,18 @@ TEST(ComparisonTest, Verdicts) {
   EXPECT_EQ(c.agrees(), true);
   c.p_value = 0.2;
   EXPECT_EQ(c.agrees(), std::nullopt);  // within the noise
-  EXPECT_NE(c.Verdict().find("not significant"), std::string::npos);
+  EXPECT_EQ(c.Verdict(), "no evidence either way (p=0.2); the seed: lower");
   c.seed_direction = "higher";
   c.p_value = 0.001;
   EXPECT_EQ(c.agrees(), false);
   EXPECT_NE(c.Verdict().find("GOES AGAINST THE SEED"), std::string::npos);
   c.seed_direction = "same";
   EXPECT_EQ(c.agrees(), false);
+  // No difference found is no evidence of none: not agreement with "no change".
   c.p_value = 0.5;
-  EXPECT_EQ(c.agrees(), true);
+  EXPECT_EQ(c.significant(), false);
+  EXPECT_EQ(c.agrees(), std::nullopt);
+  EXPECT_EQ(c.Verdict(), "no evidence either way (p=0.5); the seed: no change");
   c.seed_direction = "";
   EXPECT_EQ(c.agrees(), std::nullopt);
   Comparison exact;
@@ -259,6 +301,35 @@ TEST(ComparisonTest, Verdicts) {
   exact.seed_direction = "same";
   EXPECT_EQ(exact.agrees(), true);
   EXPECT_EQ(exact.change_percent(), 0);
+  EXPECT_EQ(exact.significant(), std::nullopt);  // a count has no p to be significant by
+  exact.new_value = 5;
+  EXPECT_EQ(exact.agrees(), false);
+  EXPECT_EQ(exact.significant(), std::nullopt);
+}
+
+// Runs too few for any p below 0.05 (two and two: 0.33 at best) make no time
+// significant, whatever it did, and the verdict says so.
+TEST(ComparisonTest, TooFewRunsForSignificance) {
+  Comparison c;
+  c.old_value = 100;
+  c.new_value = 145.6;
+  c.p_value = 0.67;
+  c.p_floor = bench::MannWhitneyMinP(2, 2);
+  EXPECT_NEAR(*c.p_floor, 1.0 / 3, 1e-9);
+  c.seed_direction = "same";
+  EXPECT_TRUE(c.too_few_runs());
+  EXPECT_EQ(c.significant(), false);
+  EXPECT_EQ(c.agrees(), std::nullopt);
+  EXPECT_EQ(c.Verdict(),
+            "too few runs for significance (p cannot go below 0.33); the seed: no change");
+  c.p_value = *c.p_floor;  // the best two runs can do is still not enough
+  c.seed_direction = "higher";
+  EXPECT_EQ(c.agrees(), std::nullopt);
+  c.p_floor = bench::MannWhitneyMinP(5, 5);  // 2/252: enough
+  EXPECT_FALSE(c.too_few_runs());
+  c.p_value = 0.008;
+  EXPECT_EQ(c.agrees(), true);
+  EXPECT_EQ(bench::MannWhitneyMinP(0, 5), 1.0);
 }
 
 TEST(ObjectStatsTest, EveryVariantHasItsSignalObject) {

@@ -80,6 +80,21 @@ absl::Status DrShadow::Write(int n, uint64_t value, DrHardware& hw) {
     default:
       return absl::InvalidArgumentError(absl::StrFormat("no debug register DR%d to write", n));
   }
+  return LoadIfNeeded(hw);
+}
+
+absl::Status DrShadow::Assign(const uint64_t (&dr)[4], std::optional<uint64_t> dr6, uint64_t dr7,
+                              DrHardware& hw) {
+  for (int i = 0; i < 4; ++i) guest_.dr[i] = dr[i];
+  if (dr6) {
+    if (absl::Status s = CatchUp(hw); !s.ok()) return s;
+    guest_.dr6 = (*dr6 & layout_.volatile_bits) | layout_.fixed_one;
+  }
+  guest_.dr7 = (dr7 & kDr7Volatile) | kDr7Init;
+  return LoadIfNeeded(hw);
+}
+
+absl::Status DrShadow::LoadIfNeeded(DrHardware& hw) {
   if (!NeedsLoad()) return absl::OkStatus();
   DebugRegs load = guest_;
   load.dr7 &= ~kDr7Gd;

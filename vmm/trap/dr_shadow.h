@@ -21,6 +21,7 @@
 #define SIGVISOR_VMM_TRAP_DR_SHADOW_H_
 
 #include <cstdint>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -69,6 +70,13 @@ class DrShadow {
   // changed.
   absl::Status Write(int n, uint64_t value, DrHardware& hw);
 
+  // A paravirtual guest's registers all at once (--trap=pv: the page holds what it
+  // wrote, vmm/trap/pv_page.h): DR0-DR3 and DR7, and DR6 when the guest wrote it
+  // since the last call. The hardware is loaded at most once, and only if the
+  // effective state changed, as for Write(). DR6/DR7 bits 63:32 must be zero.
+  absl::Status Assign(const uint64_t (&dr)[4], std::optional<uint64_t> dr6, uint64_t dr7,
+                      DrHardware& hw);
+
   // Whether the guest's DR7.GD is set, i.e. the access about to be emulated must
   // raise #DB instead.
   absl::StatusOr<bool> GeneralDetect(DrHardware& hw);
@@ -85,6 +93,8 @@ class DrShadow {
  private:
   absl::Status CatchUp(DrHardware& hw);
   bool NeedsLoad() const;
+  // Loads the guest's registers (GD cleared) if NeedsLoad().
+  absl::Status LoadIfNeeded(DrHardware& hw);
 
   DebugRegs guest_;
   DebugRegs hardware_;

@@ -187,6 +187,8 @@ StopReason MipsCore::Run(uint64_t budget, uint64_t& steps) {
       fault_ = false;
       continue;
     }
+    const bool watched = task_watch_ && (entry_hi_ & kEntryHiAsidMask) == task_watch_->asid &&
+                         user_mode();
     const uint32_t saved_npc = npc_;
     pc_ = npc_;
     npc_ += 4;
@@ -206,6 +208,7 @@ StopReason MipsCore::Run(uint64_t budget, uint64_t& steps) {
       continue;
     }
     ++counters_.instructions;
+    if (watched) ++watched_user_instructions_;
     if (++ticks_ == timer_at_) FireTimer();
     if (waiting_ || yield_) {
       ++n;
@@ -672,7 +675,12 @@ void MipsCore::ExecuteSpecial(uint32_t insn) {
     case 0x0b:
       if (b != 0) gpr_[rd] = a;
       return;
-    case 0x0c: return RaiseException(ExcCode::kSyscall);
+    case 0x0c:
+      if (task_watch_ && task_watch_->syscall == gpr_[2] &&
+          (entry_hi_ & kEntryHiAsidMask) == task_watch_->asid && user_mode()) {
+        bus_.OnWatchedSyscall(number_);
+      }
+      return RaiseException(ExcCode::kSyscall);
     case 0x0d: return RaiseException(ExcCode::kBreakpoint);
     case 0x0f: return;  // sync: one memory order here
     case 0x10: gpr_[rd] = hi_; return;

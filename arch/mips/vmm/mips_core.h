@@ -20,6 +20,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -88,6 +89,21 @@ class MipsCore {
   void BreakLink() { ll_bit_ = false; }
   // Ends the current Run after the instruction in progress (kYield).
   void RequestYield() { yield_ = true; }
+
+  // While set, the core counts the user-mode instructions it retires under ASID
+  // `asid` (a task's address space: watched_user_instructions()), and tells the bus of
+  // each `syscall` there with v0 == `syscall` (PhysicalBus::OnWatchedSyscall) before it
+  // is taken: what the VMM needs to find a phase's operations (mips_machine.cc).
+  // Setting a watch starts the count from 0.
+  struct TaskWatch {
+    uint32_t asid = 0;
+    std::optional<uint32_t> syscall;
+  };
+  void WatchTask(std::optional<TaskWatch> watch) {
+    task_watch_ = watch;
+    watched_user_instructions_ = 0;
+  }
+  uint64_t watched_user_instructions() const { return watched_user_instructions_; }
 
   int number() const { return number_; }
   uint32_t pc() const { return pc_; }
@@ -235,6 +251,8 @@ class MipsCore {
 
   PendingMmio mmio_;
   CoreCounters counters_;
+  std::optional<TaskWatch> task_watch_;
+  uint64_t watched_user_instructions_ = 0;
 };
 
 }  // namespace sigvisor::mips

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_format.h"
 #include "arch/mips/vmm/cost_model.h"
+#include "arch/mips/vmm/marker_netting.h"
 #include "arch/mips/vmm/mips_backend.h"
 #include "devices/hypercall.h"
 #include "devices/hypercall_mmio.h"
@@ -37,6 +38,78 @@ std::string Describe(const GuestMemory& memory, const MipsElfImage& image,
   }
   if (!where.registers.empty()) text += " | " + where.registers;
   return text;
+}
+
+// Watches each phase's task for NetMarkerUserCode, from its BEGIN marker to its END:
+// its user-mode instructions, and for a measured phase its entries into the per-op
+// system call. The calibration phases are watched too: the tracker subtracts the
+// counts of the first of a run of them, so that one's user instructions are kept.
+class OperationWatch : public ExitInterceptor {
+ public:
+  explicit OperationWatch(MipsSystem& system) : system_(system) {}
+
+  Interception Intercept(const VmExit&) override { return {}; }
+
+  void OnPhaseMarker(const PhaseMarker& marker) override {
+    if (marker.begin) {
+      // The marker's exit belongs to the core that runs the phase's task.
+      const uint32_t asid = system_.core(system_.current_core()).entry_hi() & kEntryHiAsidMask;
+      calibrating_ = marker.calibration;
+      std::optional<uint32_t> syscall;
+      if (!calibrating_) {
+        open_ = OperationMarks{.phase = marker.name, .ops = marker.ops,
+                               .op_syscall = marker.op_syscall};
+        if (marker.op_syscall) syscall = static_cast<uint32_t>(*marker.op_syscall);
+      }
+      system_.WatchTask(asid, syscall);
+      return;
+    }
+    const uint64_t user = system_.TaskUserInstructions();
+    system_.StopWatchingTask();
+    if (calibrating_) {
+      calibrating_ = false;
+      if (!after_calibration_) calibration_user_ = user;  // the first of a run
+      after_calibration_ = true;
+      return;
+    }
+    after_calibration_ = false;
+    if (!open_) return;
+    const MipsSystem::TaskMarks& marks = system_.task_marks();
+    open_->entries = marks.entries;
+    open_->core = marks.core;
+    open_->cores = system_.core_count();
+    open_->one_core = marks.one_core;
+    open_->first = marks.first;
+    open_->last = marks.last;
+    open_->phase_user = user;
+    open_->calibration_user = calibration_user_;
+    ended_.push_back(*std::move(open_));
+    open_.reset();
+  }
+
+  // The measured phases that ended, in order.
+  const std::vector<OperationMarks>& ended() const { return ended_; }
+
+ private:
+  MipsSystem& system_;
+  bool calibrating_ = false;
+  bool after_calibration_ = false;
+  std::optional<uint64_t> calibration_user_;
+  std::optional<OperationMarks> open_;
+  std::vector<OperationMarks> ended_;
+};
+
+// Nets every reported phase of the markers' user code (marker_netting.h); a phase that
+// cannot be netted exactly gets a warning saying why.
+void NetPhases(const std::vector<OperationMarks>& ended, RunResult& result) {
+  size_t next = 0;
+  for (PhaseResult& phase : result.phases) {
+    while (next < ended.size() && ended[next].phase != phase.name) ++next;
+    if (next == ended.size()) break;
+    if (std::optional<std::string> why = NetMarkerUserCode(ended[next++], phase)) {
+      result.warnings.push_back(*std::move(why));
+    }
+  }
 }
 
 // CPU time of the whole process (the run loop may be on a thread of its own).
@@ -101,7 +174,9 @@ absl::StatusOr<MipsMachineReport> BootAndRun(const MipsElfImage& image,
   }
   MipsBackend backend(**system);
 
+  OperationWatch operations(**system);
   SessionOptions options = config.session;
+  options.interceptors.push_back(&operations);
   const GuestMemory& ram_view = *memory;
   options.describe = [&ram_view, &image](const CpuLocation& where) {
     return Describe(ram_view, image, where);
@@ -131,6 +206,7 @@ absl::StatusOr<MipsMachineReport> BootAndRun(const MipsElfImage& image,
 
   const uint64_t cpu_start = ProcessCpuNs();
   report.result = session.Run();
+  NetPhases(operations.ended(), report.result);
   const uint64_t cpu_ns = ProcessCpuNs() - cpu_start;
   if (report.result.outcome == Outcome::kExited && softres.powered_off()) {
     report.result.exit_code = 0;  // Malta's reset: a clean power-off

@@ -53,8 +53,10 @@ CoreCounters MipsSystem::Total() const {
 
 void MipsSystem::NextCore() {
   // Another core may store to a word this one has linked: break the link, so its sc
-  // fails and retries rather than succeeding over the other core's store.
-  cores_[static_cast<size_t>(current_)]->BreakLink();
+  // fails and retries rather than succeeding over the other core's store. Alone, no
+  // other core can: breaking it there would only make an operation's cost depend on
+  // where the quantum happened to end (an sc retried now and then).
+  if (core_count() > 1) cores_[static_cast<size_t>(current_)]->BreakLink();
   current_ = (current_ + 1) % core_count();
   quantum_left_ = quantum_;
 }
@@ -100,6 +102,33 @@ SystemEvent MipsSystem::Run(uint64_t budget) {
     if (quantum_left_ == 0 || why == StopReason::kYield) NextCore();
   }
   return {SystemStop::kBudget, current_};
+}
+
+void MipsSystem::WatchTask(uint32_t asid, std::optional<uint32_t> syscall) {
+  task_marks_ = {};
+  for (auto& core : cores_) core->WatchTask(MipsCore::TaskWatch{asid, syscall});
+}
+
+void MipsSystem::StopWatchingTask() {
+  for (auto& core : cores_) core->WatchTask(std::nullopt);
+}
+
+uint64_t MipsSystem::TaskUserInstructions() const {
+  uint64_t sum = 0;
+  for (const auto& core : cores_) sum += core->watched_user_instructions();
+  return sum;
+}
+
+void MipsSystem::OnWatchedSyscall(int core) {
+  const uint64_t now = TaskUserInstructions();
+  if (task_marks_.entries == 0) {
+    task_marks_.core = core;
+    task_marks_.first = now;
+  } else if (core != task_marks_.core) {
+    task_marks_.one_core = false;
+  }
+  task_marks_.last = now;
+  ++task_marks_.entries;
 }
 
 void MipsSystem::SetIpiLines(uint32_t cores, bool raised) {

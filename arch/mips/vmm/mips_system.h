@@ -70,9 +70,26 @@ class MipsSystem : public PhysicalBus {
   VdsoPage* mutable_vdso() { return vdso_.get(); }
   uint64_t vdso_address() const { return vdso_address_; }
 
+  // A phase's task (its ASID) watched for its operations (MipsCore::WatchTask): the
+  // user-mode instructions it retires, on whatever core, and its entries into system
+  // call `syscall`, with its user instructions so far at the first and the latest of
+  // them. Watching again starts afresh.
+  struct TaskMarks {
+    uint64_t entries = 0;
+    int core = 0;          // where the first entry was
+    bool one_core = true;  // every entry was on that core
+    uint64_t first = 0, last = 0;  // the task's user instructions then
+  };
+  void WatchTask(uint32_t asid, std::optional<uint32_t> syscall);
+  void StopWatchingTask();
+  const TaskMarks& task_marks() const { return task_marks_; }
+  // The watched task's user-mode instructions since WatchTask.
+  uint64_t TaskUserInstructions() const;
+
   // PhysicalBus.
   PhysicalAccess Access(int core, uint64_t paddr, uint32_t size, bool is_write,
                         uint32_t& value) override;
+  void OnWatchedSyscall(int core) override;
 
  private:
   MipsSystem(HostDeviceQuery host_device, uint64_t quantum)
@@ -92,6 +109,7 @@ class MipsSystem : public PhysicalBus {
   std::unique_ptr<IpiDevice> ipi_;
   std::unique_ptr<VdsoPage> vdso_;
   uint64_t vdso_address_ = 0;
+  TaskMarks task_marks_;
 };
 
 }  // namespace sigvisor::mips

@@ -16,6 +16,8 @@ inline constexpr uint64_t kLowPtGpa = 0x4000;     // 4 KiB pages for the first 2
 inline constexpr uint64_t kBootGdtGpa = 0x5000;
 inline constexpr uint64_t kBootTssGpa = 0x6000;
 inline constexpr uint64_t kBootInfoGpa = SIGVISOR_BOOT_INFO_GPA;  // 0x7000
+// --trap=pv: vCPU 0's paravirtual debug-register page (sigvisor_boot_info.pv_page_gpa).
+inline constexpr uint64_t kPvPageGpa = 0x8000;
 inline constexpr uint64_t kImageMinGpa = 0x100000;
 // The boot page tables map one GiB of identity with 2 MiB pages.
 inline constexpr uint64_t kMaxGuestMemory = 1ull << 30;

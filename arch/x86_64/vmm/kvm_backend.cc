@@ -120,6 +120,12 @@ absl::StatusOr<CpuLocation> KvmBackend::Locate() {
   // The architectural reset state: CS 0xf000 with base 0xffff0000, RIP 0xfff0.
   where.reset_by_host = sregs->cs.selector == 0xf000 && sregs->cs.base == 0xffff0000 &&
                         regs->rip == 0xfff0;
+  if (const kvm_run* run = vcpu_.run(); run->exit_reason == KVM_EXIT_IO) {
+    where.port_io = CpuLocation::PortIo{.port = run->io.port,
+                                        .size = run->io.size,
+                                        .out = run->io.direction == KVM_EXIT_IO_OUT,
+                                        .dx = static_cast<uint16_t>(regs->rdx)};
+  }
   where.registers = absl::StrFormat(
       "rax=%#x rbx=%#x rcx=%#x rdx=%#x rsi=%#x rdi=%#x rsp=%#x rbp=%#x rflags=%#x cs=%#x "
       "cr2=%#x cr3=%#x",

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "guest-kit/abi/sigvisor_abi.h"
 #include "vmm/trap/emulator.h"
 
 namespace sigvisor::x86 {
@@ -76,17 +77,31 @@ TrapEngine::TrapEngine(TrapMechanism mechanism, const ElfImage& image, GuestMemo
       sites_(std::move(sites)),
       shadow_(std::move(shadow)) {}
 
+std::string_view TrapCoverage(TrapMechanism mechanism) {
+  switch (mechanism) {
+    case TrapMechanism::kOff: return "nothing";
+    case TrapMechanism::kPatch:
+      return "every debug-register move (dr_write, dr_read), segment-register load and "
+             "swapgs (segment_load) and wrmsr (segment_load or msr_write)";
+    case TrapMechanism::kHwGd:
+      return "debug-register moves through DR7.GD; segment loads, swapgs and wrmsr patched";
+    case TrapMechanism::kPv:
+      return "the kernel's debug-register writes (dr_write: DR0-3, DR6, DR7) and segment-base "
+             "wrmsrs (segment_load), counted by the kernel in the pv page; not swapgs, "
+             "segment-register loads or debug-register reads, which run natively";
+  }
+  return "?";
+}
+
 absl::StatusOr<std::unique_ptr<TrapEngine>> TrapEngine::Install(
     TrapMechanism mechanism, const ElfImage& image, GuestMemory& memory, KvmVcpu& vcpu,
-    std::span<const kvm_cpuid_entry2> cpuid, bool sync_regs, GuestDebug* guest_debug) {
-  if (mechanism == TrapMechanism::kPv) {
-    return absl::UnimplementedError(
-        "--trap=pv is not available yet: the guest kernel does not report its own debug-register "
-        "and segment traps to the VMM (use --trap=patch)");
-  }
+    std::span<const kvm_cpuid_entry2> cpuid, bool sync_regs, GuestDebug* guest_debug,
+    uint64_t pv_page_gpa) {
   if (mechanism == TrapMechanism::kOff) {
     return absl::InvalidArgumentError("no trap engine for --trap=off");
   }
+  if (mechanism == TrapMechanism::kPv) return InstallPv(image, memory, vcpu, cpuid, sync_regs,
+                                                        guest_debug, pv_page_gpa);
   absl::StatusOr<trap::Decoder> decoder = trap::Decoder::Create();
   if (!decoder.ok()) return decoder.status();
   absl::StatusOr<trap::SiteTable> sites = trap::ScanImage(image, *decoder);
@@ -110,7 +125,41 @@ absl::StatusOr<std::unique_ptr<TrapEngine>> TrapEngine::Install(
   return engine;
 }
 
+// --trap=pv: no site is patched; the page is laid out before the first guest
+// instruction, with the registers as the hardware holds them.
+absl::StatusOr<std::unique_ptr<TrapEngine>> TrapEngine::InstallPv(
+    const ElfImage& image, GuestMemory& memory, KvmVcpu& vcpu,
+    std::span<const kvm_cpuid_entry2> cpuid, bool sync_regs, GuestDebug* guest_debug,
+    uint64_t pv_page_gpa) {
+  if (!image.symbols().Find("pv_set_debugreg")) {
+    return absl::FailedPreconditionError(
+        "--trap=pv needs a kernel built with debugreg=pv, which writes its debug registers "
+        "into the VMM's page (this image has no pv_set_debugreg); boot one with e.g. "
+        "--variant debugreg=pv or --variant dr7=lazy,debugreg=pv (`sigvisor images` lists them)");
+  }
+  absl::StatusOr<trap::Decoder> decoder = trap::Decoder::Create();
+  if (!decoder.ok()) return decoder.status();
+  KvmTrapCpu probe(vcpu, memory, sync_regs);
+  absl::StatusOr<trap::DebugRegs> hardware = probe.GetDebugRegs();
+  if (!hardware.ok()) return hardware.status();
+  absl::StatusOr<trap::PvPage> page = trap::PvPage::Create(memory, pv_page_gpa, *hardware);
+  if (!page.ok()) return page.status();
+  std::unique_ptr<TrapEngine> engine(new TrapEngine(
+      TrapMechanism::kPv, image, memory, vcpu, sync_regs, guest_debug, *std::move(decoder),
+      trap::SiteTable(), trap::DrShadow(*hardware, Dr6LayoutFor(cpuid))));
+  // No cpu_.Start(): nothing is emulated, so no exit needs the registers synced.
+  engine->pv_.emplace(*std::move(page));
+  return engine;
+}
+
 Interception TrapEngine::Intercept(const VmExit& exit) {
+  if (mechanism_ == TrapMechanism::kPv) {
+    if (exit.kind == ExitKind::kIo &&
+        exit.address == SIGVISOR_HC_PORT_BASE + SIGVISOR_HC_PV_DEBUGREG_LOAD) {
+      return OnPvLoad(exit);
+    }
+    return {};  // nothing is patched: every other exit is the session's
+  }
   switch (exit.kind) {
     case ExitKind::kHalt: return OnHalt();
     case ExitKind::kDebug:
@@ -133,6 +182,45 @@ Interception TrapEngine::OnHalt() {
                                    sites_.size()));
   }
   return Emulate(site->insn, site->address, site->symbol, site->text, *regs);
+}
+
+Interception TrapEngine::OnPvLoad(const VmExit& exit) {
+  constexpr uint64_t kPort = SIGVISOR_HC_PORT_BASE + SIGVISOR_HC_PV_DEBUGREG_LOAD;
+  if (!exit.is_write || exit.size != 4 || exit.count != 1 || exit.data.size() < 4) {
+    return Failure(Interception::Verdict::kGuestError,
+                   absl::StrFormat("hypercall pv_debugreg_load: a %d-byte %s of port %#x; the "
+                                   "ABI takes one 4-byte write of the pv page's address",
+                                   exit.size, exit.is_write ? "write" : "read", kPort));
+  }
+  const uint64_t argument = uint64_t{exit.data[0]} | uint64_t{exit.data[1]} << 8 |
+                            uint64_t{exit.data[2]} << 16 | uint64_t{exit.data[3]} << 24;
+  absl::StatusOr<uint64_t> loads = pv_->Load(argument, shadow_, cpu_);
+  if (!loads.ok()) {
+    if (loads.status().code() == absl::StatusCode::kInvalidArgument) {
+      return Failure(Interception::Verdict::kGuestError,
+                     absl::StrCat("hypercall ", loads.status().message()));
+    }
+    return HostFailure(loads.status(), "loading the debug registers for the pv page");
+  }
+  Interception result;
+  result.verdict = Interception::Verdict::kHandled;
+  result.detail = absl::StrFormat("port %#x out (hypercall pv_debugreg_load)", kPort);
+  result.dr_loads = *loads;
+  result.trap_hypercalls = 1;
+  return result;
+}
+
+std::vector<TrapBatch> TrapEngine::CollectTraps() {
+  std::vector<TrapBatch> batches;
+  if (!pv_) return batches;
+  for (const trap::PvTraps& traps : pv_->Collect()) {
+    // The guest records its call's return address: the instruction after the call.
+    const std::string site = traps.address == 0
+                                 ? std::string("(no site recorded)")
+                                 : image_.symbols().Symbolize(traps.address);
+    batches.push_back({TrapRecord{std::string(traps.kind), traps.address, site}, traps.count});
+  }
+  return batches;
 }
 
 Interception TrapEngine::OnDebug(const VmExit& exit) {

@@ -8,9 +8,14 @@
 //          breakpoints live in the same registers and their #DBs are reflected to the
 //          guest. Segment loads are still patched (GD cannot see them). Works on
 //          hardware KVM; on PVM hosts the VMM's GD never exits (see `sigvisor probe`).
+//   pv     nothing is patched: a kernel built with debugreg=pv writes its debug
+//          registers into a page it shares with the VMM (vmm/trap/pv_page.h) and
+//          counts them there, per register and per calling site, with no exit; a
+//          hypercall asks for a load only when the hardware must change, and the DR
+//          shadow decides as for patch. Segment-base wrmsrs are counted the same way
+//          (and stay native); swapgs and segment-register loads are not covered.
+//          The engine reads the page at every phase boundary and at the end.
 //   off    nothing is trapped (the control run).
-//   pv     the guest reports its own traps: not available yet (it needs guest-kernel
-//          support that does not exist yet).
 #ifndef SIGVISOR_ARCH_X86_64_VMM_TRAP_ENGINE_H_
 #define SIGVISOR_ARCH_X86_64_VMM_TRAP_ENGINE_H_
 
@@ -19,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <vector>
 #include <string_view>
 
 #include "absl/status/statusor.h"
@@ -29,6 +35,7 @@
 #include "vmm/run/exit_interceptor.h"
 #include "vmm/trap/decoder.h"
 #include "vmm/trap/dr_shadow.h"
+#include "vmm/trap/pv_page.h"
 #include "vmm/trap/site_table.h"
 
 namespace sigvisor::x86 {
@@ -46,11 +53,15 @@ class TrapEngine : public ExitInterceptor {
   // registers, segment registers and events. `guest_debug` (may be null): the vCPU's
   // guest-debug arbiter, which hw-gd then shares with a debugger or tracer. Every
   // argument must outlive the engine.
+  // `pv_page_gpa` (kPv only): where the pv page goes, as the boot info says; the
+  // image must be a debugreg=pv build (it has pv_set_debugreg).
   static absl::StatusOr<std::unique_ptr<TrapEngine>> Install(
       TrapMechanism mechanism, const ElfImage& image, GuestMemory& memory, KvmVcpu& vcpu,
-      std::span<const kvm_cpuid_entry2> cpuid, bool sync_regs, GuestDebug* guest_debug = nullptr);
+      std::span<const kvm_cpuid_entry2> cpuid, bool sync_regs, GuestDebug* guest_debug = nullptr,
+      uint64_t pv_page_gpa = 0);
 
   Interception Intercept(const VmExit& exit) override;
+  std::vector<TrapBatch> CollectTraps() override;
 
   TrapMechanism mechanism() const { return mechanism_; }
   const trap::SiteTable& sites() const { return sites_; }
@@ -61,7 +72,12 @@ class TrapEngine : public ExitInterceptor {
              bool sync_regs, GuestDebug* guest_debug, trap::Decoder decoder,
              trap::SiteTable sites, trap::DrShadow shadow);
 
+  static absl::StatusOr<std::unique_ptr<TrapEngine>> InstallPv(
+      const ElfImage& image, GuestMemory& memory, KvmVcpu& vcpu,
+      std::span<const kvm_cpuid_entry2> cpuid, bool sync_regs, GuestDebug* guest_debug,
+      uint64_t pv_page_gpa);
   Interception OnHalt();
+  Interception OnPvLoad(const VmExit& exit);
   Interception OnDebug(const VmExit& exit);
   Interception Emulate(const trap::TrapInsn& insn, uint64_t address, const std::string& label,
                        const std::string& text, kvm_regs& regs);
@@ -73,7 +89,12 @@ class TrapEngine : public ExitInterceptor {
   trap::Decoder decoder_;
   trap::SiteTable sites_;
   trap::DrShadow shadow_;
+  std::optional<trap::PvPage> pv_;  // kPv
 };
+
+// The kinds of trap each mechanism counts, for reports: patch and hw-gd all four
+// (hw-gd's segment loads patched), pv the guest's DR writes and segment-base wrmsrs.
+std::string_view TrapCoverage(TrapMechanism mechanism);
 
 }  // namespace sigvisor::x86
 

@@ -11,6 +11,7 @@
 #include "arch/x86_64/vmm/kvm_backend.h"
 #include "arch/x86_64/vmm/long_mode.h"
 #include "arch/x86_64/vmm/page_walk.h"
+#include "arch/x86_64/vmm/port_io_site.h"
 #include "devices/debug_exit.h"
 #include "devices/fw_cfg.h"
 #include "devices/hypercall.h"
@@ -31,18 +32,22 @@ constexpr uint64_t kVmxTssGpa = 0xfffbd000;
 
 // "rip 0x100123 (kernel_main+0x13, cpl 0) bytes cc 90 ..." for a diagnosis.
 std::string Describe(const GuestMemory& memory, const ElfImage& image, const CpuLocation& where) {
-  std::vector<uint8_t> bytes;
-  if (where.paging) {
-    bytes = ReadGuestVirtual(memory, where.page_table_root, where.rip, 8);
-  } else {  // paging off (a Multiboot kernel's entry state): rip is physical
-    bytes.resize(8);
-    if (!memory.Read(where.rip, bytes).ok()) bytes.clear();
-  }
+  auto read = [&](uint64_t address, size_t n) {
+    if (where.paging) return ReadGuestVirtual(memory, where.page_table_root, address, n);
+    std::vector<uint8_t> bytes(n);  // paging off (a Multiboot kernel's entry state)
+    if (!memory.Read(address, bytes).ok()) bytes.clear();
+    return bytes;
+  };
+  // After port I/O, the instruction that made the access, wherever KVM left rip.
+  const uint64_t rip =
+      where.port_io ? PortIoInstructionAddress(where.rip, *where.port_io, read) : where.rip;
+  const std::vector<uint8_t> bytes = read(rip, 8);
   std::vector<std::string> hex;
   for (uint8_t b : bytes) hex.push_back(absl::StrFormat("%02x", b));
-  std::string text = absl::StrFormat("rip %#x (%s, cpl %d)", where.rip,
-                                     image.symbols().Symbolize(where.rip), where.cpl);
+  std::string text = absl::StrFormat("rip %#x (%s, cpl %d)", rip, image.symbols().Symbolize(rip),
+                                     where.cpl);
   text += bytes.empty() ? " (bytes not readable)" : " bytes " + absl::StrJoin(hex, " ");
+  if (rip != where.rip) text += absl::StrFormat(" (KVM had already moved rip past it, to %#x)", where.rip);
   return text;
 }
 
@@ -194,7 +199,8 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
         .image_end = image.load_end(),
         .flags = (config.cpl0_emulated ? SIGVISOR_BOOT_CPL0_EMULATED : 0u) |
                  (config.injection_events ? SIGVISOR_BOOT_INJECT_EVENTS : 0u),
-        .cmdline = config.cmdline};
+        .cmdline = config.cmdline,
+        .pv_page_gpa = config.trap == TrapMechanism::kPv ? kPvPageGpa : 0};
     if (absl::Status s = WriteBootInfo(*memory, kBootInfoGpa, boot_info); !s.ok()) return s;
     if (absl::Status s = SetUpVcpu(*vcpu, image.entry(), kBootInfoGpa, *cpuid); !s.ok()) return s;
   }
@@ -202,8 +208,9 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
   VcpuState state(*vcpu, *memory, sync_regs);
   std::unique_ptr<TrapEngine> traps;
   if (config.trap != TrapMechanism::kOff) {
-    absl::StatusOr<std::unique_ptr<TrapEngine>> installed = TrapEngine::Install(
-        config.trap, image, *memory, *vcpu, *cpuid, sync_regs, &state.debug());
+    absl::StatusOr<std::unique_ptr<TrapEngine>> installed =
+        TrapEngine::Install(config.trap, image, *memory, *vcpu, *cpuid, sync_regs, &state.debug(),
+                            kPvPageGpa);
     if (!installed.ok()) return installed.status();
     traps = *std::move(installed);
     report.trap_sites = traps->sites().size();
