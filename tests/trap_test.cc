@@ -172,11 +172,6 @@ TEST(TrapSegmentLoadsTest, SelectorsAndBasesAreArchitectural) {
 
 TEST(TrapControlRunTest, TrapsChangeOnlyTheCounts) {
   SIGVISOR_REQUIRE_KVM(kvm);
-  // The control run compares the guest's own debug-register behaviour, which the
-  // hardware lane gives differently with and without the trap engine: its CPU has no
-  // DR7.GD (the guest's self-trap fires only when the VMM emulates it) and arms no
-  // breakpoint the VMM loads (the guest's fires only when it writes DR7 itself).
-  SIGVISOR_SKIP_IF_LANE_LACKS(::sigvisor::testing::LaneLimit::kDr7GeneralDetect);
   for (const char* name : {"trap_dr", "trap_seg"}) {
     SCOPED_TRACE(name);
     const ElfImage guest = LoadTestGuest(name);
@@ -184,7 +179,16 @@ TEST(TrapControlRunTest, TrapsChangeOnlyTheCounts) {
     x86::MachineReport patch = Boot(*kvm, guest, TrapMechanism::kPatch, 7);
     ASSERT_EQ(off.result.outcome, Outcome::kExited) << off.result.diagnosis;
     ASSERT_EQ(patch.result.outcome, Outcome::kExited) << patch.result.diagnosis;
-    EXPECT_EQ(off.result.console, patch.result.console);
+    // trap_dr's GD self-trap and breakpoint: under off the guest's own moves arm them,
+    // under patch the VMM's emulation and loads, and the TCG lane honours only the
+    // former (host_lane.h): there its console differs, not its counts.
+    const bool same_console =
+        std::string(name) != "trap_dr" ||
+        (!::sigvisor::testing::LaneLacks(::sigvisor::testing::LaneLimit::kDr7GeneralDetect) &&
+         !::sigvisor::testing::LaneLacks(::sigvisor::testing::LaneLimit::kNestedHardwareBreakpoints));
+    if (same_console) {
+      EXPECT_EQ(off.result.console, patch.result.console);
+    }
     EXPECT_EQ(off.result.traps.total(), 0u);
     EXPECT_EQ(off.trap_sites, 0u);
     EXPECT_GT(patch.result.traps.total(), 0u);

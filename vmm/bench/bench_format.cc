@@ -114,7 +114,11 @@ std::string CompletenessLine(const BenchResult& result) {
                            result.runs_expected, shards);
   }
   std::vector<std::string> why;
-  if (result.runs_failed()) why.push_back(absl::StrFormat("%d failed", result.runs_failed()));
+  if (result.runs_failed()) {
+    why.push_back(absl::StrFormat(
+        "%d failed; the phases that ended normally before a failure are kept",
+        result.runs_failed()));
+  }
   if (result.interrupted) why.push_back("interrupted");
   if (result.shards.size() < result.shard_count) {
     why.push_back(absl::StrFormat("%d of %d shards", result.shards.size(), result.shard_count));

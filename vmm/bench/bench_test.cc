@@ -225,8 +225,33 @@ TEST(RunnerTest, AFailedRunIsRecordedAndTheRestStillRun) {
   EXPECT_FALSE(doc["complete"].get<bool>());
   EXPECT_EQ(doc["runs_measured"], 22);
   EXPECT_EQ(doc["runs_failed"], 2);
-  EXPECT_NE(FormatBenchText(r).find("INCOMPLETE: 22 of 24 runs measured (2 failed)"),
+  EXPECT_NE(FormatBenchText(r).find("INCOMPLETE: 22 of 24 runs measured (2 failed;"),
             std::string::npos);
+}
+
+// A guest that exits 1 after its phases ended (a workload's own check failing, as
+// lat_sig's did under --inject sig=usr1) fails the run, but the phases it ended
+// normally are measurements all the same: the cells keep them.
+TEST(RunnerTest, PhasesThatEndedBeforeAFailureAreKept) {
+  const Matrix m = TwoByTwo();
+  RunnerOptions options;
+  options.host = {"pvm", true};
+  BenchResult r = RunMatrix(
+      m,
+      [&](const RunSpec& spec) -> absl::StatusOr<RunSample> {
+        RunSample s = FakeRun(m, spec);
+        s.exit_code = 1;
+        return s;
+      },
+      options);
+  EXPECT_EQ(r.runs_ok(), 0u);
+  EXPECT_FALSE(r.complete());
+  const std::vector<Cell> cells = Cells(r);
+  ASSERT_FALSE(cells.empty());
+  for (const Cell& cell : cells) EXPECT_EQ(cell.samples.size(), m.repetitions) << cell.phase;
+  const std::string text = FormatBenchText(r);
+  EXPECT_NE(text.find("INCOMPLETE: 0 of 24 runs measured (24 failed"), std::string::npos) << text;
+  EXPECT_NE(text.find("phases that ended normally"), std::string::npos) << text;
 }
 
 TEST(RunnerTest, AStopRequestKeepsWhatWasMeasured) {

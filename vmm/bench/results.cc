@@ -152,10 +152,11 @@ std::vector<Cell> Cells(const BenchResult& result) {
   std::vector<Cell> cells;
   const Matrix& m = result.matrix;
   for (size_t w = 0; w < m.workloads.size(); ++w) {
-    // The workload's phases, in the order its runs reported them.
+    // The workload's phases, in the order its runs reported them. A failed run's are
+    // kept: each ended normally, before whatever failed the run.
     std::vector<std::string> phases;
     for (const RunSample& run : result.runs) {
-      if (run.spec.workload != w || !run.ok()) continue;
+      if (run.spec.workload != w) continue;
       for (const PhaseSample& p : run.phases) {
         if (std::find(phases.begin(), phases.end(), p.name) == phases.end()) phases.push_back(p.name);
       }
@@ -171,7 +172,7 @@ std::vector<Cell> Cells(const BenchResult& result) {
           cell.ops = m.ops;
           std::vector<const PhaseSample*> phase_samples;
           for (const RunSample& run : result.runs) {
-            if (!run.ok() || run.spec.workload != w || run.spec.variant != v || run.spec.trap != t) {
+            if (run.spec.workload != w || run.spec.variant != v || run.spec.trap != t) {
               continue;
             }
             for (const PhaseSample& p : run.phases) {

@@ -110,6 +110,10 @@ class ExitInterceptor {
 
   // The run is over (the guest exited, failed or was stopped).
   virtual void OnEnd(const RunEnd& end) {}
+
+  // Warnings for the run's report, asked for once after OnEnd: what the mechanism
+  // was asked to do and could not (one sentence each).
+  virtual std::vector<std::string> Warnings() { return {}; }
 };
 
 }  // namespace sigvisor

@@ -147,7 +147,12 @@ void Session::RunLoop() {
 RunResult Session::Finish() {
   const RunEnd end{OutcomeName(result_.outcome), result_.exit_code, result_.diagnosis};
   for (ExitInterceptor* interceptor : options_.interceptors) {
-    if (interceptor != nullptr) interceptor->OnEnd(end);
+    if (interceptor == nullptr) continue;
+    interceptor->OnEnd(end);
+    // The VMM's own warnings, not the guest's: not capped.
+    for (std::string& warning : interceptor->Warnings()) {
+      result_.warnings.push_back(std::move(warning));
+    }
   }
   return std::move(result_);
 }

@@ -16,6 +16,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "arch/x86_64/guest/pt_regs.h"
 #include "arch/x86_64/vmm/guest_debug.h"
 #include "arch/x86_64/vmm/page_walk.h"
@@ -57,6 +58,8 @@ struct SpecState {
   uint64_t fired = 0;       // injections made
   std::set<uint64_t> ops;   // kOp/kRandom: the operations of the current phase that inject
   bool phase_done = false;  // kOp/kRandom: its phase has run (only the first one counts)
+  std::string phase;        // kOp/kRandom: that phase, and its operations
+  uint64_t phase_ops = 0;
 };
 
 class FaultInjector : public ExitInterceptor {
@@ -75,6 +78,12 @@ class FaultInjector : public ExitInterceptor {
       state.spec = &options_.specs[i];
       state.index = i;
       const InjectionSpec& spec = *state.spec;
+      if (!spec.phase.empty() && !ImageNamesPhase(spec.phase)) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "--inject '%s': phase=%s: the image names no such phase (a phase is named by the "
+            "string its guest gives phase_begin; the bundled kernel's are in docs/inject.md)",
+            spec.text, spec.phase));
+      }
       if (spec.when == InjectWhen::kAt) {
         if (spec.symbol.empty()) {
           state.breakpoint = spec.address;
@@ -149,6 +158,7 @@ class FaultInjector : public ExitInterceptor {
     }
     phase_ = marker.name;
     phase_ops_ = marker.ops;
+    phases_seen_.push_back({marker.name, marker.ops});
     op_ = 0;
     op_syscall_ = marker.op_syscall;
     for (SpecState& state : specs_) {
@@ -156,6 +166,8 @@ class FaultInjector : public ExitInterceptor {
       if (spec.when != InjectWhen::kOp && spec.when != InjectWhen::kRandom) continue;
       if (state.phase_done || (!spec.phase.empty() && spec.phase != phase_)) continue;
       state.phase_done = true;
+      state.phase = phase_;
+      state.phase_ops = phase_ops_;
       state.ops = PlanOps(state);
     }
     counting_ops_ = op_syscall_.has_value() && AnyOpsPlanned();
@@ -180,24 +192,34 @@ class FaultInjector : public ExitInterceptor {
       out_[action.record].detail = "the guest never returned to user mode";
     }
     window_.clear();
-    // The injections whose trigger never came, one record each.
+    // The injections whose trigger never came, one record each, and a warning per
+    // spec saying why.
     for (SpecState& state : specs_) {
+      const uint64_t missing = state.spec->count - state.fired;
+      if (missing == 0) continue;
+      const std::string why = WhyNeverCame(state);
       for (uint64_t op : state.ops) {
         InjectionRecord record = Planned(state);
         record.op = op;
-        record.detail = absl::StrFormat("operation %d never came", op);
+        record.phase = state.phase;
+        record.detail = absl::StrFormat("operation %d never came: %s", op, why);
         out_.push_back(std::move(record));
         ++state.fired;
       }
       state.ops.clear();
       while (state.fired < state.spec->count) {
         InjectionRecord record = Planned(state);
-        record.detail = "the trigger never came";
+        record.detail = why;
         out_.push_back(std::move(record));
         ++state.fired;
       }
+      warnings_.push_back(absl::StrFormat("--inject '%s': %d of %d injection%s never happened: %s",
+                                          state.spec->text, missing, state.spec->count,
+                                          state.spec->count == 1 ? "" : "s", why));
     }
   }
+
+  std::vector<std::string> Warnings() override { return std::move(warnings_); }
 
  private:
   InjectionRecord Planned(const SpecState& state) {
@@ -206,6 +228,52 @@ class FaultInjector : public ExitInterceptor {
     record.sequence = ++sequence_;
     record.outcome = InjectionOutcome::kNotReached;
     return record;
+  }
+
+  // Whether the image holds `name` as a C string (or the tail of one: a linker may
+  // merge it into a longer string that ends the same): a phase is named by such a
+  // string in the guest program, so a name found nowhere is a typo.
+  bool ImageNamesPhase(const std::string& name) const {
+    std::string wanted = name;
+    wanted.push_back('\0');
+    const std::span<const uint8_t> bytes = context_.image.bytes();
+    return std::search(bytes.begin(), bytes.end(), wanted.begin(), wanted.end()) != bytes.end();
+  }
+
+  // Why `state`'s remaining injections never came, for their records and a warning.
+  std::string WhyNeverCame(const SpecState& state) const {
+    const InjectionSpec& spec = *state.spec;
+    switch (spec.when) {
+      case InjectWhen::kAt:
+        if (state.hits == 0) {
+          return absl::StrFormat(
+              "the guest never executed %s: its breakpoint never fired",
+              spec.symbol.empty()
+                  ? absl::StrFormat("%#x", state.breakpoint)
+                  : absl::StrFormat("%s (%#x)", context_.image.symbols().Symbolize(state.breakpoint),
+                                    state.breakpoint));
+        }
+        return absl::StrFormat("the guest executed %#x %d time%s, short of hit=%d and count=%d",
+                               state.breakpoint, state.hits, state.hits == 1 ? "" : "s",
+                               spec.hit, spec.count);
+      case InjectWhen::kExit:
+        return absl::StrFormat("the run took %d exit%s", exits_, exits_ == 1 ? "" : "s");
+      case InjectWhen::kOp:
+      case InjectWhen::kRandom: {
+        std::vector<std::string> names;
+        for (const auto& [name, ops] : phases_seen_) names.push_back(name);
+        const std::string ran =
+            names.empty() ? "no measured phase ran"
+                          : absl::StrCat("this run's phases: ", absl::StrJoin(names, ", "));
+        if (!state.phase_done) {
+          return spec.phase.empty() ? ran
+                                    : absl::StrFormat("no phase '%s' ran (%s)", spec.phase, ran);
+        }
+        return absl::StrFormat("phase '%s' had %d operation%s", state.phase, state.phase_ops,
+                               state.phase_ops == 1 ? "" : "s");
+      }
+    }
+    return "the trigger never came";
   }
 
   // The operations of this phase that inject: K.. for op=K, `count` drawn for random.
@@ -692,6 +760,8 @@ class FaultInjector : public ExitInterceptor {
   std::deque<WindowAction> window_;
   std::vector<OpenInjection> open_;
   std::optional<absl::Status> host_error_;
+  std::vector<std::pair<std::string, uint64_t>> phases_seen_;  // measured: name, ops
+  std::vector<std::string> warnings_;
 };
 
 }  // namespace
