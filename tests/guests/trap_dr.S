@@ -125,21 +125,9 @@ gd_faulting_site:
 	mov	%rax, %db6
 	mov	%rax, %db7
 	PHASE_END
-	PRINT bp_vector, fault_vector(%rip)
-	lea	bp_target(%rip), %rax
-	mov	fault_rip(%rip), %rcx
-	sub	%rax, %rcx
-	PRINT bp_rip_offset, %rcx
-	PRINT bp_dr6, %rbx
+	PRINT_BREAKPOINT
 
 	xor	%edi, %edi
 	call	guest_exit
 
-	.globl bp_target
-bp_target:
-	PRINT bp_not_taken, $1	/* reached only if the breakpoint did not fire */
-	ret
-
-	.globl never_executed
-never_executed:
-	ud2
+	BREAKPOINT_TARGETS

@@ -82,12 +82,7 @@ dr7_write_return:
 	xor	%esi, %esi
 	call	pv_set_debugreg
 	PHASE_END
-	PRINT bp_vector, fault_vector(%rip)
-	lea	bp_target(%rip), %rax
-	mov	fault_rip(%rip), %rcx
-	sub	%rax, %rcx
-	PRINT bp_rip_offset, %rcx
-	PRINT bp_dr6, %rbx
+	PRINT_BREAKPOINT
 
 	PHASE_BEGIN segbase, %r15
 	xor	%r12, %r12
@@ -110,14 +105,7 @@ gs_write_return:
 	xor	%edi, %edi
 	call	guest_exit
 
-	.globl bp_target
-bp_target:
-	PRINT bp_not_taken, $1	/* reached only if the breakpoint did not fire */
-	ret
-
-	.globl never_executed
-never_executed:
-	ud2
+	BREAKPOINT_TARGETS
 
 /* void pv_set_debugreg(int index, uint64_t value), index 0-3, 6 or 7: into the pv
  * page (value, dr_writes[index], the caller's sites[] entry), with the load
