@@ -213,21 +213,26 @@ TEST(GdbStubTest, RawClientBreaksStepsReadsAndRunsToTheEnd) {
   if (!no_hbreak) EXPECT_EQ(Ask(*c, absl::StrFormat("z1,%x,1", exit_to_user)), "OK");
 
   // A software breakpoint: it stops, and memory shows the instruction, not the int3.
-  const uint64_t get_signal = SymbolAddress(kernel, "get_signal");
-  EXPECT_EQ(Ask(*c, absl::StrFormat("Z0,%x,1", get_signal)), "OK");
-  EXPECT_EQ(Ask(*c, absl::StrFormat("m%x,1", get_signal)),
-            gdb::HexEncode(ImageBytes(kernel, get_signal, 1)));
-  ASSERT_TRUE(c->Send("c").ok());
-  if (const std::string stop = Await(*c); stop != "T05swbreak:;thread:01;") {
-    run.Wait();  // the run ended: its diagnosis says why
-    FAIL() << "stopped with " << stop << " instead of at the breakpoint\n" << run.err();
+  if (const std::optional<std::string> no_swbreak =
+          testing::LaneLacks(testing::LaneLimit::kSoftwareBreakpointExits)) {
+    std::printf("software breakpoint part not run: %s\n", no_swbreak->c_str());
+  } else {
+    const uint64_t get_signal = SymbolAddress(kernel, "get_signal");
+    EXPECT_EQ(Ask(*c, absl::StrFormat("Z0,%x,1", get_signal)), "OK");
+    EXPECT_EQ(Ask(*c, absl::StrFormat("m%x,1", get_signal)),
+              gdb::HexEncode(ImageBytes(kernel, get_signal, 1)));
+    ASSERT_TRUE(c->Send("c").ok());
+    if (const std::string stop = Await(*c); stop != "T05swbreak:;thread:01;") {
+      run.Wait();  // the run ended: its diagnosis says why
+      FAIL() << "stopped with " << stop << " instead of at the breakpoint\n" << run.err();
+    }
+    EXPECT_EQ(Rip(*c), get_signal);
+    // Continuing from it steps over it and stops there again at the next signal.
+    ASSERT_TRUE(c->Send("c").ok());
+    EXPECT_EQ(Await(*c), "T05swbreak:;thread:01;");
+    EXPECT_EQ(Rip(*c), get_signal);
+    EXPECT_EQ(Ask(*c, absl::StrFormat("z0,%x,1", get_signal)), "OK");
   }
-  EXPECT_EQ(Rip(*c), get_signal);
-  // Continuing from it steps over it and stops there again at the next signal.
-  ASSERT_TRUE(c->Send("c").ok());
-  EXPECT_EQ(Await(*c), "T05swbreak:;thread:01;");
-  EXPECT_EQ(Rip(*c), get_signal);
-  EXPECT_EQ(Ask(*c, absl::StrFormat("z0,%x,1", get_signal)), "OK");
 
   // Watchpoints, where the host cannot deliver them: refused, and the reason reaches
   // gdb's console. A gdb without error-message+ shows its own words for a failed Z2,

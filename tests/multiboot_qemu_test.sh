@@ -13,7 +13,11 @@ sigvisor=$1
 module=$2
 shift 2
 qemu=$(command -v qemu-system-x86_64 || true)
-if [[ -z "$qemu" ]]; then
+if [[ -z "$qemu" && -n "${SIGVISOR_TEST_LANE:-}" ]]; then
+  echo "SKIP: the $SIGVISOR_TEST_LANE lane's image carries no QEMU to compare with" \
+       "(sigvisor's half: multiboot_test)"
+  exit 0
+elif [[ -z "$qemu" ]]; then
   echo "SKIP: qemu-system-x86_64 is not installed (tools/setup.sh installs it)"
   exit 0
 fi

@@ -163,6 +163,29 @@ TEST(TraceTest, UnderTheTrapEngineEachSiteIsEmulatedAndCounted) {
   }
 }
 
+// Where CPL0 runs directly, the tracer needs 2 MiB of guest-physical address space
+// above RAM for its kernel-entry stops (kernel_entry_stops.h); a guest with all of
+// the first GiB as RAM leaves none, and the trace says so instead of losing entries.
+TEST(TraceTest, KernelEntryStopsNeedRoomAboveRam) {
+  SIGVISOR_REQUIRE_KVM(kvm);
+  if (Cpl0Emulated(*kvm)) {
+    GTEST_SKIP() << "this host emulates CPL0 and steps every kernel instruction: the tracer "
+                    "installs no kernel-entry stops here";
+  }
+  trace::Trace t;
+  x86::MachineConfig config;
+  config.memory_bytes = 1ull << 30;
+  config.cmdline = "workload=divzero ops=1";
+  config.session.timeout = absl::Seconds(120);
+  config.extensions.push_back(x86::StepTracer::Factory({}, &t));
+  absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(*kvm, BundledKernel(), config);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->result.outcome, Outcome::kExited) << report->result.diagnosis;
+  EXPECT_FALSE(t.complete);
+  EXPECT_NE(t.stopped_why.find("use a smaller --memory"), std::string::npos) << t.stopped_why;
+  EXPECT_TRUE(t.entries.empty());
+}
+
 // ---- the command -------------------------------------------------------------------
 
 std::string Slurp(const std::string& path) {

@@ -94,9 +94,15 @@ TEST(TrapDebugRegistersTest, ReadBackValuesAreArchitectural) {
 
 TEST(TrapDebugRegistersTest, AnExecuteBreakpointTheGuestEnablesStillFires) {
   SIGVISOR_REQUIRE_KVM(kvm);
-  SIGVISOR_SKIP_IF_LANE_LACKS(::sigvisor::testing::LaneLimit::kNestedHardwareBreakpoints);
+  // Under patch the VMM loads the guest's DR7, which the hardware lane cannot arm.
+  const std::optional<std::string> lacks =
+      testing::LaneLacks(testing::LaneLimit::kNestedHardwareBreakpoints);
   for (TrapMechanism trap : {TrapMechanism::kOff, TrapMechanism::kPatch}) {
     SCOPED_TRACE(std::string(x86::TrapMechanismName(trap)));
+    if (trap == TrapMechanism::kPatch && lacks) {
+      std::printf("patch not run: %s\n", lacks->c_str());
+      continue;
+    }
     x86::MachineReport report = Boot(*kvm, LoadTestGuest("trap_dr"), trap, 1);
     const RunResult& r = report.result;
     ASSERT_EQ(r.outcome, Outcome::kExited) << r.diagnosis;
@@ -112,7 +118,8 @@ TEST(TrapDebugRegistersTest, AnExecuteBreakpointTheGuestEnablesStillFires) {
   // DR0, DR7 on, DR6 and DR7 cleared; DR6 read. Loads: the enable, the DR6 clear (the
   // hardware holds B0), the disable.
   EXPECT_EQ(bp->traps.by_kind, (TrapCounts{{"dr_read", 1}, {"dr_write", 4}}));
-  EXPECT_EQ(bp->traps.dr_loads, 3u);
+  // Where the breakpoint cannot fire, DR6 holds no B0 to clear: one load fewer.
+  EXPECT_EQ(bp->traps.dr_loads, lacks ? 2u : 3u);
 }
 
 TEST(TrapSegmentLoadsTest, EachLoadIsOneTrap) {

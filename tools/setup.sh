@@ -21,6 +21,10 @@ packages=(
   binutils-mipsel-linux-gnu # their linker and objcopy
   qemu-system-mips      # tests/mips_qemu_test.sh: qemu-system-mipsel -M malta, the reference
   cpio                  # tests/hwkvm/lane.sh packs the hardware lane's initramfs
+  slurmctld             # tests/slurm_bench_test: `bench --shard auto` under a real
+  slurmd                #   one-node Slurm (tests/slurm/single_node.sh), with its
+  slurm-client          #   clients and munge
+  munge
 )
 
 missing=()

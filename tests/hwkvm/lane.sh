@@ -71,11 +71,13 @@ bin=$(readlink -f "$bin")
 # A test's arguments as its BUILD file gives them; `$(location //pkg:name)` is the
 # runfiles path pkg/name, as Bazel expands it for a test.
 declare -A test_args
-label=""
+package="" label=""
 while IFS= read -r line; do
   case $line in
-    "# "*:*) ;;
-    *"name = "*) label=${line#*\"}; label=${label%%\"*} ;;
+    "# $workspace/"*BUILD*:*:*)  # where the rule is: its package
+      package=${line#"# $workspace/"}; package=${package%/BUILD*} ;;
+    "# "*) ;;
+    *"name = "*) label=${line#*\"}; label=//$package:${label%%\"*} ;;
     *"args = ["*)
       args=${line#*\[}; args=${args%\]*}
       args=$(sed -E 's/"//g; s/, / /g; s#\$\(location //([^:)]*):([^)]*)\)#\1/\2#g' <<<"$args")
@@ -157,10 +159,11 @@ executables+=("$(readlink -f "$bin/vmm/cli/sigvisor")" /bin/bash)
 printf '%s\n' "${commands[@]}" >"$root/lane/commands"
 
 # The system's shared libraries the executables load (their own libraries resolve
-# through _solib_k8 above), and the dynamic loader.
+# through _solib_k8 above), and the dynamic loader. A shell test's script is no ELF
+# file: ldd refuses it, and that is no error here.
 while read -r library; do
   cp -L "$library" "$root/lib/x86_64-linux-gnu/"
-done < <(for e in "${executables[@]}"; do ldd "$e"; done |
+done < <(for e in "${executables[@]}"; do ldd "$e" 2>/dev/null || true; done |
            awk '$3 ~ /^\/(usr\/)?lib/ {print $3}' | sort -u)
 cp -L /lib64/ld-linux-x86-64.so.2 "$root/lib64/"
 

@@ -13,6 +13,7 @@
 #include "vmm/bench/peer.h"
 #include "vmm/bench/progress.h"
 #include "vmm/bench/runner.h"
+#include "vmm/bench/scheduler_shard.h"
 #include "vmm/cli/build_info/build_info.h"
 #include "vmm/cli/bench_commands.h"
 #include "vmm/cli/run_setup.h"
@@ -129,7 +130,14 @@ int BenchCommand(std::span<char* const> args) {
   matrix.repetitions = static_cast<uint32_t>(reps->value_or(kDefaultRepetitions));
   matrix.memory_mib = limits->memory_mib;
   bench::Shard shard;
-  if (const std::string text = absl::GetFlag(FLAGS_shard); !text.empty()) {
+  if (const std::string text = absl::GetFlag(FLAGS_shard); text == "auto") {
+    absl::StatusOr<bench::ScheduledShard> scheduled =
+        bench::ShardFromScheduler(bench::ProcessEnvironment());
+    if (!scheduled.ok()) return ReportError(scheduled.status());
+    std::fprintf(stderr, "sigvisor bench: --shard auto: slice %u/%u from %s\n",
+                 scheduled->shard.index, scheduled->shard.count, scheduled->source.c_str());
+    shard = scheduled->shard;
+  } else if (!text.empty()) {
     absl::StatusOr<bench::Shard> parsed = bench::ParseShard(text);
     if (!parsed.ok()) return ReportError(parsed.status());
     shard = *parsed;

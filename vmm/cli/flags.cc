@@ -82,8 +82,10 @@ ABSL_FLAG(std::string, repetitions, "",
           "bench, study: runs of each workload x variant x trap (a count); empty: bench 5, "
           "a study its own");
 ABSL_FLAG(std::string, shard, "",
-          "bench: run only slice i of n of the matrix (i/n, 1 <= i <= n); `sigvisor merge` "
-          "combines the slices' --json results");
+          "bench: run only slice i of n of the matrix (i/n, 1 <= i <= n), or `auto`: the "
+          "slice from a Slurm job array or a Kubernetes Indexed Job "
+          "(docs/bench-on-a-scheduler.md); `sigvisor merge` combines the slices' --json "
+          "results");
 ABSL_FLAG(bool, csv, false, "print CSV on stdout instead of the text report");
 ABSL_FLAG(std::string, svg, "", "also write an SVG chart to this file");
 ABSL_FLAG(std::string, o, "", "image: the file to write the kernel image to (-o FILE)");
