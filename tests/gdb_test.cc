@@ -210,7 +210,9 @@ TEST(GdbStubTest, RawClientBreaksStepsReadsAndRunsToTheEnd) {
   const uint64_t stepped = Rip(*c);
   EXPECT_GT(stepped, stopped_at);
   EXPECT_LT(stepped, stopped_at + 16);
-  if (!no_hbreak) EXPECT_EQ(Ask(*c, absl::StrFormat("z1,%x,1", exit_to_user)), "OK");
+  if (!no_hbreak) {
+    EXPECT_EQ(Ask(*c, absl::StrFormat("z1,%x,1", exit_to_user)), "OK");
+  }
 
   // A software breakpoint: it stops, and memory shows the instruction, not the int3.
   if (const std::optional<std::string> no_swbreak =
