@@ -452,7 +452,8 @@ TEST(UnmeasuredTimeTest, AZeroTimeIsNeitherACheapBarNorAMedian) {
   EXPECT_NE(text.find("time not measured in 1 of 1 run"), std::string::npos) << text;
   EXPECT_EQ(text.find("0 ns"), std::string::npos) << text;
   // The counts of that run are still counted.
-  const Cell* cell = FindCell(Cells(r), r, "divzero", "divzero", "dr7=lazy", "off");
+  const std::vector<Cell> cells = Cells(r);  // FindCell points into it
+  const Cell* cell = FindCell(cells, r, "divzero", "divzero", "dr7=lazy", "off");
   ASSERT_NE(cell, nullptr);
   EXPECT_EQ(cell->samples.size(), 1u);
   EXPECT_EQ(*cell->per_op.kernel_insns, 833.0);

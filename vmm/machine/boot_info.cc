@@ -1,6 +1,6 @@
 #include "vmm/machine/boot_info.h"
 
-#include <cstring>
+#include <algorithm>
 
 #include "absl/strings/str_format.h"
 #include "guest-kit/abi/sigvisor_abi.h"
@@ -36,7 +36,8 @@ absl::Status WriteBootInfo(GuestMemory& memory, uint64_t gpa, const BootInfoPara
         absl::StrFormat("the guest command line is %d bytes; the boot ABI holds at most %d",
                         params.cmdline.size(), sizeof(info.cmdline) - 1));
   }
-  std::memcpy(info.cmdline, params.cmdline.data(), params.cmdline.size());
+  // copy, not memcpy: an empty command line's data() may be null.
+  std::copy(params.cmdline.begin(), params.cmdline.end(), info.cmdline);
   return memory.WriteObject(gpa, info);
 }
 
