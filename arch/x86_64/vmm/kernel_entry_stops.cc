@@ -1,8 +1,7 @@
 #include "arch/x86_64/vmm/kernel_entry_stops.h"
 
-#include <array>
-
 #include "absl/strings/str_format.h"
+#include "arch/x86_64/vmm/idt_gates.h"
 
 namespace sigvisor::x86 {
 namespace {
@@ -11,14 +10,8 @@ constexpr uint64_t kLargePage = 2ull << 20;
 constexpr uint64_t kPageDirectorySpan = 1ull << 30;  // one page directory: the first GiB
 constexpr uint64_t kAddressMask = 0x000ffffffffff000ull;
 constexpr uint64_t kPresent = 1, kWritable = 2, kLargePageBit = 0x80;
-constexpr uint64_t kGateSize = 16;
+constexpr uint64_t kGateSize = kIdtGateBytes;
 constexpr int kVectorUd = 6;
-
-uint64_t GateOffset(const std::array<uint8_t, kGateSize>& gate) {
-  return uint64_t{gate[0]} | uint64_t{gate[1]} << 8 | uint64_t{gate[6]} << 16 |
-         uint64_t{gate[7]} << 24 | uint64_t{gate[8]} << 32 | uint64_t{gate[9]} << 40 |
-         uint64_t{gate[10]} << 48 | uint64_t{gate[11]} << 56;
-}
 
 }  // namespace
 
@@ -55,13 +48,8 @@ absl::StatusOr<KernelEntryStops> KernelEntryStops::Install(
   }
 
   // The gates, read before anything is written.
-  const uint64_t gates = std::min<uint64_t>((sregs.idt.limit + 1) / kGateSize, 256);
-  for (uint64_t vector = 0; vector < gates; ++vector) {
-    std::array<uint8_t, kGateSize> gate;
-    const uint64_t address = sregs.idt.base + vector * kGateSize;
-    if (!cpu.ReadVirtual(stops.cr3_, address, gate)) continue;
-    if (!(gate[5] & 0x80)) continue;  // not present
-    stops.gates_[static_cast<int>(vector)] = {address, GateOffset(gate)};
+  for (const IdtGate& gate : ReadIdtGates(cpu, sregs)) {
+    stops.gates_[gate.vector] = {gate.address, gate.handler};
   }
   if (stops.gates_.empty()) {
     return absl::FailedPreconditionError("the guest's IDT has no present gate to follow");

@@ -1,9 +1,9 @@
 #include "arch/x86_64/vmm/step_tracer.h"
 
-
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "arch/x86_64/vmm/idt_gates.h"
 
 namespace sigvisor::x86 {
 namespace {
@@ -251,16 +251,8 @@ void StepTracer::Stop(std::string why, bool complete) {
 
 void StepTracer::ReadIdt(const kvm_sregs& sregs) {
   idt_.clear();
-  const uint64_t gates = std::min<uint64_t>((sregs.idt.limit + 1) / 16, 256);
-  for (uint64_t v = 0; v < gates; ++v) {
-    uint8_t gate[16];
-    if (!context_.cpu.ReadVirtual(sregs.cr3, sregs.idt.base + v * 16, gate)) continue;
-    if (!(gate[5] & 0x80)) continue;  // not present
-    const uint64_t handler = uint64_t{gate[0]} | uint64_t{gate[1]} << 8 |
-                             uint64_t{gate[6]} << 16 | uint64_t{gate[7]} << 24 |
-                             uint64_t{gate[8]} << 32 | uint64_t{gate[9]} << 40 |
-                             uint64_t{gate[10]} << 48 | uint64_t{gate[11]} << 56;
-    idt_.emplace(handler, static_cast<int>(v));
+  for (const IdtGate& gate : ReadIdtGates(context_.cpu, sregs)) {
+    idt_.emplace(gate.handler, gate.vector);
   }
 }
 
