@@ -18,6 +18,7 @@
 #   --smp N       the TCG machine's CPUs (default 1)
 #   --memory MIB  its memory (default 3072)
 #   --timeout S   each test's limit inside the lane, in seconds (default 900)
+#   --limit S     the whole lane's limit, boot included (default 2400: 40 minutes)
 # Needs what tools/setup.sh provides: qemu-system-x86, cpio, and the kernel and
 # busybox packages it fetches into $SIGVISOR_LANE_CACHE (default
 # /var/cache/sigvisor/hwkvm). Exit status: 0 when every test passed, 1 otherwise.
@@ -26,7 +27,7 @@ cd "$(dirname "$0")/../.."
 workspace=$(pwd)
 
 usage() { sed -n '/^# Usage:/,/^# Needs/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
-keep="" smp=1 memory=3072 test_timeout=900 targets=() commands=()
+keep="" smp=1 memory=3072 test_timeout=900 lane_limit=2400 targets=() commands=()
 while (($#)); do
   case $1 in
     --keep) keep=${2:?--keep needs a directory}; shift 2 ;;
@@ -34,6 +35,7 @@ while (($#)); do
     --smp) smp=${2:?}; shift 2 ;;
     --memory) memory=${2:?}; shift 2 ;;
     --timeout) test_timeout=${2:?}; shift 2 ;;
+    --limit) lane_limit=${2:?}; shift 2 ;;
     -h|--help) usage ;;
     -*) echo "lane.sh: unknown option $1" >&2; usage ;;
     *) targets+=("$1"); shift ;;
@@ -172,8 +174,10 @@ echo "hwkvm lane: image $(du -m "$work/initrd.cpio" | cut -f1) MiB, kernel $kver
   "${#targets[@]} tests; booting QEMU TCG (-cpu max, -smp $smp, ${memory} MiB)" >&2
 
 # --- Boot, run, report -------------------------------------------------------------
-# The whole run's limit: every test at its limit, plus the boot.
+# The whole run's limit: every test at its limit plus the boot, at most --limit (a
+# lane that hangs must not outlast CI's own limit).
 limit=$((test_timeout * (${#targets[@]} + ${#commands[@]}) + 300))
+((limit <= lane_limit)) || limit=$lane_limit
 console=$work/console.log
 current=""
 set +e
