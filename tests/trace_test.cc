@@ -45,7 +45,7 @@ Traced TraceDivzero(const KvmSystem& kvm, bool cpl0_emulated, std::string_view v
   config.cpl0_emulated = cpl0_emulated;
   config.trap = trap;
   config.session.timeout = absl::Seconds(120);
-  config.extensions.push_back(x86::StepTracer::Factory({}, &t.trace));
+  config.interceptors.push_back(x86::StepTracer::Factory({}, &t.trace));
   absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(kvm, BundledKernel(variant), config);
   EXPECT_TRUE(report.ok()) << report.status();
   if (!report.ok()) return t;
@@ -177,7 +177,7 @@ TEST(TraceTest, KernelEntryStopsNeedRoomAboveRam) {
   config.memory_bytes = 1ull << 30;
   config.cmdline = "workload=divzero ops=1";
   config.session.timeout = absl::Seconds(120);
-  config.extensions.push_back(x86::StepTracer::Factory({}, &t));
+  config.interceptors.push_back(x86::StepTracer::Factory({}, &t));
   absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(*kvm, BundledKernel(), config);
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->result.outcome, Outcome::kExited) << report->result.diagnosis;

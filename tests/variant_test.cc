@@ -93,7 +93,7 @@ double KernelInsnsPerOp(const KvmSystem& kvm, const std::string& variant,
   config.session.timeout = absl::Seconds(120);
   x86::StepTracerOptions options;
   options.phase = phase;
-  config.extensions.push_back(x86::StepTracer::Factory(options, &t));
+  config.interceptors.push_back(x86::StepTracer::Factory(options, &t));
   absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(kvm, *image, config);
   EXPECT_TRUE(report.ok()) << report.status();
   EXPECT_TRUE(t.complete) << t.stopped_why;

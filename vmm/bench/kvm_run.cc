@@ -67,7 +67,7 @@ absl::StatusOr<RunSample> KvmBenchTarget::Run(const RunSpec& spec) const {
   std::vector<InjectionRecord> injections;
   if (!inject_specs_.empty()) {
     config.injection_events = true;
-    config.extensions.push_back(
+    config.interceptors.push_back(
         x86::FaultInjectorFactory({.specs = inject_specs_, .seed = inject_seed_}, &injections));
   }
   const ElfImage& image = config.trap == x86::TrapMechanism::kPv ? pv_images_[spec.variant]

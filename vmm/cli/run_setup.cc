@@ -150,12 +150,12 @@ absl::Status AddGdbStub(x86::MachineConfig& config, const LoadedImage& image,
   } else {
     options.symbols_path = image.label;
   }
-  absl::StatusOr<x86::ExtensionFactory> stub = x86::GdbStub::Factory(options);
+  absl::StatusOr<x86::InterceptorFactory> stub = x86::GdbStub::Factory(options);
   if (!stub.ok()) {
     if (!symbols_file->empty()) std::remove(symbols_file->c_str());
     return stub.status();
   }
-  config.extensions.push_back(*std::move(stub));
+  config.interceptors.push_back(*std::move(stub));
   absl::CommandLineFlag* timeout = absl::FindCommandLineFlag("timeout");
   if (timeout != nullptr && timeout->CurrentValue() == timeout->DefaultValue()) {
     config.session.timeout = absl::InfiniteDuration();
@@ -191,7 +191,7 @@ absl::Status AddFaultInjector(x86::MachineConfig& config, std::vector<InjectionR
   options.seed = absl::GetFlag(FLAGS_seed);
   options.specs = *std::move(specs);
   config.injection_events = true;
-  config.extensions.push_back(x86::FaultInjectorFactory(std::move(options), records));
+  config.interceptors.push_back(x86::FaultInjectorFactory(std::move(options), records));
   return absl::OkStatus();
 }
 

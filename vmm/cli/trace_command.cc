@@ -58,7 +58,7 @@ absl::StatusOr<Traced> TraceOnce(const KvmSystem& kvm, const HostInfo& host,
                               : "the tracer steps only the kernel: on this host (CPL0 runs "
                                 "directly) it lets user code run and stops again at the next "
                                 "kernel entry, through the guest's IDT redirected while it traces";
-  config.extensions.push_back(x86::StepTracer::Factory(options, &t.trace));
+  config.interceptors.push_back(x86::StepTracer::Factory(options, &t.trace));
   absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(kvm, image.elf, config);
   if (!report.ok()) return report.status();
   t.result = std::move(report->result);

@@ -766,7 +766,7 @@ class FaultInjector : public ExitInterceptor {
 
 }  // namespace
 
-ExtensionFactory FaultInjectorFactory(FaultInjectorOptions options,
+InterceptorFactory FaultInjectorFactory(FaultInjectorOptions options,
                                       std::vector<InjectionRecord>* out) {
   return [options = std::move(options),
           out](MachineContext& context) -> absl::StatusOr<std::unique_ptr<ExitInterceptor>> {

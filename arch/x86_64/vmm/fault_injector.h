@@ -34,10 +34,10 @@ struct FaultInjectorOptions {
   uint64_t seed = 1;  // for `random` triggers
 };
 
-// A factory for MachineConfig::extensions. The records (one per injection planned,
+// A factory for MachineConfig::interceptors. The records (one per injection planned,
 // fired or not) go to `out`, which must outlive the run. Specs that cannot work in
 // this image (an unknown symbol) fail the factory with a one-line error.
-ExtensionFactory FaultInjectorFactory(FaultInjectorOptions options,
+InterceptorFactory FaultInjectorFactory(FaultInjectorOptions options,
                                       std::vector<InjectionRecord>* out);
 
 }  // namespace sigvisor::x86

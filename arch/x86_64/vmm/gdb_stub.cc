@@ -162,12 +162,12 @@ absl::StatusOr<int> ListenForGdb(const std::string& listen, std::string* bound) 
   return fd;
 }
 
-absl::StatusOr<ExtensionFactory> GdbStub::Factory(GdbStubOptions options) {
+absl::StatusOr<InterceptorFactory> GdbStub::Factory(GdbStubOptions options) {
   std::string bound;
   absl::StatusOr<int> fd = ListenForGdb(options.listen, &bound);
   if (!fd.ok()) return fd.status();
   auto shared_fd = std::make_shared<int>(*fd);
-  return ExtensionFactory(
+  return InterceptorFactory(
       [options = std::move(options), shared_fd,
        bound](MachineContext& context) -> absl::StatusOr<std::unique_ptr<ExitInterceptor>> {
         const int listen_fd = *shared_fd;

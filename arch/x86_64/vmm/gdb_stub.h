@@ -60,7 +60,7 @@ class InterruptWatcher;
 class GdbStub : public ExitInterceptor, private gdb::GdbTarget {
  public:
   // Binds the socket now; the factory's stub waits for gdb when the run starts.
-  static absl::StatusOr<ExtensionFactory> Factory(GdbStubOptions options);
+  static absl::StatusOr<InterceptorFactory> Factory(GdbStubOptions options);
 
   GdbStub(MachineContext& context, GdbStubOptions options, int listen_fd, std::string bound);
   ~GdbStub() override;

@@ -61,7 +61,7 @@ std::string_view Mnemonic(std::string_view text) {
 
 }  // namespace
 
-ExtensionFactory StepTracer::Factory(StepTracerOptions options, trace::Trace* out) {
+InterceptorFactory StepTracer::Factory(StepTracerOptions options, trace::Trace* out) {
   return [options = std::move(options),
           out](MachineContext& context) -> absl::StatusOr<std::unique_ptr<ExitInterceptor>> {
     absl::StatusOr<trap::Decoder> decoder = trap::Decoder::Create();

@@ -50,9 +50,9 @@ struct StepTracerOptions {
 
 class StepTracer : public ExitInterceptor {
  public:
-  // A factory for MachineConfig::extensions; the trace goes to `out`, which must
+  // A factory for MachineConfig::interceptors; the trace goes to `out`, which must
   // outlive the run.
-  static ExtensionFactory Factory(StepTracerOptions options, trace::Trace* out);
+  static InterceptorFactory Factory(StepTracerOptions options, trace::Trace* out);
 
   StepTracer(MachineContext& context, StepTracerOptions options, trace::Trace* out,
              trap::Decoder decoder);

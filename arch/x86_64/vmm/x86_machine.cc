@@ -94,7 +94,7 @@ absl::StatusOr<bool> IsMultibootKernel(const ElfImage& image, const MachineConfi
         "kernel runs with --trap=off",
         TrapMechanismName(config.trap)));
   }
-  if (!config.extensions.empty()) {
+  if (!config.interceptors.empty()) {
     return absl::UnimplementedError(
         "the tracer and the gdb stub work on sigvisor images only; not on a Multiboot kernel");
   }
@@ -227,11 +227,11 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
     if (absl::Status s = vm.SetMemoryRegion(0, 0, 0, ram.host_base()); !s.ok()) return s;
     return vm.SetMemoryRegion(0, 0, ram.size(), ram.host_base());
   };
-  std::vector<std::unique_ptr<ExitInterceptor>> extensions;
-  for (const ExtensionFactory& make : config.extensions) {
+  std::vector<std::unique_ptr<ExitInterceptor>> interceptors;
+  for (const InterceptorFactory& make : config.interceptors) {
     absl::StatusOr<std::unique_ptr<ExitInterceptor>> made = make(context);
     if (!made.ok()) return made.status();
-    extensions.push_back(*std::move(made));
+    interceptors.push_back(*std::move(made));
   }
   report.setup_ns = MonotonicNs() - setup_start;
 
@@ -243,8 +243,8 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
   // The trap engine first: it takes only its own sites' exits (and, under hw-gd,
   // leaves the debug exits GuestDebug names as a debugger's or tracer's to them).
   options.interceptors.push_back(traps.get());
-  for (const std::unique_ptr<ExitInterceptor>& extension : extensions) {
-    options.interceptors.push_back(extension.get());
+  for (const std::unique_ptr<ExitInterceptor>& interceptor : interceptors) {
+    options.interceptors.push_back(interceptor.get());
   }
   Bus bus;
   std::optional<ApRunner> ap_runner;

@@ -27,8 +27,8 @@ inline constexpr uint64_t kPicSlavePort = 0xa0;   // fw_cfg and PCI-config stubs
 // --vcpus: at most this many (APIC IDs 0..kMaxVcpus-1, within an 8-bit xAPIC ID).
 inline constexpr int kMaxVcpus = 64;
 
-// What a run extension (the instruction tracer, the gdb stub) works with. Valid from
-// the extension's creation to the end of the run.
+// What a run's interceptor (the instruction tracer, the gdb stub, the injector) works
+// with. Valid from the interceptor's creation to the end of the run.
 struct MachineContext {
   const ElfImage& image;
   VcpuState& cpu;              // registers, guest memory, guest debug (one arbiter)
@@ -44,10 +44,10 @@ struct MachineContext {
   bool cpl0_emulated = false;
 };
 
-// Makes one extension once the machine is set up, before the first guest
+// Makes one interceptor once the machine is set up, before the first guest
 // instruction; it joins the session's interceptors after the trap engine (each takes
 // only the exits it caused or asked for, see exit_interceptor.h).
-using ExtensionFactory =
+using InterceptorFactory =
     std::function<absl::StatusOr<std::unique_ptr<ExitInterceptor>>(MachineContext&)>;
 
 struct MachineConfig {
@@ -71,8 +71,8 @@ struct MachineConfig {
   // How guest debug-register accesses and segment loads reach the VMM (trap_engine.h).
   // Decided by the caller: kOff runs the guest untouched.
   TrapMechanism trap = TrapMechanism::kOff;
-  // Extensions (tracer, debugger), in the order they see exits.
-  std::vector<ExtensionFactory> extensions;
+  // Interceptors added for this run (tracer, debugger, injector), in the order they see exits.
+  std::vector<InterceptorFactory> interceptors;
 };
 
 struct MachineReport {
