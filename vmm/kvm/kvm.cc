@@ -168,7 +168,6 @@ SIGVISOR_VCPU_SET(kvm_guest_debug, SetGuestDebug, KVM_SET_GUEST_DEBUG)
 SIGVISOR_VCPU_GET(kvm_vcpu_events, GetEvents, KVM_GET_VCPU_EVENTS)
 SIGVISOR_VCPU_SET(kvm_vcpu_events, SetEvents, KVM_SET_VCPU_EVENTS)
 SIGVISOR_VCPU_GET(kvm_mp_state, GetMpState, KVM_GET_MP_STATE)
-SIGVISOR_VCPU_SET(kvm_mp_state, SetMpState, KVM_SET_MP_STATE)
 
 absl::Status KvmVcpu::Interrupt(uint32_t vector) {
   kvm_interrupt irq = {};

@@ -93,9 +93,8 @@ class KvmVcpu {
   // KVM_INTERRUPT (no in-kernel irqchip): queues external interrupt `vector`; valid
   // when kvm_run says ready_for_interrupt_injection.
   absl::Status Interrupt(uint32_t vector);
-  // KVM_GET/SET_MP_STATE (in-kernel irqchip): an AP waits UNINITIALIZED for INIT/SIPI.
+  // KVM_GET_MP_STATE (in-kernel irqchip): an AP waits UNINITIALIZED for INIT/SIPI.
   absl::StatusOr<kvm_mp_state> GetMpState() const;
-  absl::Status SetMpState(const kvm_mp_state& state);
 
   // KVM_GET_STATS_FD for this vCPU.
   absl::StatusOr<StatsFd> OpenStats() const;

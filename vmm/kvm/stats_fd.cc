@@ -71,20 +71,6 @@ absl::StatusOr<StatsSnapshot> StatsFd::Read() const {
   return snapshot;
 }
 
-absl::StatusOr<std::optional<uint64_t>> StatsFd::ReadOne(const std::string& name) const {
-  for (const Descriptor& d : descriptors_) {
-    if (d.name != name || d.size != 1) continue;
-    uint64_t value;
-    if (absl::Status s = PreadExact(fd_.get(), &value, sizeof(value), data_offset_ + d.offset,
-                                    name.c_str());
-        !s.ok()) {
-      return s;
-    }
-    return std::optional<uint64_t>(value);
-  }
-  return std::optional<uint64_t>();
-}
-
 std::vector<std::string> StatsFd::names() const {
   std::vector<std::string> names;
   for (const Descriptor& d : descriptors_) names.push_back(d.name);

@@ -25,9 +25,6 @@ class StatsFd {
   // Reads every scalar (size 1) statistic. One pread of the data block.
   absl::StatusOr<StatsSnapshot> Read() const;
 
-  // Reads one statistic by name, nullopt if KVM does not have it.
-  absl::StatusOr<std::optional<uint64_t>> ReadOne(const std::string& name) const;
-
   std::vector<std::string> names() const;
 
  private:

@@ -2,18 +2,6 @@
 
 namespace sigvisor::trap {
 
-std::string_view SegRegName(SegReg sreg) {
-  switch (sreg) {
-    case SegReg::kEs: return "es";
-    case SegReg::kCs: return "cs";
-    case SegReg::kSs: return "ss";
-    case SegReg::kDs: return "ds";
-    case SegReg::kFs: return "fs";
-    case SegReg::kGs: return "gs";
-  }
-  return "?";
-}
-
 std::string_view TrapKindName(TrapKind kind) {
   switch (kind) {
     case TrapKind::kDrWrite: return "dr_write";

@@ -25,7 +25,6 @@ enum class TrapOp : uint8_t {
 
 // Segment registers in their ModRM encoding order.
 enum class SegReg : uint8_t { kEs = 0, kCs = 1, kSs = 2, kDs = 3, kFs = 4, kGs = 5 };
-std::string_view SegRegName(SegReg sreg);  // "es", "cs", ...
 
 // What a trap is counted as.
 enum class TrapKind : uint8_t { kDrWrite, kDrRead, kSegmentLoad, kMsrWrite };

@@ -112,14 +112,6 @@ absl::Status GuestDebug::SetSoftwareBreakpoints(bool on) {
   return Load();
 }
 
-absl::Status GuestDebug::Clear() {
-  step_requesters_ = 0;
-  software_ = false;
-  slots_ = {};
-  guest_owned_ = false;
-  return Load();
-}
-
 absl::Status GuestDebug::Reanchor() {
   if (!single_stepping()) return absl::OkStatus();
   loaded_.reset();

@@ -68,9 +68,6 @@ class GuestDebug {
   // emulation failure either way and a CPL3 one always goes to the guest).
   absl::Status SetSoftwareBreakpoints(bool on);
 
-  // Drops every request and loads the cleared state.
-  absl::Status Clear();
-
   // Loads the state again although it did not change. KVM anchors a single step to
   // the RIP at which KVM_SET_GUEST_DEBUG asked for it: it sets RFLAGS.TF only while
   // the guest is still there, so after the VMM moves RIP (an emulated trap site, a
