@@ -90,7 +90,6 @@ class ReplayBackend : public Backend {
   void Kick() override {}
   absl::StatusOr<StatsSnapshot> ReadStats() override { return StatsSnapshot{}; }
   absl::StatusOr<CpuLocation> Locate() override { return CpuLocation{}; }
-  absl::Status AdvanceRip(uint64_t) override { return absl::OkStatus(); }
 
  private:
   uint64_t port_;

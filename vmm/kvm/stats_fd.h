@@ -10,12 +10,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "vmm/base/stats_snapshot.h"
 #include "vmm/base/unique_fd.h"
 
 namespace sigvisor {
-
-// One reading of every scalar statistic, by name.
-using StatsSnapshot = std::map<std::string, uint64_t>;
 
 class StatsFd {
  public:

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "vmm/kvm/stats_fd.h"
+#include "vmm/base/stats_snapshot.h"
 #include "vmm/ledger/exit_ledger.h"
 #include "vmm/ledger/trap_ledger.h"
 

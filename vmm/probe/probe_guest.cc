@@ -109,7 +109,7 @@ absl::StatusOr<ProbeVm> BootVm(const KvmSystem& kvm, const ElfImage& image,
 // and for the int3 skip (see OnInternalError).
 class CaseRunner {
  public:
-  CaseRunner(Backend& backend, KvmVcpu& vcpu, const GuestMemory& memory, CaseRun& result)
+  CaseRunner(x86::KvmBackend& backend, KvmVcpu& vcpu, const GuestMemory& memory, CaseRun& result)
       : backend_(backend), vcpu_(vcpu), memory_(memory), result_(result) {}
 
   absl::Status Loop(absl::Duration timeout) {
@@ -282,7 +282,7 @@ class CaseRunner {
     return false;
   }
 
-  Backend& backend_;
+  x86::KvmBackend& backend_;
   KvmVcpu& vcpu_;
   const GuestMemory& memory_;
   CaseRun& result_;

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "vmm/kvm/stats_fd.h"
+#include "vmm/base/stats_snapshot.h"
 #include "vmm/run/vm_exit.h"
 
 namespace sigvisor {
@@ -50,9 +50,6 @@ class Backend {
   virtual absl::StatusOr<StatsSnapshot> ReadStats() = 0;
 
   virtual absl::StatusOr<CpuLocation> Locate() = 0;
-
-  // Skips `bytes` of the current instruction (used to step over a trapping one).
-  virtual absl::Status AdvanceRip(uint64_t bytes) = 0;
 };
 
 }  // namespace sigvisor

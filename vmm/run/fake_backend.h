@@ -63,7 +63,6 @@ class FakeBackend : public Backend {
     where.rip = 0x100042;
     return where;
   }
-  absl::Status AdvanceRip(uint64_t) override { return absl::OkStatus(); }
 
  private:
   std::deque<Step> steps_;

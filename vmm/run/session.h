@@ -12,7 +12,6 @@
 
 #include "absl/time/time.h"
 #include "devices/hypercall.h"
-#include "vmm/kvm/stats_fd.h"
 #include "vmm/ledger/exit_ledger.h"
 #include "vmm/ledger/phase_tracker.h"
 #include "vmm/ledger/trap_ledger.h"

@@ -88,10 +88,4 @@ absl::StatusOr<CpuLocation> MipsBackend::Locate() {
   return where;
 }
 
-absl::Status MipsBackend::AdvanceRip(uint64_t bytes) {
-  MipsCore& core = system_.core(system_.current_core());
-  core.set_pc(core.pc() + static_cast<uint32_t>(bytes));
-  return absl::OkStatus();
-}
-
 }  // namespace sigvisor::mips

@@ -36,7 +36,6 @@ class MipsBackend : public Backend {
   // The core that ran last: pc, kernel (cpl 0) or user (cpl 3), its registers; the
   // ASID stands in for the page-table root.
   absl::StatusOr<CpuLocation> Locate() override;
-  absl::Status AdvanceRip(uint64_t bytes) override;
 
  private:
   MipsSystem& system_;

@@ -26,7 +26,9 @@ class KvmBackend : public Backend {
   void Kick() override;
   absl::StatusOr<StatsSnapshot> ReadStats() override;
   absl::StatusOr<CpuLocation> Locate() override;
-  absl::Status AdvanceRip(uint64_t bytes) override;
+  // Skips `bytes` of the current instruction (the probe steps over a trapping one).
+  // x86's own: not on the generic Backend seam.
+  absl::Status AdvanceRip(uint64_t bytes);
 
  private:
   KvmVcpu& vcpu_;
