@@ -20,7 +20,8 @@ DeviceExitResult DispatchDeviceExit(Bus& bus, const VmExit& exit) {
   // String I/O (rep outsb) arrives as one exit with count > 1: one access each.
   const uint32_t count = port ? exit.count : 1;
   if (exit.size == 0 || exit.data.size() != uint64_t{exit.size} * count) {
-    result.kind = DeviceExitResult::Kind::kMalformed;
+    result.kind = DeviceExitResult::Kind::kEnd;
+    result.outcome = Outcome::kUnexpectedExit;
     result.error = port ? "malformed port I/O exit" : "malformed MMIO exit";
     return result;
   }
@@ -29,7 +30,8 @@ DeviceExitResult DispatchDeviceExit(Bus& bus, const VmExit& exit) {
     absl::StatusOr<DeviceAction> action =
         exit.is_write ? bus.Write(space, exit.address, one) : bus.Read(space, exit.address, one);
     if (!action.ok()) {
-      result.kind = DeviceExitResult::Kind::kDeviceError;
+      result.kind = DeviceExitResult::Kind::kEnd;
+      result.outcome = Outcome::kBadDeviceAccess;
       result.error = absl::StrFormat("%d-byte %s %s at %#x: %s", exit.size,
                                      port ? "port" : "MMIO", exit.is_write ? "write" : "read",
                                      exit.address, action.status().message());

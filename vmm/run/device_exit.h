@@ -7,20 +7,23 @@
 #include <string>
 
 #include "vmm/machine/bus.h"
+#include "vmm/run/outcome.h"
 #include "vmm/run/vm_exit.h"
 
 namespace sigvisor {
 
 struct DeviceExitResult {
   enum class Kind {
-    kContinue,     // the guest resumes
-    kStop,         // a device ended the run (isa-debug-exit, the exit hypercall)
-    kMalformed,    // the exit itself makes no sense (a backend bug): unexpected exit
-    kDeviceError,  // no device there, or the device refused the access
+    kContinue,  // the guest resumes
+    kStop,      // a device ended the run (isa-debug-exit, the exit hypercall)
+    kEnd,       // the run fails with `outcome`: the exit itself makes no sense (a
+                // backend bug: unexpected exit), or no device is there, or the device
+                // refused the access (bad device access)
   };
   Kind kind = Kind::kContinue;
   std::string detail;  // for the exit ledger, e.g. "port 0x3f8 out (serial THR)"
-  std::string error;   // kMalformed / kDeviceError: one line
+  Outcome outcome = Outcome::kUnexpectedExit;  // kEnd
+  std::string error;                           // kEnd: one line
 };
 
 // `exit` must be kIo or kMmio. A read's result is written into exit.data.

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "vmm/run/outcome.h"
 #include "vmm/run/vm_exit.h"
 
 namespace sigvisor {
@@ -80,7 +81,7 @@ struct PhaseMarker {
 
 // How the run ended, for interceptors that report it onward (a debugger's client).
 struct RunEnd {
-  std::string_view outcome;  // OutcomeName()
+  Outcome outcome = Outcome::kHostError;
   int exit_code = 0;
   std::string_view diagnosis;
 };

@@ -1,11 +1,11 @@
 #include "vmm/run/session.h"
 
-#include "vmm/run/device_exit.h"
-
 #include <thread>
 
 #include "absl/strings/str_format.h"
 #include "vmm/base/clock.h"
+#include "vmm/run/device_exit.h"
+#include "vmm/run/exit_classifier.h"
 #include "vmm/run/watchdog.h"
 
 namespace sigvisor {
@@ -15,22 +15,6 @@ namespace {
 constexpr int kFailureExitCode = 1;
 
 }  // namespace
-
-std::string_view OutcomeName(Outcome outcome) {
-  switch (outcome) {
-    case Outcome::kExited: return "exited";
-    case Outcome::kPanicked: return "guest_panic";
-    case Outcome::kTripleFault: return "triple_fault";
-    case Outcome::kEmulationFailure: return "emulation_failure";
-    case Outcome::kEntryFailure: return "entry_failure";
-    case Outcome::kTimeout: return "timeout";
-    case Outcome::kBadDeviceAccess: return "bad_device_access";
-    case Outcome::kUnexpectedExit: return "unexpected_exit";
-    case Outcome::kHostError: return "host_error";
-    case Outcome::kKilled: return "killed";
-  }
-  return "unknown";
-}
 
 Session::Session(Backend& backend, Bus& bus, SessionOptions options)
     : backend_(backend),
@@ -145,7 +129,7 @@ void Session::RunLoop() {
 }
 
 RunResult Session::Finish() {
-  const RunEnd end{OutcomeName(result_.outcome), result_.exit_code, result_.diagnosis};
+  const RunEnd end{result_.outcome, result_.exit_code, result_.diagnosis};
   for (ExitInterceptor* interceptor : options_.interceptors) {
     if (interceptor == nullptr) continue;
     interceptor->OnEnd(end);
@@ -223,41 +207,24 @@ bool Session::Dispatch(VmExit& exit, std::string& detail, bool& instrument,
   if (std::optional<bool> intercepted = Intercept(exit, detail, instrument, trap)) {
     return *intercepted;
   }
-  switch (exit.kind) {
-    case ExitKind::kIo:
-    case ExitKind::kMmio: return DispatchDeviceExit(exit, detail);
-    case ExitKind::kShutdown:
-      return Fail(Outcome::kTripleFault,
-                  "the guest triple-faulted (an exception it could not handle)");
-    case ExitKind::kInternalError:
-      detail = absl::StrFormat("suberror %d", exit.raw_detail);
-      return Fail(Outcome::kEmulationFailure,
-                  absl::StrFormat("KVM could not emulate a guest instruction (internal error, "
-                                  "suberror %d)",
-                                  exit.raw_detail));
-    case ExitKind::kFailEntry:
-      return Fail(Outcome::kEntryFailure,
-                  absl::StrFormat("KVM refused to enter the guest (hardware reason %#x)",
-                                  exit.raw_detail));
-    case ExitKind::kInterrupted: return true;  // a stray kick; the watchdog has not fired
-    case ExitKind::kHalt:
-      return Fail(Outcome::kUnexpectedExit,
-                  "the guest halted with nothing to wake it (hlt without an interrupt source)");
-    default:
-      return Fail(Outcome::kUnexpectedExit,
-                  absl::StrFormat("unhandled VM exit '%s' (KVM reason %d)", ExitKindName(exit.kind),
-                                  exit.raw_reason));
+  ExitClass what = ClassifyExit(exit);
+  switch (what.kind) {
+    case ExitClass::Kind::kDeviceAccess: return DispatchDeviceExit(exit, detail);
+    case ExitClass::Kind::kContinue: return true;  // a stray kick; the watchdog has not fired
+    case ExitClass::Kind::kEnd:
+      if (exit.kind == ExitKind::kInternalError) {
+        detail = absl::StrFormat("suberror %d", exit.raw_detail);
+      }
+      return Fail(what.outcome, std::move(what.diagnosis));
   }
+  return true;
 }
 
 bool Session::DispatchDeviceExit(VmExit& exit, std::string& detail) {
   DeviceExitResult result = sigvisor::DispatchDeviceExit(bus_, exit);
   detail = std::move(result.detail);
   switch (result.kind) {
-    case DeviceExitResult::Kind::kMalformed:
-      return Fail(Outcome::kUnexpectedExit, std::move(result.error));
-    case DeviceExitResult::Kind::kDeviceError:
-      return Fail(Outcome::kBadDeviceAccess, std::move(result.error));
+    case DeviceExitResult::Kind::kEnd: return Fail(result.outcome, std::move(result.error));
     case DeviceExitResult::Kind::kStop: break;
     case DeviceExitResult::Kind::kContinue:
       if (!stop_requested_) return true;

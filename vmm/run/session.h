@@ -18,24 +18,10 @@
 #include "vmm/machine/bus.h"
 #include "vmm/run/backend.h"
 #include "vmm/run/exit_interceptor.h"
+#include "vmm/run/outcome.h"
 #include "vmm/sandbox/seccomp_filter.h"
 
 namespace sigvisor {
-
-// How a run ended.
-enum class Outcome {
-  kExited,            // the guest asked to exit (hypercall or debug-exit device)
-  kPanicked,          // the guest kernel reported a panic
-  kTripleFault,       // KVM_EXIT_SHUTDOWN
-  kEmulationFailure,  // KVM_EXIT_INTERNAL_ERROR
-  kEntryFailure,      // KVM_EXIT_FAIL_ENTRY
-  kTimeout,           // the watchdog fired
-  kBadDeviceAccess,   // port or MMIO access nothing answers, or a malformed hypercall
-  kUnexpectedExit,    // an exit the VMM does not handle
-  kHostError,         // an ioctl failed
-  kKilled,            // a debugger killed the guest (gdb `kill`)
-};
-std::string_view OutcomeName(Outcome outcome);
 
 struct SessionOptions {
   absl::Duration timeout = absl::Seconds(60);

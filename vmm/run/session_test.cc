@@ -386,7 +386,7 @@ struct Instrument : ExitInterceptor {
     log.push_back(marker.begin ? "begin " + marker.name + (marker.calibration ? " (cal)" : "")
                                : "end");
   }
-  void OnEnd(const RunEnd& end) override { log.push_back("end of run: " + std::string(end.outcome)); }
+  void OnEnd(const RunEnd& end) override { log.push_back("end of run: " + std::string(OutcomeName(end.outcome))); }
 };
 
 class MultiInterceptorTest : public SessionTest {

@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "vmm/base/clock.h"
 #include "vmm/run/device_exit.h"
+#include "vmm/run/exit_classifier.h"
 
 namespace sigvisor::x86 {
 
@@ -127,41 +128,26 @@ bool ApRunner::Dispatch(Ap& ap, VmExit& exit, std::string& detail) {
     EndRun(ap, outcome, 1, absl::StrFormat("vCPU %d: %s", ap.index, what));
     return false;
   };
-  switch (exit.kind) {
-    case ExitKind::kIo:
-    case ExitKind::kMmio: {
-      DeviceExitResult result = DispatchDeviceExit(bus_, exit);
-      detail = std::move(result.detail);
-      switch (result.kind) {
-        case DeviceExitResult::Kind::kMalformed:
-          return fail(Outcome::kUnexpectedExit, std::move(result.error));
-        case DeviceExitResult::Kind::kDeviceError:
-          return fail(Outcome::kBadDeviceAccess, std::move(result.error));
-        case DeviceExitResult::Kind::kStop:  // isa-debug-exit from an AP
-          EndRun(ap, Outcome::kExited, 0, "");
-          return false;
-        case DeviceExitResult::Kind::kContinue: return true;
+  ExitClass what = ClassifyExit(exit);
+  switch (what.kind) {
+    case ExitClass::Kind::kContinue: return true;
+    case ExitClass::Kind::kEnd:
+      if (exit.kind == ExitKind::kInternalError) {
+        detail = absl::StrFormat("suberror %d", exit.raw_detail);
       }
-      return true;
-    }
-    case ExitKind::kShutdown:
-      return fail(Outcome::kTripleFault,
-                  "the guest triple-faulted (an exception it could not handle)");
-    case ExitKind::kInternalError:
-      detail = absl::StrFormat("suberror %d", exit.raw_detail);
-      return fail(Outcome::kEmulationFailure,
-                  absl::StrFormat("KVM could not emulate a guest instruction (internal error, "
-                                  "suberror %d)",
-                                  exit.raw_detail));
-    case ExitKind::kFailEntry:
-      return fail(Outcome::kEntryFailure,
-                  absl::StrFormat("KVM refused to enter the guest (hardware reason %#x)",
-                                  exit.raw_detail));
-    default:
-      return fail(Outcome::kUnexpectedExit,
-                  absl::StrFormat("unhandled VM exit '%s' (KVM reason %d)",
-                                  ExitKindName(exit.kind), exit.raw_reason));
+      return fail(what.outcome, std::move(what.diagnosis));
+    case ExitClass::Kind::kDeviceAccess: break;
   }
+  DeviceExitResult result = DispatchDeviceExit(bus_, exit);
+  detail = std::move(result.detail);
+  switch (result.kind) {
+    case DeviceExitResult::Kind::kEnd: return fail(result.outcome, std::move(result.error));
+    case DeviceExitResult::Kind::kStop:  // isa-debug-exit from an AP
+      EndRun(ap, Outcome::kExited, 0, "");
+      return false;
+    case DeviceExitResult::Kind::kContinue: return true;
+  }
+  return true;
 }
 
 }  // namespace sigvisor::x86

@@ -175,7 +175,7 @@ class FaultInjector : public ExitInterceptor {
   }
 
   void OnEnd(const RunEnd& end) override {
-    const bool guest_died = end.outcome != "exited";
+    const bool guest_died = end.outcome != Outcome::kExited;
     for (const OpenInjection& open : open_) {
       InjectionRecord& record = out_[open.record];
       if (guest_died) {

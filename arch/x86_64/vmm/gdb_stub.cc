@@ -314,11 +314,11 @@ void GdbStub::OnEnd(const RunEnd& end) {
   if (server_ == nullptr || detached_) return;
   watcher_->Pause();
   if (!killed_) {
-    server_->Finish(end.outcome == "exited" ? absl::StrFormat("W%02x", end.exit_code & 0xff)
+    server_->Finish(end.outcome == Outcome::kExited ? absl::StrFormat("W%02x", end.exit_code & 0xff)
                                             : "X0b");  // a failed guest: SIGSEGV
   }
   std::fprintf(stderr, "sigvisor: gdb: the run is over (%s); closing the connection\n",
-               std::string(end.outcome).c_str());
+               std::string(OutcomeName(end.outcome)).c_str());
   watcher_.reset();
   server_.reset();
 }

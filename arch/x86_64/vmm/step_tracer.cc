@@ -192,7 +192,7 @@ void StepTracer::OnPhaseMarker(const PhaseMarker& marker) {
 }
 
 void StepTracer::OnEnd(const RunEnd& end) {
-  if (tracing_) Stop(absl::StrFormat("the run ended (%s) inside the phase", end.outcome), false);
+  if (tracing_) Stop(absl::StrFormat("the run ended (%s) inside the phase", OutcomeName(end.outcome)), false);
 }
 
 void StepTracer::Start() {

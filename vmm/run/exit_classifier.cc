@@ -1,0 +1,41 @@
+#include "vmm/run/exit_classifier.h"
+
+#include "absl/strings/str_format.h"
+
+namespace sigvisor {
+namespace {
+
+ExitClass End(Outcome outcome, std::string diagnosis) {
+  return ExitClass{ExitClass::Kind::kEnd, outcome, std::move(diagnosis)};
+}
+
+}  // namespace
+
+ExitClass ClassifyExit(const VmExit& exit) {
+  switch (exit.kind) {
+    case ExitKind::kIo:
+    case ExitKind::kMmio: return ExitClass{ExitClass::Kind::kDeviceAccess};
+    case ExitKind::kShutdown:
+      return End(Outcome::kTripleFault,
+                 "the guest triple-faulted (an exception it could not handle)");
+    case ExitKind::kInternalError:
+      return End(Outcome::kEmulationFailure,
+                 absl::StrFormat("KVM could not emulate a guest instruction (internal error, "
+                                 "suberror %d)",
+                                 exit.raw_detail));
+    case ExitKind::kFailEntry:
+      return End(Outcome::kEntryFailure,
+                 absl::StrFormat("KVM refused to enter the guest (hardware reason %#x)",
+                                 exit.raw_detail));
+    case ExitKind::kInterrupted: return ExitClass{ExitClass::Kind::kContinue};  // a stray kick
+    case ExitKind::kHalt:
+      return End(Outcome::kUnexpectedExit,
+                 "the guest halted with nothing to wake it (hlt without an interrupt source)");
+    default:
+      return End(Outcome::kUnexpectedExit,
+                 absl::StrFormat("unhandled VM exit '%s' (KVM reason %d)", ExitKindName(exit.kind),
+                                 exit.raw_reason));
+  }
+}
+
+}  // namespace sigvisor

@@ -1,0 +1,30 @@
+// What a VM exit means to a run loop before any device or interceptor sees it: one
+// classifier for the Session's loop and the APs' (arch/x86_64/vmm/ap_runner), so
+// that both fail the same way with the same words.
+#ifndef SIGVISOR_VMM_RUN_EXIT_CLASSIFIER_H_
+#define SIGVISOR_VMM_RUN_EXIT_CLASSIFIER_H_
+
+#include <string>
+
+#include "vmm/run/outcome.h"
+#include "vmm/run/vm_exit.h"
+
+namespace sigvisor {
+
+struct ExitClass {
+  enum class Kind {
+    kDeviceAccess,  // port I/O or MMIO: the loop carries it out (device_exit.h)
+    kContinue,      // nothing to do: the guest resumes (a stray kick)
+    kEnd,           // the run ends with `outcome`
+  };
+  Kind kind = Kind::kContinue;
+  Outcome outcome = Outcome::kUnexpectedExit;  // kEnd
+  std::string diagnosis;  // kEnd: one line, without where the guest was (the loop adds it)
+};
+
+// For an exit no interceptor took. Formats only when the run ends.
+ExitClass ClassifyExit(const VmExit& exit);
+
+}  // namespace sigvisor
+
+#endif  // SIGVISOR_VMM_RUN_EXIT_CLASSIFIER_H_

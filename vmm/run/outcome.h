@@ -1,0 +1,28 @@
+// How a run ended: the one vocabulary of the run loop, the APs' loops, the
+// interceptors (RunEnd) and the reports (OutcomeName is the JSON's "outcome").
+#ifndef SIGVISOR_VMM_RUN_OUTCOME_H_
+#define SIGVISOR_VMM_RUN_OUTCOME_H_
+
+#include <string_view>
+
+namespace sigvisor {
+
+enum class Outcome {
+  kExited,            // the guest asked to exit (hypercall or debug-exit device)
+  kPanicked,          // the guest kernel reported a panic
+  kTripleFault,       // KVM_EXIT_SHUTDOWN
+  kEmulationFailure,  // KVM_EXIT_INTERNAL_ERROR
+  kEntryFailure,      // KVM_EXIT_FAIL_ENTRY
+  kTimeout,           // the watchdog fired
+  kBadDeviceAccess,   // port or MMIO access nothing answers, or a malformed hypercall
+  kUnexpectedExit,    // an exit the VMM does not handle
+  kHostError,         // an ioctl failed
+  kKilled,            // a debugger killed the guest (gdb `kill`)
+};
+
+// The stable name reports print ("exited", "triple_fault", ...).
+std::string_view OutcomeName(Outcome outcome);
+
+}  // namespace sigvisor
+
+#endif  // SIGVISOR_VMM_RUN_OUTCOME_H_
