@@ -1,0 +1,85 @@
+/*
+ * white_box.h: what the host reads of the x86-64 guest kernel's insides.
+ *
+ * sigvisor_abi.h is the contract the guest signs up to (hypercalls, boot info). This
+ * header is the other one, which the guest never calls: the VMM and its reports look
+ * into the bundled kernel by name and by layout. The fault injector breaks on a
+ * function and reads a saved register out of its struct pt_regs; the trace analysis
+ * and the studies find the stages of signal delivery by function name. Renaming one
+ * of these functions or reordering pt_regs would otherwise fail quietly (an injector
+ * that never fires, a profile with no stages), so the names live here, the guest's
+ * pt_regs checks its offsets against this header at compile time, and a test
+ * (vmm/images:white_box_test) checks that every embedded x86-64 image defines every
+ * name. The MIPS kernel has no such contract: its host reads no symbol.
+ *
+ * Included by the guest kernel (freestanding C) and by the host (C++).
+ */
+#ifndef SIGVISOR_GUEST_KIT_ABI_WHITE_BOX_H_
+#define SIGVISOR_GUEST_KIT_ABI_WHITE_BOX_H_
+
+/* ---- Functions the host finds by ELF symbol (out of line in every build) ---------- */
+
+/* Every system call passes through it with its struct pt_regs in rdi: the injector's
+ * breakpoint for per-operation injection. */
+#define SIGVISOR_WB_SYSCALL_DISPATCH "syscall_dispatch"
+
+/* ---- Functions the host finds by name in a trace -----------------------------------
+ * Out of line (an ELF symbol) or inlined (a DW_TAG_inlined_subroutine of the image's
+ * DWARF): a trace names both. */
+
+/* The signal path: exit_to_user_mode -> get_signal (dequeue) -> handle_signal (frame
+ * setup) -> setup_rt_frame; sys_rt_sigreturn returns from the handler. */
+#define SIGVISOR_WB_EXIT_TO_USER_MODE "exit_to_user_mode"
+#define SIGVISOR_WB_GET_SIGNAL "get_signal"
+#define SIGVISOR_WB_HANDLE_SIGNAL "handle_signal"
+#define SIGVISOR_WB_SETUP_RT_FRAME "setup_rt_frame"
+#define SIGVISOR_WB_SYS_RT_SIGRETURN "sys_rt_sigreturn"
+/* The lazy DR7 write on delivery (seed 000). */
+#define SIGVISOR_WB_SET_DEBUGREG7 "set_debugreg7"
+/* Where signals are generated: a user exception, a fault, kill(2). */
+#define SIGVISOR_WB_USER_EXCEPTION "user_exception"
+#define SIGVISOR_WB_FORCE_SIG_FAULT "force_sig_fault"
+#define SIGVISOR_WB_SEND_SIGNAL "send_signal"
+#define SIGVISOR_WB_SYS_KILL "sys_kill"
+
+/* ---- struct pt_regs (arch/x86_64/guest/pt_regs.h), as the host reads it ------------
+ * Byte offsets from the start of the frame. */
+#define SIGVISOR_WB_PT_REGS_RAX 80 /* the system call number at syscall_dispatch */
+
+#ifdef __cplusplus
+#include <cstdint>
+#include <string_view>
+
+namespace sigvisor::white_box {
+
+inline constexpr std::string_view kSyscallDispatch = SIGVISOR_WB_SYSCALL_DISPATCH;
+inline constexpr std::string_view kExitToUserMode = SIGVISOR_WB_EXIT_TO_USER_MODE;
+inline constexpr std::string_view kGetSignal = SIGVISOR_WB_GET_SIGNAL;
+inline constexpr std::string_view kHandleSignal = SIGVISOR_WB_HANDLE_SIGNAL;
+inline constexpr std::string_view kSetupRtFrame = SIGVISOR_WB_SETUP_RT_FRAME;
+inline constexpr std::string_view kSysRtSigreturn = SIGVISOR_WB_SYS_RT_SIGRETURN;
+inline constexpr std::string_view kSetDebugreg7 = SIGVISOR_WB_SET_DEBUGREG7;
+inline constexpr std::string_view kUserException = SIGVISOR_WB_USER_EXCEPTION;
+inline constexpr std::string_view kForceSigFault = SIGVISOR_WB_FORCE_SIG_FAULT;
+inline constexpr std::string_view kSendSignal = SIGVISOR_WB_SEND_SIGNAL;
+inline constexpr std::string_view kSysKill = SIGVISOR_WB_SYS_KILL;
+
+inline constexpr uint64_t kPtRegsRax = SIGVISOR_WB_PT_REGS_RAX;
+
+// Every name above, for the test that each image defines them. `out_of_line`: it
+// must be an ELF symbol (the host sets a breakpoint on it).
+struct ContractFunction {
+  std::string_view name;
+  bool out_of_line;
+};
+inline constexpr ContractFunction kFunctions[] = {
+    {kSyscallDispatch, true}, {kExitToUserMode, false}, {kGetSignal, false},
+    {kHandleSignal, false},   {kSetupRtFrame, false},   {kSysRtSigreturn, false},
+    {kSetDebugreg7, false},   {kUserException, false},  {kForceSigFault, false},
+    {kSendSignal, false},     {kSysKill, false},
+};
+
+}  // namespace sigvisor::white_box
+#endif /* __cplusplus */
+
+#endif /* SIGVISOR_GUEST_KIT_ABI_WHITE_BOX_H_ */
