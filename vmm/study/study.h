@@ -1,8 +1,11 @@
 // `sigvisor study dr7|pda|cerr|dequeue|all`: each reproduces one seed's experiment
-// (../shared/seeds/00N_*) with the baseline kernel and the variant that has the
-// seed's change, prints a table shaped like the seed's, then the VM-level figures
-// (kernel instructions, exits and traps per op next to time), and says for each
-// figure whether it goes the seed's way.
+// (a published kernel patch and the benchmark its author ran) with the baseline
+// kernel and the variant that has the seed's change, prints a table shaped like the
+// seed's, then the VM-level figures (kernel instructions, exits and traps per op next
+// to time), and says for each figure whether it goes the seed's way.
+//
+// study_core.cc holds what every study shares (Comparison, the verdicts, JSON, CSV
+// and SVG); study_<name>.cc holds one seed's definition, its claims and its table.
 #ifndef SIGVISOR_VMM_STUDY_STUDY_H_
 #define SIGVISOR_VMM_STUDY_STUDY_H_
 
@@ -23,6 +26,8 @@ namespace sigvisor::study {
 
 inline constexpr const char* kStudySchema = "sigvisor.study/1";
 
+struct StudyContext;  // one analysis in progress (study_internal.h)
+
 struct StudyDef {
   std::string_view name;         // "dr7"
   std::string_view seed;         // "000"
@@ -33,6 +38,8 @@ struct StudyDef {
   uint64_t default_ops;
   uint32_t default_repetitions;
   std::vector<std::string_view> default_traps;  // resolved mechanism names
+  // Adds the seed's figures to the context and writes its seed-shaped table.
+  void (*analyze)(StudyContext&) = nullptr;
 };
 
 std::span<const StudyDef> Studies();
@@ -49,13 +56,34 @@ absl::StatusOr<bench::Matrix> StudyMatrix(const StudyDef& study, std::optional<u
                                           const std::vector<std::string>& traps,
                                           uint32_t memory_mib);
 
+// Which way a figure went, or which way the seed says it went.
+enum class Direction {
+  kNone,  // the seed does not say
+  kLower,
+  kHigher,
+  kSame,
+};
+std::string_view DirectionName(Direction d);  // "lower", "higher", "same"; "" for kNone
+
+enum class Unit { kNs, kInstructions, kBytes, kTraps, kExits, kLoads };
+std::string_view UnitName(Unit u);  // "ns", "instructions", ...: the JSON and CSV "unit"
+
+// What a seed says about one figure: its direction, its own numbers when it gives
+// them, and where they come from. The claims are static data written down beside
+// each study's table, so the note is a view of a literal.
+struct SeedClaim {
+  Direction direction = Direction::kNone;
+  std::optional<double> old_value, new_value;
+  std::string_view note;
+};
+
 // One figure of the old build against the new one.
 struct Comparison {
   std::string metric;   // "ns_per_op_median", "kernel_insns_per_op", "text_bytes", ... (README)
   std::string label;    // for people: "time per signal (median)"
   std::string phase;    // "" for a static figure (sizes)
   std::string trap;     // "" for a static figure
-  std::string unit;     // "ns", "instructions", "bytes", "traps", "exits"
+  Unit unit = Unit::kNs;
   double old_value = 0;
   double new_value = 0;
   std::optional<double> p_value;  // for times: Mann-Whitney over the runs
@@ -63,15 +91,11 @@ struct Comparison {
   // 0.33). At or above the significance level no result can be significant.
   std::optional<double> p_floor;
   bool exact = false;             // a count or a size: no noise
-  // The seed: which way it went ("lower", "higher", "same"; "" when the seed does
-  // not say), its own numbers when it gives them, and where they come from.
-  std::string seed_direction;
-  std::optional<double> seed_old, seed_new;
-  std::string seed_note;
+  SeedClaim seed;
 
   double change() const { return new_value - old_value; }
   double change_percent() const;
-  std::string direction() const;  // "lower", "higher", "same"
+  Direction direction() const;  // kLower, kHigher or kSame
   // Times: p < 0.05. Nullopt for exact counts and sizes: no test applies to them, any
   // difference is a difference.
   std::optional<bool> significant() const;

@@ -165,7 +165,7 @@ TEST(StudyTest, TwoRunsGiveNoEvidenceAndCountsNoSignificance) {
   StudyReport r = FakeStudy(*FindStudy("cerr"), 2);
   const Comparison* inst = Find(r, "ns_per_op_median", "sig_inst", "off");
   ASSERT_NE(inst, nullptr);
-  EXPECT_EQ(inst->seed_direction, "same");
+  EXPECT_EQ(inst->seed.direction, Direction::kSame);
   EXPECT_EQ(inst->agrees(), std::nullopt);
   EXPECT_NE(inst->Verdict().find("too few runs for significance (p cannot go below 0.33)"),
             std::string::npos)
@@ -296,28 +296,28 @@ TEST(ComparisonTest, Verdicts) {
   c.old_value = 10;
   c.new_value = 8;
   c.p_value = 0.01;
-  c.seed_direction = "lower";
+  c.seed.direction = Direction::kLower;
   EXPECT_EQ(c.agrees(), true);
   c.p_value = 0.2;
   EXPECT_EQ(c.agrees(), std::nullopt);  // within the noise
   EXPECT_EQ(c.Verdict(), "no evidence either way (p=0.2); the seed: lower");
-  c.seed_direction = "higher";
+  c.seed.direction = Direction::kHigher;
   c.p_value = 0.001;
   EXPECT_EQ(c.agrees(), false);
   EXPECT_NE(c.Verdict().find("GOES AGAINST THE SEED"), std::string::npos);
-  c.seed_direction = "same";
+  c.seed.direction = Direction::kSame;
   EXPECT_EQ(c.agrees(), false);
   // No difference found is no evidence of none: not agreement with "no change".
   c.p_value = 0.5;
   EXPECT_EQ(c.significant(), false);
   EXPECT_EQ(c.agrees(), std::nullopt);
   EXPECT_EQ(c.Verdict(), "no evidence either way (p=0.5); the seed: no change");
-  c.seed_direction = "";
+  c.seed.direction = Direction::kNone;
   EXPECT_EQ(c.agrees(), std::nullopt);
   Comparison exact;
   exact.exact = true;
   exact.old_value = exact.new_value = 4;
-  exact.seed_direction = "same";
+  exact.seed.direction = Direction::kSame;
   EXPECT_EQ(exact.agrees(), true);
   EXPECT_EQ(exact.change_percent(), 0);
   EXPECT_EQ(exact.significant(), std::nullopt);  // a count has no p to be significant by
@@ -335,14 +335,14 @@ TEST(ComparisonTest, TooFewRunsForSignificance) {
   c.p_value = 0.67;
   c.p_floor = bench::MannWhitneyMinP(2, 2);
   EXPECT_NEAR(*c.p_floor, 1.0 / 3, 1e-9);
-  c.seed_direction = "same";
+  c.seed.direction = Direction::kSame;
   EXPECT_TRUE(c.too_few_runs());
   EXPECT_EQ(c.significant(), false);
   EXPECT_EQ(c.agrees(), std::nullopt);
   EXPECT_EQ(c.Verdict(),
             "too few runs for significance (p cannot go below 0.33); the seed: no change");
   c.p_value = *c.p_floor;  // the best two runs can do is still not enough
-  c.seed_direction = "higher";
+  c.seed.direction = Direction::kHigher;
   EXPECT_EQ(c.agrees(), std::nullopt);
   c.p_floor = bench::MannWhitneyMinP(5, 5);  // 2/252: enough
   EXPECT_FALSE(c.too_few_runs());
