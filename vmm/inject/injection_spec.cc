@@ -2,7 +2,6 @@
 
 #include <array>
 #include <cstdint>
-#include <cstdio>
 #include <limits>
 #include <optional>
 #include <string>
@@ -11,6 +10,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
 
 namespace sigvisor {
 namespace {
@@ -50,50 +53,30 @@ const ExceptionInfo* FindException(uint8_t vector) {
   return nullptr;
 }
 
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c; }
+// This Abseil's string_view is its own type, not std::string_view.
+absl::string_view A(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (Lower(a[i]) != Lower(b[i])) return false;
-  }
-  return true;
-}
-
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
-int DigitValue(char c, int base) {
-  int d = -1;
-  if (c >= '0' && c <= '9') d = c - '0';
-  else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-  else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-  return d < base ? d : -1;
+  return absl::EqualsIgnoreCase(A(a), A(b));
 }
 
 enum class NumberError { kNone, kEmpty, kSyntax, kOverflow };
 
-// Decimal or 0x-hex, no sign, no spaces, at most 64 bits.
+// Decimal or 0x-hex, no sign, no spaces, at most 64 bits. absl::SimpleAtoi and
+// SimpleHexAtoi also take a sign and surrounding whitespace, so the digits are
+// checked first: after that a failed conversion can only be an overflow.
 NumberError ParseNumber(std::string_view s, uint64_t* out) {
   if (s.empty()) return NumberError::kEmpty;
-  int base = 10;
-  if (s.size() >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-    base = 16;
+  const bool hex = s.size() >= 2 && s[0] == '0' && absl::ascii_tolower(s[1]) == 'x';
+  if (hex) {
     s.remove_prefix(2);
     if (s.empty()) return NumberError::kSyntax;
   }
   for (char c : s) {
-    if (DigitValue(c, base) < 0) return NumberError::kSyntax;
+    if (!(hex ? absl::ascii_isxdigit(c) : absl::ascii_isdigit(c))) return NumberError::kSyntax;
   }
-  uint64_t value = 0;
-  for (char c : s) {
-    uint64_t d = uint64_t(DigitValue(c, base));
-    if (value > (std::numeric_limits<uint64_t>::max() - d) / uint64_t(base)) {
-      return NumberError::kOverflow;
-    }
-    value = value * uint64_t(base) + d;
-  }
-  *out = value;
-  return NumberError::kNone;
+  const bool ok = hex ? absl::SimpleHexAtoi(A(s), out) : absl::SimpleAtoi(A(s), out);
+  return ok ? NumberError::kNone : NumberError::kOverflow;
 }
 
 bool IsNumber(std::string_view s) {
@@ -101,11 +84,8 @@ bool IsNumber(std::string_view s) {
   return ParseNumber(s, &unused) != NumberError::kSyntax && !s.empty();
 }
 
-std::string Hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
+// Always with the 0x, zero too ("%#x" would print 0 as "0").
+std::string Hex(uint64_t v) { return absl::StrFormat("0x%x", v); }
 
 std::string Str(std::string_view s) { return std::string(s); }
 
@@ -117,9 +97,7 @@ std::string Printable(std::string_view s) {
   if (truncated) s = s.substr(0, kMax);
   for (unsigned char c : s) {
     if (c < 0x20 || c >= 0x7f || c == '\\') {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
+      absl::StrAppendFormat(&out, "\\x%02x", c);
     } else {
       out += char(c);
     }
@@ -352,7 +330,7 @@ absl::Status Parser::ParseException(const Item& item) {
   std::optional<uint8_t> vector = ExceptionVectorByName(name);
   if (!vector.has_value()) {
     uint64_t number;
-    if (!name.empty() && IsDigit(name[0])) {
+    if (!name.empty() && absl::ascii_isdigit(name[0])) {
       absl::Status status = Number(item, name, &number);
       if (!status.ok()) return status;
       return Fail(item.text, "vector " + Printable(name) +
@@ -369,7 +347,7 @@ absl::Status Parser::ParseException(const Item& item) {
   }
   spec_.vector = *vector;
   const ExceptionInfo& info = *FindException(*vector);
-  std::string label = IsDigit(name[0]) ? std::string(info.mnemonic) + " (vector " + Str(name) + ")"
+  std::string label = absl::ascii_isdigit(name[0]) ? std::string(info.mnemonic) + " (vector " + Str(name) + ")"
                                        : std::string(info.mnemonic);
   if (ExceptionHasErrorCode(*vector)) {
     if (!code.has_value()) {
@@ -410,7 +388,7 @@ absl::Status Parser::ParseSignal(const Item& item) {
     spec_.signo = *signo;
     return absl::OkStatus();
   }
-  if (IsDigit(item.value[0])) {
+  if (absl::ascii_isdigit(item.value[0])) {
     uint64_t number;
     absl::Status status = Number(item, item.value, &number);
     if (!status.ok()) return status;
@@ -421,12 +399,12 @@ absl::Status Parser::ParseSignal(const Item& item) {
 }
 
 bool IsSymbolChar(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || IsDigit(c) || c == '_' || c == '.' || c == '$';
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || absl::ascii_isdigit(c) || c == '_' || c == '.' || c == '$';
 }
 
 absl::Status Parser::ParseAt(const Item& item) {
   std::string_view value = item.value;
-  if (IsDigit(value[0])) {
+  if (absl::ascii_isdigit(value[0])) {
     if (!IsNumber(value)) {
       return Fail(item.text, "'" + Printable(value) +
                                  "' is not an address: write at=ADDRESS (decimal or 0x-hex, e.g. "
@@ -477,7 +455,7 @@ absl::Status Parser::ParseAddr(const Item& item) {
     spec_.page_target = PageTarget::kStack;
     return absl::OkStatus();
   }
-  if (!IsDigit(item.value[0])) {
+  if (!absl::ascii_isdigit(item.value[0])) {
     return Fail(item.text, "write addr=access, addr=stack or addr=ADDRESS (e.g. addr=0x400000)");
   }
   uint64_t address;
