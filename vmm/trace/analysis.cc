@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "guest-kit/abi/white_box.h"
 
 namespace sigvisor::trace {
 namespace {
@@ -42,22 +43,23 @@ uint64_t Count(const Trace& trace, size_t begin, size_t end, uint64_t* distinct 
   return n;
 }
 
-// The bundled kernel's signal path, by function (innermost first wins).
+// The bundled kernel's signal path, by function (innermost first wins). The names
+// are the white-box contract's: a test checks every embedded kernel defines them.
 struct StageRule {
-  const char* function;
+  std::string_view function;
   const char* stage;
 };
 constexpr StageRule kStageRules[] = {
-    {"set_debugreg7", "DR7 write"},
-    {"handle_signal", "frame setup"},
-    {"get_signal", "dequeue"},
-    {"sys_rt_sigreturn", "sys_rt_sigreturn"},
-    {"user_exception", "signal generation"},
-    {"force_sig_fault", "signal generation"},
-    {"send_signal", "signal generation"},
-    {"sys_kill", "signal generation"},
+    {white_box::kSetDebugreg7, "DR7 write"},
+    {white_box::kHandleSignal, "frame setup"},
+    {white_box::kGetSignal, "dequeue"},
+    {white_box::kSysRtSigreturn, "sys_rt_sigreturn"},
+    {white_box::kUserException, "signal generation"},
+    {white_box::kForceSigFault, "signal generation"},
+    {white_box::kSendSignal, "signal generation"},
+    {white_box::kSysKill, "signal generation"},
 };
-constexpr char kExitToUser[] = "exit_to_user_mode";
+constexpr std::string_view kExitToUser = white_box::kExitToUserMode;
 
 const char* RuleFor(const std::vector<std::string>& frames, std::string* matched) {
   for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
@@ -138,10 +140,10 @@ std::vector<std::string> ClassifyStages(const Trace& trace, size_t begin, size_t
       carry_what = last.kind == Entry::Kind::kOpaque ? last.exit_via : "";
       continue;
     }
-    const bool sigreturn = HasFrame(trace, seg.begin, seg.end, "sys_rt_sigreturn");
+    const bool sigreturn = HasFrame(trace, seg.begin, seg.end, white_box::kSysRtSigreturn);
     // Delivers a signal: calls get_signal, then runs handle_signal (inlined).
-    const bool delivers = HasFrame(trace, seg.begin, seg.end, "get_signal") &&
-                          HasFrame(trace, seg.begin, seg.end, "handle_signal");
+    const bool delivers = HasFrame(trace, seg.begin, seg.end, white_box::kGetSignal) &&
+                          HasFrame(trace, seg.begin, seg.end, white_box::kHandleSignal);
     std::string entry_label = "kernel entry", exit_label = "return to user";
     if (sigreturn) {
       entry_label = "sigreturn entry";
@@ -175,8 +177,8 @@ std::vector<std::string> ClassifyStages(const Trace& trace, size_t begin, size_t
       };
       if (exit_begin == seg.end && has(kExitToUser)) exit_begin = i;
       if (i < exit_begin) continue;
-      if (has("get_signal")) dequeued = i;
-      if (dequeued && i > *dequeued && has("handle_signal")) delivered = i;
+      if (has(white_box::kGetSignal)) dequeued = i;
+      if (dequeued && i > *dequeued && has(white_box::kHandleSignal)) delivered = i;
     }
     enum { kWayIn, kResultCheck, kBetween, kDelivering, kOut } phase = kWayIn;
     for (size_t i = seg.begin; i < seg.end; ++i) {
@@ -199,7 +201,7 @@ std::vector<std::string> ClassifyStages(const Trace& trace, size_t begin, size_t
       } else {
         if (phase == kWayIn && i > *dequeued) phase = kResultCheck;
         if (phase == kResultCheck && has("set_debugreg7")) phase = kBetween;
-        if ((phase == kResultCheck || phase == kBetween) && has("handle_signal")) {
+        if ((phase == kResultCheck || phase == kBetween) && has(white_box::kHandleSignal)) {
           phase = kDelivering;
         }
         if (phase != kWayIn && (!delivered || i > *delivered)) phase = kOut;
