@@ -34,6 +34,10 @@ struct task {
   uint64_t fault_address;    /* the task's last faulting address (cr2, BadVAddr) */
   struct signal_state signal;
   struct file *files[MAX_FILES];
+  /* Signals the host sent this task (fault injection, inject.c), by number: what
+   * SYS_host_signals reads. Last, and counted only where a host request is served,
+   * so that no signal path of the kernel does any work for it. */
+  uint32_t host_signals[NSIG];
 };
 
 /* The running task (per-CPU data: see the arch's asm/percpu.h). */

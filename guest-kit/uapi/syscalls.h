@@ -33,6 +33,14 @@
 #define SYS_spawn 502 /* (const char *args) */
 /* Sets the calling task's debug register `index` (0-3, 6, 7), as ptrace would. */
 #define SYS_set_debugreg 503 /* (int index, unsigned long value) */
+/* How many signals `signo` (1-64) the host has sent the calling task since it
+ * started (fault injection, `--inject sig=`: docs/inject.md) that the kernel took: a
+ * signal sent from inside the guest never counts. A count that only grows, like
+ * Linux's per-task counters in /proc/PID/status: read it before and after what is
+ * checked. Taken is not delivered: a classic signal that finds the same signal
+ * already pending merges with it, and an ignored one is dropped. -EINVAL for another
+ * signo. */
+#define SYS_host_signals 504 /* (int signo) */
 
 #define EPERM 1
 #define ESRCH 3

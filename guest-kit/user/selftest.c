@@ -527,6 +527,72 @@ static void test_pingpong(void) {
   CHECK(workload_sigpingpong(1000) == 0, "ping-pong lost or doubled a signal");
 }
 
+/* ---- the workloads' verdict on their handler's runs (workloads.c) ------------- */
+
+static void expect_verdict(unsigned long runs, unsigned long sent, unsigned long injected,
+                           int status, const char *want) {
+  char line[256];
+  const int got = handled_verdict(line, sizeof(line), "w", runs, sent, injected);
+  if (got != status || strcmp(line, want) != 0) {
+    /* Printed whole: CHECK's line is too short for it. */
+    printf("FAIL %s: %lu runs, %lu sent, %lu injected: status %d, line '%s'\n  want %d, '%s'\n",
+           test_name, runs, sent, injected, got, line, status, want);
+    failures++;
+  }
+}
+
+static volatile unsigned long verdict_runs;
+static void count_run(int sig) { verdict_runs++; }
+
+static void test_verdict(void) {
+  expect_verdict(4, 4, 0, 0, "");
+  expect_verdict(3, 4, 0, 1, "w: FAIL: the handler ran 3 times for 4 signals sent: 1 lost");
+  expect_verdict(3, 4, 2, 1,
+                 "w: FAIL: the handler ran 3 times for 4 signals sent and 2 injected by the host: "
+                 "1 of the workload's own lost");
+  expect_verdict(5, 4, 1, 0,
+                 "w: the handler ran 5 times: 4 for the workload's signals, 1 for signals "
+                 "injected by the host");
+  expect_verdict(5, 4, 3, 0,
+                 "w: the handler ran 5 times: 4 for the workload's signals, 1 for the 3 injected "
+                 "by the host (2 merged with the same signal already pending, as classic signals "
+                 "are)");
+  expect_verdict(4, 4, 1, 0,
+                 "w: the handler ran 4 times: 4 for the workload's signals, 0 for the 1 injected "
+                 "by the host (1 merged with the same signal already pending, as classic signals "
+                 "are)");
+  expect_verdict(7, 4, 1, 1,
+                 "w: FAIL: the handler ran 7 times for 4 signals sent and 1 injected by the host: "
+                 "2 extra signals that neither the workload nor the host sent");
+
+  /* A real extra one: SIGUSR1 from another process of the guest, which the host's
+   * count does not take for one of its own. */
+  sigset_t usr1 = sigmask(SIGUSR1); /* pingpong, before it in "all", leaves it blocked */
+  sys_sigprocmask(SIG_UNBLOCK, &usr1, 0);
+  sig_install(SIGUSR1, (void *)count_run, 0, 0);
+  const long self = sys_getpid();
+  const long host = sys_host_signals(SIGUSR1);
+  verdict_runs = 0;
+  char args[64];
+  format(args, sizeof(args), "role=kill peer=%ld sig=%d", self, SIGUSR1);
+  const long child = sys_spawn(args);
+  int status = -1;
+  long waited;
+  do {
+    waited = sys_wait((int)child, &status); /* the stray signal interrupts it */
+  } while (waited == -EINTR);
+  CHECK(waited == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+        "the sender ended with %ld, status %#x", waited, status);
+  for (int i = 0; i < 4; i++) sys_kill((int)self, SIGUSR1);
+  const unsigned long runs = verdict_runs;
+  expect_verdict(runs, 4, sys_host_signals(SIGUSR1) - host, 1,
+                 "w: FAIL: the handler ran 5 times for 4 signals sent and 0 injected by the host: "
+                 "1 extra signal that neither the workload nor the host sent");
+  CHECK(sys_host_signals(0) == -EINVAL && sys_host_signals(NSIG + 1) == -EINVAL,
+        "host_signals(0) %ld, (NSIG + 1) %ld, want -EINVAL", sys_host_signals(0),
+        sys_host_signals(NSIG + 1));
+}
+
 /* ---- the children the tests spawn --------------------------------------------- */
 
 int selftest_child(const char *role, const char *args) {
@@ -534,6 +600,10 @@ int selftest_child(const char *role, const char *args) {
   if (strcmp(role, "kill_self") == 0) {
     sys_kill((int)sys_getpid(), (int)arg_get_ulong(args, "sig", 0));
     return 0;
+  }
+  if (strcmp(role, "kill") == 0) {
+    return sys_kill((int)arg_get_ulong(args, "peer", 0), (int)arg_get_ulong(args, "sig", 0)) ? 1
+                                                                                             : 0;
   }
   if (strcmp(role, "ignore_then_kill") == 0) {
     int sig = (int)arg_get_ulong(args, "sig", 0);
@@ -579,7 +649,7 @@ static const struct selftest tests[] = {
     {"resethand", test_resethand},   {"nested", test_nested},
     {"sigsuspend", test_sigsuspend}, {"default_actions", test_default_actions},
     {"bad_signal_stack", test_bad_signal_stack}, {"pipe", test_pipe},
-    {"pingpong", test_pingpong},
+    {"pingpong", test_pingpong},     {"verdict", test_verdict},
 #if defined(__mips__)
     {"vdso", test_vdso},
 #endif
