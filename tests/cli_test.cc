@@ -95,7 +95,51 @@ TEST(CliTest, BadFlagValues) {
   ExpectOneLineError(Sigvisor("run --memory 3"), "guest memory of 3 MiB");
   ExpectOneLineError(Sigvisor("run extra"), "no argument 'extra'");
   ExpectOneLineError(Sigvisor("run --memory lots"), "--memory 'lots'");
-  ExpectOneLineError(Sigvisor("run --timeout 5"), "--timeout '5'");
+  ExpectOneLineError(Sigvisor("run --timeout soon"), "--timeout 'soon'");
+}
+
+// Item: a bare number is seconds, as timeout(1) takes it (Abseil refused `--timeout 20`
+// as an illegal value); the MIPS interpreter needs no KVM.
+TEST(CliTest, ATimeoutIsABareNumberOfSeconds) {
+  for (const char* timeout : {"20", "500ms", "10s", "2m"}) {
+    CommandResult r = Sigvisor(std::string("run --arch mips --workload hello --ops 1 --quiet --timeout ") +
+                               timeout);
+    EXPECT_EQ(r.status, 0) << timeout << ": " << r.err;
+  }
+}
+
+// Item: a flag of another architecture or mode is refused where it does not apply, in
+// one line, as --vcpus and --module are, rather than ignored.
+TEST(CliTest, FlagsOfAnotherArchOrModeAreRefused) {
+  ExpectOneLineError(Sigvisor("run --cores 4"), "--cores is for the MIPS interpreter");
+  ExpectOneLineError(Sigvisor("run --workload hello --cores=2"), "`sigvisor run --arch mips` only");
+  for (const char* flag : {"--trap patch", "--kvm /dev/kvm", "--gdb 1234", "--irqchip",
+                           "--vcpus 2", "--inject sig=usr1,op=1", "--seed 3", "--module m"}) {
+    ExpectOneLineError(Sigvisor(std::string("run --arch mips ") + flag),
+                       "is for x86-64 guests under KVM; it does not apply to `sigvisor run --arch "
+                       "mips`");
+  }
+  for (const char* flag : {"--phase sig_hndl", "--stages", "--diff dr7=lazy"}) {
+    ExpectOneLineError(Sigvisor(std::string("run ") + flag), "does not apply to `sigvisor run`");
+  }
+  ExpectOneLineError(Sigvisor("study dr7 --cores 8"), "--cores is for study tramp");
+  for (const char* flag : {"--kvm /dev/kvm", "--memory 64", "--seed 2", "--traps off"}) {
+    ExpectOneLineError(Sigvisor(std::string("study tramp ") + flag),
+                       "is for the KVM studies; study tramp runs on the MIPS interpreter");
+  }
+}
+
+// Item: a guest whose console output does not end its last line does not leave
+// sigvisor's report (or, with --json, what follows on stderr) on that line.
+TEST(CliTest, TheReportStartsOnALineOfItsOwn) {
+  if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  CommandResult text = Sigvisor("run --image tests/guests/exit_with --ops 3");
+  EXPECT_EQ(text.status, 3) << text.err;
+  EXPECT_EQ(text.out.rfind("xxx\nsigvisor: ", 0), 0u) << text.out;
+  CommandResult json = Sigvisor("run --image tests/guests/exit_with --ops 3 --json");
+  EXPECT_EQ(json.status, 3) << json.err;
+  EXPECT_EQ(json.err, "xxx\n");
+  EXPECT_EQ(nlohmann::json::parse(json.out)["console"], "xxx");
 }
 
 TEST(CliTest, HelpTeachesEachCommand) {

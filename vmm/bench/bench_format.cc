@@ -135,7 +135,7 @@ std::string FormatBenchText(const BenchResult& result) {
                                     result.host.cpl0_emulated ? ", guest CPL0 emulated" : "",
                                     CompletenessLine(result));
   if (std::find(m.traps.begin(), m.traps.end(), "pv") != m.traps.end()) {
-    // A pv row is the build's debugreg=pv counterpart (vmm/bench/kvm_run.h).
+    // A pv row is the build's debugreg=pv counterpart (vmm/bench/kvm_target.h).
     out += "trap pv boots each variant's debugreg=pv build: its kernel counts its own DR "
            "writes in the VMM's page; swapgs runs natively\n";
   }

@@ -1,10 +1,9 @@
-#include "vmm/bench/kvm_run.h"
+#include "vmm/bench/kvm_target.h"
 
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "arch/x86_64/vmm/fault_injector.h"
 #include "arch/x86_64/vmm/x86_machine.h"
 #include "vmm/bench/peer.h"
 #include "vmm/images/embedded_images.h"
@@ -12,10 +11,11 @@
 namespace sigvisor::bench {
 
 absl::StatusOr<KvmBenchTarget> KvmBenchTarget::Create(const KvmSystem& kvm, const Matrix& matrix,
-                                                      bool cpl0_emulated, absl::Duration timeout) {
+                                                      bool cpl0_emulated, RunSettings settings) {
   KvmBenchTarget target(kvm, matrix);
   target.cpl0_emulated_ = cpl0_emulated;
-  target.timeout_ = timeout;
+  target.settings_ = settings;
+  target.settings_.memory_mib = matrix.memory_mib;  // the matrix records what its runs had
   target.guest_tsc_khz_ = HostTscKhz(kvm.fd());
   for (const VariantInfo& variant : matrix.variants) {
     absl::StatusOr<const KernelVariant*> build = ResolveVariant(variant.name);
@@ -55,21 +55,15 @@ absl::StatusOr<KvmBenchTarget> KvmBenchTarget::Create(const KvmSystem& kvm, cons
 }
 
 absl::StatusOr<RunSample> KvmBenchTarget::Run(const RunSpec& spec) const {
-  x86::MachineConfig config;
-  config.memory_bytes = uint64_t{matrix_.memory_mib} << 20;
-  config.cmdline =
-      absl::StrFormat("workload=%s ops=%d", matrix_.workloads[spec.workload], matrix_.ops);
-  config.cpl0_emulated = cpl0_emulated_;
-  config.trap = mechanisms_[spec.trap];
-  config.session.timeout = timeout_;
-  config.session.sandbox = sandbox_;
-  config.session.guest_tsc_khz = guest_tsc_khz_;
+  x86::MachineConfig config = MachineConfigFor(
+      settings_,
+      {.cmdline = absl::StrFormat("workload=%s ops=%d", matrix_.workloads[spec.workload],
+                                  matrix_.ops),
+       .cpl0_emulated = cpl0_emulated_,
+       .trap = mechanisms_[spec.trap],
+       .guest_tsc_khz = guest_tsc_khz_});
   std::vector<InjectionRecord> injections;
-  if (!inject_specs_.empty()) {
-    config.injection_events = true;
-    config.interceptors.push_back(
-        x86::FaultInjectorFactory({.specs = inject_specs_, .seed = inject_seed_}, &injections));
-  }
+  AddFaultInjector(config, inject_specs_, inject_seed_, &injections);
   const ElfImage& image = config.trap == x86::TrapMechanism::kPv ? pv_images_[spec.variant]
                                                                  : images_[spec.variant];
   absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(*kvm_, image, config);

@@ -1,20 +1,18 @@
 // The bench's runs under KVM: each boots the bundled kernel's variant in a fresh VM
 // with `workload=W ops=N` on its command line and the run's trap mechanism.
-#ifndef SIGVISOR_VMM_BENCH_KVM_RUN_H_
-#define SIGVISOR_VMM_BENCH_KVM_RUN_H_
+#ifndef SIGVISOR_VMM_BENCH_KVM_TARGET_H_
+#define SIGVISOR_VMM_BENCH_KVM_TARGET_H_
 
-#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/time/time.h"
 #include "arch/x86_64/vmm/trap_engine.h"
 #include "vmm/bench/matrix.h"
 #include "vmm/bench/results.h"
+#include "vmm/cli/machine_config/machine_config.h"
 #include "vmm/inject/injection_spec.h"
 #include "vmm/kvm/kvm.h"
 #include "vmm/loader/elf_image.h"
-#include "vmm/sandbox/seccomp_filter.h"
 
 namespace sigvisor::bench {
 
@@ -22,9 +20,10 @@ class KvmBenchTarget {
  public:
   // Parses every variant's image once and checks the trap names. `kvm` must outlive
   // the target. A pv run boots the variant's debugreg=pv counterpart (the same seed
-  // settings): a variant that has none is refused with the builds that do.
+  // settings): a variant that has none is refused with the builds that do. Every run
+  // has `settings` (timeout, sandbox), with the matrix's memory.
   static absl::StatusOr<KvmBenchTarget> Create(const KvmSystem& kvm, const Matrix& matrix,
-                                               bool cpl0_emulated, absl::Duration timeout);
+                                               bool cpl0_emulated, RunSettings settings);
 
   // --inject: every run injects these (the same points in every run: --seed is fixed)
   // and records how its injections ended.
@@ -32,9 +31,6 @@ class KvmBenchTarget {
     inject_specs_ = std::move(specs);
     inject_seed_ = seed;
   }
-
-  // Each run's loop in the seccomp sandbox (vmm/sandbox), or not (--no-sandbox).
-  void SetSandbox(std::optional<SandboxPolicy> sandbox) { sandbox_ = std::move(sandbox); }
 
   absl::StatusOr<RunSample> Run(const RunSpec& spec) const;
 
@@ -50,12 +46,11 @@ class KvmBenchTarget {
   std::vector<x86::TrapMechanism> mechanisms_;   // per trap name
   bool cpl0_emulated_ = false;
   uint64_t guest_tsc_khz_ = 0;  // KVM's TSC rate: each phase's clocks are checked at it
-  absl::Duration timeout_;
+  RunSettings settings_;
   std::vector<InjectionSpec> inject_specs_;
   uint64_t inject_seed_ = 1;
-  std::optional<SandboxPolicy> sandbox_;
 };
 
 }  // namespace sigvisor::bench
 
-#endif  // SIGVISOR_VMM_BENCH_KVM_RUN_H_
+#endif  // SIGVISOR_VMM_BENCH_KVM_TARGET_H_

@@ -1,21 +1,22 @@
 #include <algorithm>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "vmm/bench/matrix.h"
 #include "vmm/cli/bench_commands.h"
-#include "vmm/cli/flags.h"
 #include "vmm/cli/run_setup.h"
 
 namespace sigvisor::cli {
 
-absl::StatusOr<BenchOutput> ParseOutput() {
+absl::StatusOr<BenchOutput> OpenOutput(const OutputOptions& options) {
   BenchOutput output;
-  const bool json = absl::GetFlag(FLAGS_json), csv = absl::GetFlag(FLAGS_csv);
-  if (json && csv) return absl::InvalidArgumentError("--json and --csv both print on stdout: give one");
-  output.format = json ? OutputFormat::kJson : csv ? OutputFormat::kCsv : OutputFormat::kText;
-  output.svg_path = absl::GetFlag(FLAGS_svg);
+  if (options.json && options.csv) {
+    return absl::InvalidArgumentError("--json and --csv both print on stdout: give one");
+  }
+  output.format = options.json  ? OutputFormat::kJson
+                  : options.csv ? OutputFormat::kCsv
+                                : OutputFormat::kText;
+  output.svg_path = options.svg;
   if (!output.svg_path.empty()) {
     output.svg = std::make_unique<std::ofstream>(output.svg_path, std::ios::out | std::ios::trunc);
     if (!output.svg->is_open()) {
@@ -49,21 +50,19 @@ absl::StatusOr<std::optional<uint64_t>> ParseCountFlag(const char* name, const s
   return std::optional<uint64_t>(count);
 }
 
-absl::StatusOr<RunLimits> ParseRunLimits() {
-  RunLimits limits;
-  limits.timeout = absl::GetFlag(FLAGS_timeout);
-  if (limits.timeout <= absl::ZeroDuration()) {
+absl::Status CheckRunLimits(absl::Duration timeout, uint32_t memory_mib) {
+  if (timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--timeout must be positive");
   }
-  limits.memory_mib = absl::GetFlag(FLAGS_memory);
-  if (limits.memory_mib < 2 || limits.memory_mib > 1024 || limits.memory_mib % 2) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--memory %d: give MiB from 2 to 1024, a multiple of 2", limits.memory_mib));
+  if (memory_mib < 2 || memory_mib > 1024 || memory_mib % 2) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--memory %d: give MiB from 2 to 1024, a multiple of 2", memory_mib));
   }
-  return limits;
+  return absl::OkStatus();
 }
 
-absl::StatusOr<BenchHost> OpenBenchHost(const std::string& traps_flag,
+absl::StatusOr<BenchHost> OpenBenchHost(const std::string& kvm_path,
+                                        const std::string& traps_flag,
                                         const std::vector<std::string>& defaults) {
   std::vector<std::string> wanted = bench::SplitList(traps_flag);
   if (!traps_flag.empty() && wanted.empty()) return absl::InvalidArgumentError("--traps is empty");
@@ -75,7 +74,7 @@ absl::StatusOr<BenchHost> OpenBenchHost(const std::string& traps_flag,
     }
   }
   if (wanted.empty()) wanted = defaults;
-  absl::StatusOr<KvmSystem> kvm = KvmSystem::Open(absl::GetFlag(FLAGS_kvm));
+  absl::StatusOr<KvmSystem> kvm = KvmSystem::Open(kvm_path);
   if (!kvm.ok()) return kvm.status();
   absl::StatusOr<HostInfo> info = DetectHost(*kvm);
   if (!info.ok()) return info.status();

@@ -6,10 +6,9 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
 #include "vmm/bench/bench_format.h"
-#include "vmm/bench/kvm_run.h"
+#include "vmm/bench/kvm_target.h"
 #include "vmm/bench/peer.h"
 #include "vmm/bench/progress.h"
 #include "vmm/bench/runner.h"
@@ -18,7 +17,6 @@
 #include "vmm/cli/bench_commands.h"
 #include "vmm/cli/run_setup.h"
 #include "vmm/cli/command.h"
-#include "vmm/cli/flags.h"
 #include "vmm/images/embedded_images.h"
 
 namespace sigvisor::cli {
@@ -51,7 +49,7 @@ int PrintBench(const bench::BenchResult& result, BenchOutput& output) {
 // --peer: the sigvisor runs (`result`) beside the same workloads on the same image under
 // QEMU; prints the side-by-side table (or the bench JSON with a "peers" member).
 int RunPeers(const bench::BenchResult& result, const std::vector<bench::PeerKind>& peers,
-             const BenchOutput& output, const RunLimits& limits, const KvmSystem& kvm) {
+             const BenchOutput& output, const BenchOptions& options, const KvmSystem& kvm) {
   absl::StatusOr<const KernelVariant*> variant =
       ResolveVariant(result.matrix.variants.at(0).name);
   if (!variant.ok()) return ReportError(variant.status());
@@ -71,8 +69,8 @@ int RunPeers(const bench::BenchResult& result, const std::vector<bench::PeerKind
     std::fprintf(stderr, "bench: %s: %zu run(s) under qemu -accel %s\n", peer.name.c_str(),
                  result.matrix.workloads.size() * result.matrix.repetitions, peer.accel.c_str());
     measured.push_back(bench::RunPeer(peer, image, result.matrix.workloads, result.matrix.ops,
-                                      result.matrix.repetitions, limits.memory_mib,
-                                      limits.timeout));
+                                      result.matrix.repetitions, options.runs.memory_mib,
+                                      options.runs.timeout));
     if (measured.back().skipped) {
       std::fprintf(stderr, "bench: %s: skipped: %s\n", peer.name.c_str(),
                    measured.back().skip_reason.c_str());
@@ -98,97 +96,95 @@ int RunPeers(const bench::BenchResult& result, const std::vector<bench::PeerKind
   return failed ? 1 : 0;
 }
 
-int BenchCommand(std::span<char* const> args) {
-  if (!args.empty()) {
-    return ReportError(absl::StrFormat("`sigvisor bench` takes no argument '%s' (see --help)", args[0]));
+int BenchCommand(const BenchOptions& options) {
+  if (!options.args.empty()) {
+    return ReportError(
+        absl::StrFormat("`sigvisor bench` takes no argument '%s' (see --help)", options.args[0]));
   }
-  absl::StatusOr<BenchOutput> output = ParseOutput();
+  absl::StatusOr<BenchOutput> output = OpenOutput(options.output);
   if (!output.ok()) return ReportError(output.status());
-  absl::StatusOr<RunLimits> limits = ParseRunLimits();
-  if (!limits.ok()) return ReportError(limits.status());
+  if (absl::Status s = CheckRunLimits(options.runs.timeout, options.runs.memory_mib); !s.ok()) {
+    return ReportError(s);
+  }
 
   bench::Matrix matrix;
-  const std::string workloads = absl::GetFlag(FLAGS_workloads);
-  if (workloads.empty()) {
+  if (options.workloads.empty()) {
     for (std::string_view w : bench::DefaultWorkloads()) matrix.workloads.emplace_back(w);
   } else {
-    absl::StatusOr<std::vector<std::string>> list = bench::ParseWorkloadList(workloads);
+    absl::StatusOr<std::vector<std::string>> list = bench::ParseWorkloadList(options.workloads);
     if (!list.ok()) return ReportError(list.status());
     matrix.workloads = *std::move(list);
   }
-  const std::string variants = absl::GetFlag(FLAGS_variants);
   absl::StatusOr<std::vector<bench::VariantInfo>> variant_list =
-      bench::ParseVariantList(variants.empty() ? kDefaultVariants : variants);
+      bench::ParseVariantList(options.variants.empty() ? kDefaultVariants : options.variants);
   if (!variant_list.ok()) return ReportError(variant_list.status());
   matrix.variants = *std::move(variant_list);
-  absl::StatusOr<std::optional<uint64_t>> ops = ParseCountFlag("ops", absl::GetFlag(FLAGS_ops), 1u << 24);
+  absl::StatusOr<std::optional<uint64_t>> ops = ParseCountFlag("ops", options.ops, 1u << 24);
   if (!ops.ok()) return ReportError(ops.status());
   matrix.ops = ops->value_or(kDefaultOps);
   absl::StatusOr<std::optional<uint64_t>> reps =
-      ParseCountFlag("repetitions", absl::GetFlag(FLAGS_repetitions), 100000);
+      ParseCountFlag("repetitions", options.repetitions, 100000);
   if (!reps.ok()) return ReportError(reps.status());
   matrix.repetitions = static_cast<uint32_t>(reps->value_or(kDefaultRepetitions));
-  matrix.memory_mib = limits->memory_mib;
+  matrix.memory_mib = options.runs.memory_mib;
   bench::Shard shard;
-  if (const std::string text = absl::GetFlag(FLAGS_shard); text == "auto") {
+  if (options.shard == "auto") {
     absl::StatusOr<bench::ScheduledShard> scheduled =
         bench::ShardFromScheduler(bench::ProcessEnvironment());
     if (!scheduled.ok()) return ReportError(scheduled.status());
     std::fprintf(stderr, "sigvisor bench: --shard auto: slice %u/%u from %s\n",
                  scheduled->shard.index, scheduled->shard.count, scheduled->source.c_str());
     shard = scheduled->shard;
-  } else if (!text.empty()) {
-    absl::StatusOr<bench::Shard> parsed = bench::ParseShard(text);
+  } else if (!options.shard.empty()) {
+    absl::StatusOr<bench::Shard> parsed = bench::ParseShard(options.shard);
     if (!parsed.ok()) return ReportError(parsed.status());
     shard = *parsed;
   }
 
   // --peer: one kernel build, traps off (QEMU cannot trap), one process (no shards).
   std::vector<bench::PeerKind> peers;
-  if (const std::string peer = absl::GetFlag(FLAGS_peer); !peer.empty()) {
-    absl::StatusOr<std::vector<bench::PeerKind>> parsed = bench::ParsePeerList(peer);
+  if (!options.peer.empty()) {
+    absl::StatusOr<std::vector<bench::PeerKind>> parsed = bench::ParsePeerList(options.peer);
     if (!parsed.ok()) return ReportError(parsed.status());
     peers = *std::move(parsed);
-    if (variants.empty()) {
+    if (options.variants.empty()) {
       absl::StatusOr<std::vector<bench::VariantInfo>> baseline = bench::ParseVariantList("baseline");
       if (!baseline.ok()) return ReportError(baseline.status());
       matrix.variants = *std::move(baseline);
     } else if (matrix.variants.size() != 1) {
       return ReportError("--peer compares one kernel build side by side: give one --variants entry");
     }
-    const std::string traps = absl::GetFlag(FLAGS_traps);
-    if (!traps.empty() && traps != "off") {
+    if (!options.traps.empty() && options.traps != "off") {
       return ReportError("--peer measures with --traps off (QEMU has no trap mechanism); drop --traps");
     }
-    if (!absl::GetFlag(FLAGS_shard).empty()) return ReportError("--peer runs in one process: drop --shard");
+    if (!options.shard.empty()) return ReportError("--peer runs in one process: drop --shard");
     if (output->format == OutputFormat::kCsv || output->svg) {
       return ReportError("--peer prints its table as text or --json (no --csv, no --svg)");
     }
   }
   absl::StatusOr<BenchHost> host =
-      OpenBenchHost(peers.empty() ? absl::GetFlag(FLAGS_traps) : "off", {"off", "auto"});
+      OpenBenchHost(options.runs.kvm, peers.empty() ? options.traps : "off", {"off", "auto"});
   if (!host.ok()) return ReportError(host.status());
   matrix.traps = host->traps;
-  absl::StatusOr<bench::KvmBenchTarget> target =
-      bench::KvmBenchTarget::Create(host->kvm, matrix, host->info.cpl0_emulated, limits->timeout);
+  absl::StatusOr<bench::KvmBenchTarget> target = bench::KvmBenchTarget::Create(
+      host->kvm, matrix, host->info.cpl0_emulated, SettingsFrom(options.runs, nullptr));
   if (!target.ok()) return ReportError(target.status());
-  absl::StatusOr<std::vector<InjectionSpec>> injections = InjectionSpecsFromFlags();
+  absl::StatusOr<std::vector<InjectionSpec>> injections = ParseInjectionSpecs(options.runs.inject);
   if (!injections.ok()) return ReportError(injections.status());
-  target->SetInjection(*std::move(injections), absl::GetFlag(FLAGS_seed));
-  if (!absl::GetFlag(FLAGS_no_sandbox)) target->SetSandbox(SandboxPolicy{});
+  target->SetInjection(*std::move(injections), options.runs.seed);
 
   const bench::RunRange range = bench::ShardRange(matrix.runs(), shard);
   bench::InstallInterruptHandler();
   bench::ProgressPrinter progress(range.end - range.begin);
-  bench::RunnerOptions options;
-  options.shard = shard;
-  options.host = {host->info.kind, host->info.cpl0_emulated};
-  options.on_progress = progress.Callback(matrix, "bench");
-  options.stop_requested = bench::InterruptRequested;
+  bench::RunnerOptions runner;
+  runner.shard = shard;
+  runner.host = {host->info.kind, host->info.cpl0_emulated};
+  runner.on_progress = progress.Callback(matrix, "bench");
+  runner.stop_requested = bench::InterruptRequested;
   bench::BenchResult result = bench::RunMatrix(
-      matrix, [&](const bench::RunSpec& spec) { return target->Run(spec); }, options);
+      matrix, [&](const bench::RunSpec& spec) { return target->Run(spec); }, runner);
   progress.Finish();
-  if (!peers.empty()) return RunPeers(result, peers, *output, *limits, host->kvm);
+  if (!peers.empty()) return RunPeers(result, peers, *output, options, host->kvm);
   return PrintBench(result, *output);
 }
 

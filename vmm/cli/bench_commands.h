@@ -14,16 +14,14 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "vmm/bench/results.h"
+#include "vmm/cli/options.h"
 #include "vmm/kvm/kvm.h"
 #include "vmm/probe/probe.h"
 
 namespace sigvisor::cli {
 
-int BenchCommand(std::span<char* const> args);
-int StudyCommand(std::span<char* const> args);
-int MergeCommand(std::span<char* const> args);
 // `study tramp` (study_tramp_command.cc), which StudyCommand hands over to.
-int StudyTrampCommand();
+int StudyTrampCommand(const StudyOptions& options);
 
 enum class OutputFormat { kText, kJson, kCsv };
 
@@ -40,7 +38,7 @@ int PrintBench(const bench::BenchResult& result, BenchOutput& output);
 
 // --json / --csv (not both) and --svg FILE, which is opened at once so that a bad
 // path fails before anything runs.
-absl::StatusOr<BenchOutput> ParseOutput();
+absl::StatusOr<BenchOutput> OpenOutput(const OutputOptions& options);
 
 // Writes `svg` to the file ParseOutput opened; false (after one line on stderr) when
 // the write fails.
@@ -58,15 +56,12 @@ struct BenchHost {
   HostInfo info;
   std::vector<std::string> traps;  // empty when --traps was empty and `defaults` too
 };
-absl::StatusOr<BenchHost> OpenBenchHost(const std::string& traps_flag,
+absl::StatusOr<BenchHost> OpenBenchHost(const std::string& kvm_path,
+                                        const std::string& traps_flag,
                                         const std::vector<std::string>& defaults);
 
-// --timeout and --memory, checked.
-struct RunLimits {
-  absl::Duration timeout;
-  uint32_t memory_mib = 32;
-};
-absl::StatusOr<RunLimits> ParseRunLimits();
+// --timeout and --memory (of bench or study), checked.
+absl::Status CheckRunLimits(absl::Duration timeout, uint32_t memory_mib);
 
 }  // namespace sigvisor::cli
 

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "vmm/cli/flag_table.h"
+#include "vmm/cli/options.h"
 
 namespace sigvisor::cli {
 
@@ -15,9 +17,12 @@ struct Command {
   std::string_view name;
   std::string_view summary;      // one line for `sigvisor help`
   std::string_view description;  // what it does and prints, for `sigvisor help NAME`
-  std::vector<std::string_view> flags;  // the flags it reads
-  // Runs with the positional arguments after the verb; returns the exit status.
-  int (*run)(std::span<char* const> args);
+  // The command's flags over its options' defaults, without setters: what help
+  // lists and what other commands refuse as "does not apply" (options.cc).
+  FlagTable (*flags)();
+  // Parses the words after the verb into the command's options and runs it; returns
+  // the exit status.
+  int (*run)(const Command& self, std::span<char* const> argv);
 };
 
 std::span<const Command> Commands();
@@ -29,19 +34,19 @@ const Command* FindCommand(std::string_view name);
 int ReportError(const absl::Status& status);
 int ReportError(std::string_view message);
 
-// "--workload does not apply to `sigvisor probe`" for a flag given on the command
-// line that `command` does not read; empty when all is well.
-std::string FlagsNotFor(const Command& command);
-
 // Help for one command (flags with defaults) or, for nullptr, the overview.
 std::string HelpText(const Command* command);
 
-int RunCommand(std::span<char* const> args);
-int ProbeCommand(std::span<char* const> args);
-int ImagesCommand(std::span<char* const> args);
-int ImageCommand(std::span<char* const> args);
-int SitesCommand(std::span<char* const> args);
-int TraceCommand(std::span<char* const> args);
+// The commands, each with its parsed options (arguments in options.args).
+int RunCommand(const RunOptions& options);
+int ProbeCommand(const ProbeCommandOptions& options);
+int ImagesCommand(const ImagesOptions& options);
+int ImageCommand(const ImageOptions& options);
+int SitesCommand(const SitesOptions& options);
+int TraceCommand(const TraceOptions& options);
+int BenchCommand(const BenchOptions& options);
+int StudyCommand(const StudyOptions& options);
+int MergeCommand(const MergeOptions& options);
 
 }  // namespace sigvisor::cli
 

@@ -1,7 +1,6 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "absl/flags/reflection.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "vmm/cli/bench_commands.h"
@@ -9,10 +8,35 @@
 #include "vmm/cli/exit_status.h"
 
 namespace sigvisor::cli {
+namespace {
+
+std::string FlagError(const Command& command, const absl::Status& status);
+
+// One command's entry: its flag table over a fresh options struct, parsed, then run.
+template <typename Options, FlagTable (*kFlags)(Options&), int (*kRun)(const Options&)>
+constexpr Command Define(std::string_view name, std::string_view summary,
+                         std::string_view description) {
+  return {name, summary, description,
+          [] {
+            Options defaults;
+            FlagTable table = kFlags(defaults);
+            for (Flag& flag : table) flag.set = nullptr;  // they would write to `defaults`
+            return table;
+          },
+          [](const Command& self, std::span<char* const> argv) {
+            Options options;
+            if (absl::Status s = ParseFlags(kFlags(options), argv, options); !s.ok()) {
+              return ReportError(FlagError(self, s));
+            }
+            return kRun(options);
+          }};
+}
+
+}  // namespace
 
 std::span<const Command> Commands() {
   static const Command kCommands[] = {
-      {"run", "boot a guest, stream its console, report its VM exits",
+      Define<RunOptions, RunFlags, RunCommand>("run", "boot a guest, stream its console, report its VM exits",
        "Boots a guest (by default the bundled kernel) in a fresh KVM VM and streams its\n"
        "console. At the end it prints the outcome, the exit table (per reason: count,\n"
        "mean and max VMM handling time), KVM's own statistics and one block per phase the\n"
@@ -36,18 +60,13 @@ std::span<const Command> Commands() {
        "  sigvisor run --workload lat_sig --inject sig=usr1,op=3,phase=sig_hndl --json\n"
        "     (fault injection: exceptions, host signals, page faults; see docs/inject.md)\n"
        "  sigvisor run --arch mips --variant tramp=vdso --cores 4 --workload lat_sig\n"
-       "     (the bundled MIPS kernel on sigvisor's MIPS32r2 interpreter; no KVM needed)",
-       {"image", "variant", "workload", "ops", "cmdline", "memory", "timeout", "json", "quiet", "kvm",
-        "trap", "gdb", "no_sandbox", "max_output", "module", "irqchip", "vcpus", "inject", "seed",
-        "arch", "cores"},
-       RunCommand},
-      {"probe", "measure what this host's KVM does and what trapping costs",
+       "     (the bundled MIPS kernel on sigvisor's MIPS32r2 interpreter; no KVM needed)"),
+      Define<ProbeCommandOptions, ProbeFlags, ProbeCommand>("probe", "measure what this host's KVM does and what trapping costs",
        "Boots tiny calibration guests and reports whether guest CPL0 is emulated (PVM) or\n"
        "native, whether SYSCALL enters CPL0, whether INT n works from CPL3, and which trap\n"
        "mechanisms reach the VMM, with their round-trip cost (median over --repeats loops of\n"
-       "--iterations operations, minus an empty loop).",
-       {"iterations", "repeats", "json", "kvm"}, ProbeCommand},
-      {"images", "list the builds of the bundled kernel (its --variant values)",
+       "--iterations operations, minus an empty loop)."),
+      Define<ImagesOptions, ImagesFlags, ImagesCommand>("images", "list the builds of the bundled kernel (its --variant values)",
        "Lists the builds of the bundled kernel (--image kernel, the default), x86-64 and\n"
        "MIPS, by the --variant value that picks each, with its seed settings and sizes.\n"
        "They are --variant values, not --image names: --image takes `kernel` or the path\n"
@@ -55,9 +74,8 @@ std::span<const Command> Commands() {
        "\nExamples:\n"
        "  sigvisor images\n"
        "  sigvisor run --variant accelerated,dr7=always\n"
-       "  sigvisor run --arch mips --variant tramp=vdso",
-       {"json"}, ImagesCommand},
-      {"image", "write a build of the bundled kernel out as an ELF file (-o FILE)",
+       "  sigvisor run --arch mips --variant tramp=vdso"),
+      Define<ImageOptions, ImageFlags, ImageCommand>("image", "write a build of the bundled kernel out as an ELF file (-o FILE)",
        "Writes the bundled kernel in build --variant (see `sigvisor images`) to FILE,\n"
        "byte for byte the image `sigvisor run --variant V` boots. The file carries both\n"
        "entries: the direct 64-bit one sigvisor uses and a Multiboot v1 header with a\n"
@@ -71,9 +89,8 @@ std::span<const Command> Commands() {
        "  qemu-system-x86_64 -accel kvm -kernel kernel.elf -append 'kernel workload=divzero ops=100' \\\n"
        "     -display none -serial stdio -device isa-debug-exit,iobase=0xf4,iosize=4\n"
        "  sigvisor image --arch mips --variant tramp=vdso -o mips.elf   (an ELF32 MIPS image;\n"
-       "     qemu-system-mipsel -M malta -cpu 74Kf -kernel mips.elf boots it too)",
-       {"variant", "o", "arch"}, ImageCommand},
-      {"sites", "list an image's trap sites (debug-register moves, segment loads)",
+       "     qemu-system-mipsel -M malta -cpu 74Kf -kernel mips.elf boots it too)"),
+      Define<SitesOptions, SitesFlags, SitesCommand>("sites", "list an image's trap sites (debug-register moves, segment loads)",
        "Scans the image's executable sections with Capstone (restarting at each ELF\n"
        "symbol) and lists every instruction --trap=patch arms: moves to and from DR0-DR7\n"
        "and segment-register loads (mov/pop to a segment register, lfs/lgs/lss, swapgs,\n"
@@ -84,9 +101,8 @@ std::span<const Command> Commands() {
        "\nExamples:\n"
        "  sigvisor sites\n"
        "  sigvisor sites --image path/to/guest.elf --json\n"
-       "  sigvisor sites --uaccess --variant uaccess=cerr",
-       {"image", "variant", "json", "uaccess"}, SitesCommand},
-      {"trace", "single-step a measured phase: every instruction, per-function profile",
+       "  sigvisor sites --uaccess --variant uaccess=cerr"),
+      Define<TraceOptions, TraceFlags, TraceCommand>("trace", "single-step a measured phase: every instruction, per-function profile",
        "Boots the bundled kernel with --workload and --ops K and single-steps the guest\n"
        "(KVM_GUESTDBG_SINGLESTEP) from the measured phase's BEGIN marker to its END:\n"
        "every instruction with address, symbol+offset, bytes and Capstone's disassembly,\n"
@@ -98,11 +114,8 @@ std::span<const Command> Commands() {
        "  sigvisor trace --workload divzero --ops 1\n"
        "  sigvisor trace --workload divzero --ops 1 --stages\n"
        "  sigvisor trace --workload divzero --ops 1 --variant dr7=always --diff dr7=lazy\n"
-       "  sigvisor trace --workload lat_sig --phase sig_hndl --ops 1 --json",
-       {"image", "variant", "workload", "ops", "phase", "cmdline", "memory", "timeout", "json",
-        "kvm", "trap", "diff", "stages", "no_sandbox"},
-       TraceCommand},
-      {"bench", "run workloads x kernel variants x trap mechanisms, variants interleaved",
+       "  sigvisor trace --workload lat_sig --phase sig_hndl --ops 1 --json"),
+      Define<BenchOptions, BenchFlags, BenchCommand>("bench", "run workloads x kernel variants x trap mechanisms, variants interleaved",
        "Runs a matrix of the bundled kernel's workloads x builds (--variants) x trap\n"
        "mechanisms (--traps) x --repetitions in one process, one fresh VM per run, the\n"
        "variants alternating (A B A B ...) so that drift touches all alike. Per cell and\n"
@@ -125,11 +138,8 @@ std::span<const Command> Commands() {
        "exits, traps and kernel instructions per op (QEMU has no ledger). A QEMU that is\n"
        "not on PATH, or an accelerator that does not start here, is reported as skipped.\n"
        "  sigvisor bench --peer qemu-kvm,qemu-tcg --workloads divzero,lat_sig --ops 100\n"
-       "  sigvisor bench --peer qemu-tcg --repetitions 3 --json > side-by-side.json",
-       {"workloads", "variants", "traps", "ops", "repetitions", "shard", "json", "csv", "svg",
-        "memory", "timeout", "kvm", "peer", "inject", "seed", "no_sandbox"},
-       BenchCommand},
-      {"study", "reproduce a seed's experiment: dr7, pda, cerr, dequeue, all, or tramp (MIPS)",
+       "  sigvisor bench --peer qemu-tcg --repetitions 3 --json > side-by-side.json"),
+      Define<StudyOptions, StudyFlags, StudyCommand>("study", "reproduce a seed's experiment: dr7, pda, cerr, dequeue, all, or tramp (MIPS)",
        "Runs one seed's experiment (../shared/seeds/000-003) as a bench of the baseline\n"
        "against the build with the seed's change, prints a table shaped like the seed's,\n"
        "then the VM-level figures (time, kernel instructions, exits and traps per op; the\n"
@@ -148,20 +158,15 @@ std::span<const Command> Commands() {
        "  sigvisor study all\n"
        "  sigvisor study dr7 --repetitions 20 --svg dr7.svg\n"
        "  sigvisor study cerr dequeue --json > studies.json\n"
-       "  sigvisor study tramp --cores 8",
-       {"ops", "repetitions", "traps", "json", "csv", "svg", "memory", "timeout", "kvm", "inject",
-        "seed", "no_sandbox", "cores"},
-       StudyCommand},
-      {"merge", "combine `sigvisor bench --shard i/n --json` results into one",
+       "  sigvisor study tramp --cores 8"),
+      Define<MergeOptions, MergeFlags, MergeCommand>("merge", "combine `sigvisor bench --shard i/n --json` results into one",
        "Reads the JSON results of bench runs of one matrix cut into shards (any order) and\n"
        "prints the combined result as text, --json or --csv, as `sigvisor bench` would\n"
        "have printed it in one run. Refuses results of different matrices, kernel builds\n"
        "or hosts and a shard given twice; missing shards leave the result INCOMPLETE\n"
        "(exit status 1).\n"
        "\nExample:\n"
-       "  sigvisor merge part1.json part2.json part3.json part4.json --json > bench.json",
-       {"json", "csv", "svg"},
-       MergeCommand},
+       "  sigvisor merge part1.json part2.json part3.json part4.json --json > bench.json"),
   };
   return kCommands;
 }
@@ -181,23 +186,26 @@ int ReportError(std::string_view message) {
 
 int ReportError(const absl::Status& status) { return ReportError(std::string(status.message())); }
 
-std::string FlagsNotFor(const Command& command) {
+namespace {
+
+// A flag the command's table lacks is another command's ("does not apply") or no
+// command's ("unknown flag"); any other parse error says so itself.
+std::string FlagError(const Command& command, const absl::Status& status) {
+  if (!absl::IsNotFound(status)) return std::string(status.message());
+  const std::string name(status.message());
+  const std::string spelled = Spelled(name);
   for (const Command& other : Commands()) {
-    for (std::string_view name : other.flags) {
-      if (std::find(command.flags.begin(), command.flags.end(), name) != command.flags.end()) {
-        continue;
-      }
-      absl::CommandLineFlag* flag =
-          absl::FindCommandLineFlag(absl::string_view(name.data(), name.size()));
-      // A flag still at its default was not given (or given its default: harmless).
-      if (flag != nullptr && flag->CurrentValue() != flag->DefaultValue()) {
-        return absl::StrFormat("--%s does not apply to `sigvisor %s` (see `sigvisor help %s`)",
-                               name, command.name, command.name);
+    for (const Flag& flag : other.flags()) {
+      if (flag.name == name) {
+        return absl::StrFormat("%s does not apply to `sigvisor %s` (see `sigvisor help %s`)",
+                               spelled, command.name, command.name);
       }
     }
   }
-  return "";
+  return absl::StrFormat("unknown flag %s (see `sigvisor help %s`)", spelled, command.name);
 }
+
+}  // namespace
 
 std::string HelpText(const Command* command) {
   std::string out;
@@ -215,15 +223,7 @@ std::string HelpText(const Command* command) {
   }
   absl::StrAppendFormat(&out, "usage: sigvisor %s [flags]\n\n%s\n\nflags:\n", command->name,
                         command->description);
-  for (std::string_view name : command->flags) {
-    absl::CommandLineFlag* flag = absl::FindCommandLineFlag(absl::string_view(name.data(), name.size()));
-    if (flag == nullptr) continue;
-    // A one-letter flag is written as it is typed: -o FILE.
-    const std::string spelled =
-        absl::StrCat(name.size() == 1 ? "-" : "--", absl::string_view(name.data(), name.size()));
-    absl::StrAppendFormat(&out, "  %-13s %s (default: %s)\n", spelled, flag->Help(),
-                          flag->DefaultValue().empty() ? "\"\"" : flag->DefaultValue());
-  }
+  out += FlagHelp(command->flags());
   return out;
 }
 

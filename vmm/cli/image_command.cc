@@ -8,29 +8,27 @@
 #include <cstring>
 #include <string>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
 #include "vmm/cli/command.h"
-#include "vmm/cli/flags.h"
 #include "vmm/images/embedded_images.h"
 
 namespace sigvisor::cli {
 
-int ImageCommand(std::span<char* const> args) {
-  if (!args.empty()) {
+int ImageCommand(const ImageOptions& options) {
+  if (!options.args.empty()) {
     return ReportError(absl::StrFormat(
-        "`sigvisor image` takes no argument '%s'; give the file with -o FILE", args[0]));
+        "`sigvisor image` takes no argument '%s'; give the file with -o FILE", options.args[0]));
   }
-  const std::string path = absl::GetFlag(FLAGS_o);
+  const std::string& path = options.o;
   if (path.empty()) {
     return ReportError("`sigvisor image` needs -o FILE, the file to write (see --help)");
   }
-  const std::string arch = absl::GetFlag(FLAGS_arch);
+  const std::string& arch = options.arch;
   if (arch != "x86_64" && arch != "mips") {
     return ReportError(absl::StrFormat("--arch=%s: give x86_64 or mips", arch));
   }
   absl::StatusOr<const KernelVariant*> variant = ResolveVariant(
-      absl::GetFlag(FLAGS_variant), arch == "mips" ? GuestArch::kMips : GuestArch::kX86_64);
+      options.variant, arch == "mips" ? GuestArch::kMips : GuestArch::kX86_64);
   if (!variant.ok()) return ReportError(variant.status());
   struct stat st;
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {

@@ -5,16 +5,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "absl/flags/flag.h"
 #include "vmm/cli/build_info/build_info.h"
 #include "vmm/cli/command.h"
-#include "vmm/cli/flags.h"
 #include "vmm/images/embedded_images.h"
 
 namespace sigvisor::cli {
 
-int ImagesCommand(std::span<char* const>) {
-  const bool json = absl::GetFlag(FLAGS_json);
+int ImagesCommand(const ImagesOptions& options) {
+  const bool json = options.json;
   nlohmann::ordered_json variants = nlohmann::ordered_json::array();
   if (!json) {
     std::printf("the bundled kernel (--image kernel, the default), by --variant:\n");

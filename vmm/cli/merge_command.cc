@@ -16,15 +16,16 @@
 
 namespace sigvisor::cli {
 
-int MergeCommand(std::span<char* const> args) {
+int MergeCommand(const MergeOptions& options) {
+  const std::vector<std::string>& args = options.args;
   if (args.empty()) {
     return ReportError("`sigvisor merge` needs the JSON files of `sigvisor bench --shard i/n --json`");
   }
-  absl::StatusOr<BenchOutput> output = ParseOutput();
+  absl::StatusOr<BenchOutput> output = OpenOutput(options.output);
   if (!output.ok()) return ReportError(output.status());
   std::vector<bench::BenchResult> parts;
   std::vector<std::string> names;
-  for (const char* path : args) {
+  for (const std::string& path : args) {
     names.emplace_back(path);
     std::ifstream file(path);
     if (!file) return ReportError(absl::StrFormat("cannot open '%s': %s", path, strerror(errno)));

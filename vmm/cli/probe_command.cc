@@ -1,24 +1,22 @@
 // `sigvisor probe`: what this host's KVM does, and what each trap mechanism costs.
 #include <cstdio>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
 #include "vmm/cli/build_info/build_info.h"
 #include "vmm/cli/command.h"
-#include "vmm/cli/flags.h"
 #include "vmm/kvm/kvm.h"
 #include "vmm/probe/probe.h"
 #include "vmm/probe/probe_format.h"
 
 namespace sigvisor::cli {
 
-int ProbeCommand(std::span<char* const> args) {
-  if (!args.empty()) {
-    return ReportError(absl::StrFormat("`sigvisor probe` takes no argument '%s'", args[0]));
+int ProbeCommand(const ProbeCommandOptions& flags) {
+  if (!flags.args.empty()) {
+    return ReportError(absl::StrFormat("`sigvisor probe` takes no argument '%s'", flags.args[0]));
   }
   ProbeOptions options;
-  const uint32_t iterations = absl::GetFlag(FLAGS_iterations);
-  const uint32_t repeats = absl::GetFlag(FLAGS_repeats);
+  const uint32_t iterations = flags.iterations;
+  const uint32_t repeats = flags.repeats;
   if (iterations < 1 || iterations > 100000) {
     return ReportError("--iterations must be between 1 and 100000");
   }
@@ -26,15 +24,15 @@ int ProbeCommand(std::span<char* const> args) {
   options.iterations = static_cast<int>(iterations);
   options.repeats = static_cast<int>(repeats);
 
-  absl::StatusOr<KvmSystem> kvm = KvmSystem::Open(absl::GetFlag(FLAGS_kvm));
+  absl::StatusOr<KvmSystem> kvm = KvmSystem::Open(flags.kvm);
   if (!kvm.ok()) return ReportError(kvm.status());
-  if (!absl::GetFlag(FLAGS_json)) {
+  if (!flags.json) {
     std::fprintf(stderr, "probing KVM (%d loops of %d operations per mechanism)...\n",
                  options.repeats, options.iterations);
   }
   absl::StatusOr<ProbeReport> report = RunProbe(*kvm, options);
   if (!report.ok()) return ReportError(report.status());
-  if (absl::GetFlag(FLAGS_json)) {
+  if (flags.json) {
     std::printf("%s\n", WithBuildInfo(ProbeReportToJson(*report)).dump(2).c_str());
   } else {
     std::printf("%s", FormatProbeTable(*report).c_str());

@@ -3,7 +3,6 @@
 #include <fstream>
 #include <iterator>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -13,7 +12,6 @@
 #include "vmm/bench/peer.h"
 #include "vmm/cli/build_info/build_info.h"
 #include "vmm/cli/command.h"
-#include "vmm/cli/flags.h"
 #include "vmm/cli/image_arg.h"
 #include "vmm/cli/run_setup.h"
 #include "vmm/kvm/kvm.h"
@@ -23,71 +21,83 @@
 
 namespace sigvisor::cli {
 
-int RunCommand(std::span<char* const> args) {
+namespace {
+
+// Flags of one architecture's guests, refused with the other's (as the run would
+// ignore them).
+constexpr std::string_view kX86Only[] = {"kvm",   "trap",  "gdb",    "module",
+                                         "irqchip", "vcpus", "inject", "seed"};
+constexpr std::string_view kMipsOnly[] = {"cores"};
+
+}  // namespace
+
+int RunCommand(const RunOptions& options) {
   const uint64_t start_ns = MonotonicNs();
-  if (!args.empty()) {
+  if (!options.args.empty()) {
     return ReportError(absl::StrFormat("`sigvisor run` takes no argument '%s' (see --help)",
-                                       args[0]));
+                                       options.args[0]));
   }
-  const bool json = absl::GetFlag(FLAGS_json);
-  const absl::Duration timeout = absl::GetFlag(FLAGS_timeout);
-  if (timeout <= absl::ZeroDuration()) return ReportError("--timeout must be positive");
-  const std::string arch = absl::GetFlag(FLAGS_arch);
-  if (arch == "mips") return RunMips(start_ns);
-  if (arch != "x86_64") {
-    return ReportError(absl::StrFormat("--arch=%s: give x86_64 or mips", arch));
+  if (options.timeout <= absl::ZeroDuration()) return ReportError("--timeout must be positive");
+  if (options.arch == "mips") {
+    if (std::string flag = FirstGiven(options, kX86Only); !flag.empty()) {
+      return ReportError(absl::StrFormat(
+          "%s is for x86-64 guests under KVM; it does not apply to `sigvisor run --arch mips`",
+          flag));
+    }
+    return RunMips(options, start_ns);
+  }
+  if (options.arch != "x86_64") {
+    return ReportError(absl::StrFormat("--arch=%s: give x86_64 or mips", options.arch));
+  }
+  if (std::string flag = FirstGiven(options, kMipsOnly); !flag.empty()) {
+    return ReportError(absl::StrFormat(
+        "%s is for the MIPS interpreter; it applies to `sigvisor run --arch mips` only (x86-64 "
+        "Multiboot kernels take --vcpus)",
+        flag));
   }
 
-  absl::StatusOr<std::string> cmdline = GuestCmdline();
+  absl::StatusOr<std::string> cmdline =
+      GuestCmdline(options.workload, options.ops, options.cmdline);
   if (!cmdline.ok()) return ReportError(cmdline.status());
-  absl::StatusOr<LoadedImage> image = LoadImage(absl::GetFlag(FLAGS_image), absl::GetFlag(FLAGS_variant));
+  absl::StatusOr<LoadedImage> image = LoadImage(options.image, options.variant);
   if (!image.ok()) return ReportError(image.status());
-  absl::StatusOr<RunHost> run_host = OpenRunHost();
+  absl::StatusOr<RunHost> run_host = OpenRunHost(options.kvm, options.trap);
   if (!run_host.ok()) return ReportError(run_host.status());
   const KvmSystem* kvm = &run_host->kvm;
   const HostInfo* host = &run_host->info;
   const TrapChoice* trap = &run_host->trap;
 
-  x86::MachineConfig config;
-  config.memory_bytes = uint64_t{absl::GetFlag(FLAGS_memory)} << 20;
-  config.cmdline = *cmdline;
-  config.cpl0_emulated = host->cpl0_emulated;
-  config.trap = trap->mechanism;
-  config.irqchip = absl::GetFlag(FLAGS_irqchip);
-  config.vcpus = absl::GetFlag(FLAGS_vcpus);
+  ConsoleEcho console(RunConsoleStream(options));
+  // The guest's TSC runs at the host's rate: each phase's two clocks are checked at it.
+  x86::MachineConfig config =
+      MachineConfigFor(RunSettingsFor(options, console),
+                       {.cmdline = *cmdline,
+                        .cpl0_emulated = host->cpl0_emulated,
+                        .trap = trap->mechanism,
+                        .guest_tsc_khz = bench::HostTscKhz(kvm->fd())});
+  config.irqchip = options.irqchip;
+  config.vcpus = options.vcpus;
   if (image->elf.multiboot() && !image->elf.abi_version()) {  // a Multiboot kernel
     config.image_name = image->label;
-    for (const std::string& spec : absl::GetFlag(FLAGS_module)) {
+    for (const std::string& spec : options.modules) {
       absl::StatusOr<x86::MultibootModule> module = x86::ReadMultibootModule(spec);
       if (!module.ok()) return ReportError(module.status());
       config.modules.push_back(*std::move(module));
     }
-  } else if (!absl::GetFlag(FLAGS_module).empty()) {
+  } else if (!options.modules.empty()) {
     return ReportError("--module passes modules to a Multiboot kernel; this image is not one");
   }
-  config.session.timeout = timeout;
-  config.session.max_output_bytes = absl::GetFlag(FLAGS_max_output);
-  // The guest's TSC runs at the host's rate: each phase's two clocks are checked at it.
-  config.session.guest_tsc_khz = bench::HostTscKhz(kvm->fd());
-  if (!absl::GetFlag(FLAGS_no_sandbox)) {
-    config.session.sandbox = SandboxPolicy{.allow_gdb_sockets = !absl::GetFlag(FLAGS_gdb).empty()};
-  }
-  // With --json, stdout carries only the JSON document: the console goes to stderr.
-  FILE* console = json ? stderr : stdout;
-  if (!absl::GetFlag(FLAGS_quiet)) {
-    config.session.console_sink = [console](std::string_view text) {
-      std::fwrite(text.data(), 1, text.size(), console);
-      std::fflush(console);
-    };
-  }
+  absl::StatusOr<std::vector<InjectionSpec>> specs = ParseInjectionSpecs(options.inject);
+  if (!specs.ok()) return ReportError(specs.status());
   std::string gdb_symbols;  // --gdb: the image written out for gdb, removed at the end
-  if (absl::Status s = AddGdbStub(config, *image, *host, &gdb_symbols); !s.ok()) {
+  if (absl::Status s = AddGdbStub(config, options, *image, *host, &gdb_symbols); !s.ok()) {
     return ReportError(s);
   }
   std::vector<InjectionRecord> injections;
-  if (absl::Status s = AddFaultInjector(config, &injections); !s.ok()) return ReportError(s);
+  AddFaultInjector(config, *std::move(specs), options.seed, &injections);
   absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(*kvm, image->elf, config);
   if (!gdb_symbols.empty()) std::remove(gdb_symbols.c_str());
+  console.EndLine();
   if (!report.ok()) return ReportError(report.status());
 
   RunRecord record;
@@ -104,9 +114,9 @@ int RunCommand(std::span<char* const> args) {
   record.setup_ns = report->setup_ns;
   record.wall_ns = MonotonicNs() - start_ns;
   record.injections = std::move(injections);
-  record.inject_seed = absl::GetFlag(FLAGS_seed);
+  record.inject_seed = options.seed;
 
-  if (json) {
+  if (options.json) {
     std::printf("%s\n", WithBuildInfo(RunRecordToJson(record)).dump(2).c_str());
   } else {
     std::printf("%s", FormatRunReport(record).c_str());

@@ -6,7 +6,6 @@
 #include <fstream>
 #include <iterator>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
 #include "arch/mips/vmm/cost_model.h"
 #include "arch/mips/vmm/mips_machine.h"
@@ -14,7 +13,6 @@
 #include "vmm/base/clock.h"
 #include "vmm/cli/build_info/build_info.h"
 #include "vmm/cli/command.h"
-#include "vmm/cli/flags.h"
 #include "vmm/cli/run_setup.h"
 #include "vmm/report/json_report.h"
 #include "vmm/report/text_report.h"
@@ -92,33 +90,18 @@ nlohmann::ordered_json VdsoToJson(const mips::MipsMachineReport& report,
 
 }  // namespace
 
-int RunMips(uint64_t start_ns) {
-  const bool json = absl::GetFlag(FLAGS_json);
-  const std::string path = absl::GetFlag(FLAGS_image);
-  if (!absl::GetFlag(FLAGS_module).empty() || absl::GetFlag(FLAGS_irqchip) ||
-      !absl::GetFlag(FLAGS_gdb).empty()) {
-    return ReportError("--module, --irqchip and --gdb are for x86-64 guests under KVM");
-  }
-  absl::StatusOr<std::string> cmdline = GuestCmdline();
+int RunMips(const RunOptions& options, uint64_t start_ns) {
+  absl::StatusOr<std::string> cmdline =
+      GuestCmdline(options.workload, options.ops, options.cmdline);
   if (!cmdline.ok()) return ReportError(cmdline.status());
-  absl::StatusOr<LoadedMipsImage> image = LoadMipsImage(path, absl::GetFlag(FLAGS_variant));
+  absl::StatusOr<LoadedMipsImage> image = LoadMipsImage(options.image, options.variant);
   if (!image.ok()) return ReportError(image.status());
 
-  mips::MipsMachineConfig config;
-  config.memory_bytes = uint64_t{absl::GetFlag(FLAGS_memory)} << 20;
-  config.cores = static_cast<int>(absl::GetFlag(FLAGS_cores));
-  config.cmdline = *cmdline;
-  config.session.timeout = absl::GetFlag(FLAGS_timeout);
-  config.session.max_output_bytes = absl::GetFlag(FLAGS_max_output);
-  if (!absl::GetFlag(FLAGS_no_sandbox)) config.session.sandbox = SandboxPolicy{};
-  FILE* console = json ? stderr : stdout;  // with --json stdout is the document's
-  if (!absl::GetFlag(FLAGS_quiet)) {
-    config.session.console_sink = [console](std::string_view text) {
-      std::fwrite(text.data(), 1, text.size(), console);
-      std::fflush(console);
-    };
-  }
+  ConsoleEcho console(RunConsoleStream(options));
+  const mips::MipsMachineConfig config = MipsMachineConfigFor(
+      RunSettingsFor(options, console), *cmdline, static_cast<int>(options.cores));
   absl::StatusOr<mips::MipsMachineReport> report = mips::BootAndRun(image->elf, config);
+  console.EndLine();
   if (!report.ok()) return ReportError(report.status());
 
   RunRecord record;
@@ -134,7 +117,7 @@ int RunMips(uint64_t start_ns) {
   record.setup_ns = report->setup_ns;
   record.wall_ns = MonotonicNs() - start_ns;
 
-  if (json) {
+  if (options.json) {
     nlohmann::ordered_json doc = RunRecordToJson(record);
     doc["mips"] = {
         {"cores", config.cores},

@@ -7,18 +7,13 @@
 #include <filesystem>
 #include <fstream>
 
-#include "absl/flags/reflection.h"
-#include "arch/x86_64/vmm/fault_injector.h"
-#include "arch/x86_64/vmm/gdb_stub.h"
-
-#include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "vmm/cli/build_info/build_info.h"
+#include "arch/x86_64/vmm/gdb_stub.h"
 #include "vmm/cli/exit_status.h"
-#include "vmm/cli/flags.h"
 
 namespace sigvisor::cli {
 
@@ -34,9 +29,9 @@ std::span<const std::string_view> BundledKernelWorkloads() {
 }
 
 // The guest command line from --workload, --ops and --cmdline.
-absl::StatusOr<std::string> GuestCmdline() {
+absl::StatusOr<std::string> GuestCmdline(const std::string& workload, const std::string& ops,
+                                         const std::string& extra) {
   std::vector<std::string> words;
-  const std::string workload = absl::GetFlag(FLAGS_workload);
   if (!workload.empty()) {
     const auto known = BundledKernelWorkloads();
     // Refused here, before a VM exists: the guest's own refusal would cost a boot and
@@ -49,7 +44,6 @@ absl::StatusOr<std::string> GuestCmdline() {
     }
     words.push_back("workload=" + workload);
   }
-  const std::string ops = absl::GetFlag(FLAGS_ops);
   if (!ops.empty()) {
     uint64_t count;
     if (!absl::SimpleAtoi(ops, &count)) {
@@ -58,7 +52,6 @@ absl::StatusOr<std::string> GuestCmdline() {
     }
     words.push_back(absl::StrCat("ops=", count));
   }
-  const std::string extra = absl::GetFlag(FLAGS_cmdline);
   if (!extra.empty()) words.push_back(extra);
   return absl::StrJoin(words, " ");
 }
@@ -105,23 +98,30 @@ absl::StatusOr<TrapChoice> ChooseTrap(const std::string& flag, const KvmSystem& 
   return absl::InternalError("the probe has no vmm_dr7_gd case");
 }
 
-absl::StatusOr<RunHost> OpenRunHost() {
-  absl::StatusOr<KvmSystem> kvm = KvmSystem::Open(absl::GetFlag(FLAGS_kvm));
+absl::StatusOr<RunHost> OpenRunHost(const std::string& kvm_path, const std::string& trap_flag) {
+  absl::StatusOr<KvmSystem> kvm = KvmSystem::Open(kvm_path);
   if (!kvm.ok()) return kvm.status();
   absl::StatusOr<HostInfo> info = DetectHost(*kvm);
   if (!info.ok()) return info.status();
-  absl::StatusOr<TrapChoice> trap = ChooseTrap(absl::GetFlag(FLAGS_trap), *kvm, *info);
+  absl::StatusOr<TrapChoice> trap = ChooseTrap(trap_flag, *kvm, *info);
   if (!trap.ok()) return trap.status();
   return RunHost{*std::move(kvm), *std::move(info), *std::move(trap)};
 }
 
-absl::Status AddGdbStub(x86::MachineConfig& config, const LoadedImage& image,
-                        const HostInfo& host, std::string* symbols_file) {
+RunSettings RunSettingsFor(const RunOptions& options, ConsoleEcho& console) {
+  RunSettings settings = SettingsFrom(options, options.quiet ? nullptr : &console);
+  settings.max_output_bytes = options.max_output;
+  settings.gdb_sockets = !options.gdb.empty();
+  return settings;
+}
+
+absl::Status AddGdbStub(x86::MachineConfig& config, const RunOptions& run,
+                        const LoadedImage& image, const HostInfo& host,
+                        std::string* symbols_file) {
   symbols_file->clear();
-  const std::string listen = absl::GetFlag(FLAGS_gdb);
-  if (listen.empty()) return absl::OkStatus();
+  if (run.gdb.empty()) return absl::OkStatus();
   x86::GdbStubOptions options;
-  options.listen = listen;
+  options.listen = run.gdb;
   options.host_emulates_cpl0 = host.cpl0_emulated;
   if (!image.variant.empty()) {  // embedded: give gdb a file to read the symbols from
     std::error_code error;
@@ -156,10 +156,7 @@ absl::Status AddGdbStub(x86::MachineConfig& config, const LoadedImage& image,
     return stub.status();
   }
   config.interceptors.push_back(*std::move(stub));
-  absl::CommandLineFlag* timeout = absl::FindCommandLineFlag("timeout");
-  if (timeout != nullptr && timeout->CurrentValue() == timeout->DefaultValue()) {
-    config.session.timeout = absl::InfiniteDuration();
-  }
+  if (!run.Given("timeout")) config.session.timeout = absl::InfiniteDuration();
   return absl::OkStatus();
 }
 
@@ -173,26 +170,15 @@ int ReportRunEnd(const RunResult& result, bool bundled_kernel) {
   return RunExitStatus(result);
 }
 
-absl::StatusOr<std::vector<InjectionSpec>> InjectionSpecsFromFlags() {
+absl::StatusOr<std::vector<InjectionSpec>> ParseInjectionSpecs(
+    const std::vector<std::string>& inject) {
   std::vector<InjectionSpec> specs;
-  for (const std::string& text : absl::GetFlag(FLAGS_inject)) {
+  for (const std::string& text : inject) {
     absl::StatusOr<InjectionSpec> spec = ParseInjectionSpec(text);
     if (!spec.ok()) return spec.status();
     specs.push_back(*std::move(spec));
   }
   return specs;
-}
-
-absl::Status AddFaultInjector(x86::MachineConfig& config, std::vector<InjectionRecord>* records) {
-  absl::StatusOr<std::vector<InjectionSpec>> specs = InjectionSpecsFromFlags();
-  if (!specs.ok()) return specs.status();
-  if (specs->empty()) return absl::OkStatus();
-  x86::FaultInjectorOptions options;
-  options.seed = absl::GetFlag(FLAGS_seed);
-  options.specs = *std::move(specs);
-  config.injection_events = true;
-  config.interceptors.push_back(x86::FaultInjectorFactory(std::move(options), records));
-  return absl::OkStatus();
 }
 
 }  // namespace sigvisor::cli

@@ -1,9 +1,10 @@
 // What every command that boots the bundled kernel's workloads decides the same way
-// (`run`, `trace`): the guest command line from --workload/--ops/--cmdline, and the
-// trap mechanism from --trap.
+// (`run`, `trace`): the guest command line from --workload/--ops/--cmdline, the trap
+// mechanism from --trap, and the rest of `run`'s set-up.
 #ifndef SIGVISOR_VMM_CLI_RUN_SETUP_H_
 #define SIGVISOR_VMM_CLI_RUN_SETUP_H_
 
+#include <cstdio>
 #include <span>
 #include <string>
 #include <string_view>
@@ -13,6 +14,8 @@
 #include "arch/x86_64/vmm/trap_engine.h"
 #include "arch/x86_64/vmm/x86_machine.h"
 #include "vmm/cli/image_arg.h"
+#include "vmm/cli/machine_config/machine_config.h"
+#include "vmm/cli/options.h"
 #include "vmm/inject/injection_record.h"
 #include "vmm/inject/injection_spec.h"
 #include "vmm/kvm/kvm.h"
@@ -25,7 +28,8 @@ std::span<const std::string_view> BundledKernelWorkloads();
 
 // The guest command line from --workload, --ops and --cmdline; a --workload the
 // bundled kernel does not have is refused, naming the ones it has.
-absl::StatusOr<std::string> GuestCmdline();
+absl::StatusOr<std::string> GuestCmdline(const std::string& workload, const std::string& ops,
+                                         const std::string& cmdline);
 
 struct TrapChoice {
   x86::TrapMechanism mechanism = x86::TrapMechanism::kOff;
@@ -36,13 +40,35 @@ struct TrapChoice {
 absl::StatusOr<TrapChoice> ChooseTrap(const std::string& flag, const KvmSystem& kvm,
                                       const HostInfo& host);
 
-// The host a run uses: --kvm opened, what kind of host it is, and --trap resolved.
+// The host a run uses: the KVM device (--kvm) opened, what kind of host it is, and
+// --trap resolved.
 struct RunHost {
   KvmSystem kvm;
   HostInfo info;
   TrapChoice trap;
 };
-absl::StatusOr<RunHost> OpenRunHost();
+absl::StatusOr<RunHost> OpenRunHost(const std::string& kvm_path, const std::string& trap);
+
+// The settings every run shares (vmm/cli/machine_config), from the flags each
+// command has: `console` is where the guest's console is echoed (null: nowhere).
+template <typename Options>
+RunSettings SettingsFrom(const Options& options, ConsoleEcho* console) {
+  return {.memory_mib = options.memory_mib,
+          .timeout = options.timeout,
+          .sandbox = !options.no_sandbox,
+          .console = console};
+}
+
+// `sigvisor run`'s settings, x86-64 and MIPS alike: the console echoed to `console`
+// unless --quiet, at most --max-output bytes of it; the sandbox lets --gdb's socket
+// through.
+RunSettings RunSettingsFor(const RunOptions& options, ConsoleEcho& console);
+
+// Where `run` echoes the guest's console: stdout, or stderr with --json (stdout then
+// carries only the document).
+inline FILE* RunConsoleStream(const RunOptions& options) {
+  return options.json ? stderr : stdout;
+}
 
 // --gdb [ADDR:]PORT: adds the gdb stub to `config` (its socket is bound now, so an
 // address in use is refused before boot) and, unless --timeout was given, turns the
@@ -50,17 +76,14 @@ absl::StatusOr<RunHost> OpenRunHost();
 // likes). An embedded image is written to a temporary file for gdb's symbols;
 // `symbols_file` receives its path (to remove after the run), or "". Does nothing
 // without --gdb.
-absl::Status AddGdbStub(x86::MachineConfig& config, const LoadedImage& image,
-                        const HostInfo& host, std::string* symbols_file);
+absl::Status AddGdbStub(x86::MachineConfig& config, const RunOptions& options,
+                        const LoadedImage& image, const HostInfo& host,
+                        std::string* symbols_file);
 
 // The --inject specs (empty without the flag); a malformed one is an error naming
 // the part that is wrong.
-absl::StatusOr<std::vector<InjectionSpec>> InjectionSpecsFromFlags();
-
-// Adds the fault injector for --inject (with --seed) to `config`; its records go to
-// `records`, which must outlive the run. Does nothing without --inject. A malformed
-// spec is an error naming the part that is wrong.
-absl::Status AddFaultInjector(x86::MachineConfig& config, std::vector<InjectionRecord>* records);
+absl::StatusOr<std::vector<InjectionSpec>> ParseInjectionSpecs(
+    const std::vector<std::string>& inject);
 
 // After a run: the stderr line for a guest that failed (its outcome and diagnosis) or
 // whose status cannot pass through (exit_status.h), and the exit status.
@@ -69,7 +92,7 @@ int ReportRunEnd(const RunResult& result, bool bundled_kernel);
 
 // `sigvisor run --arch mips` (run_mips.cc): the same report from the MIPS
 // interpreter; `start_ns` is when the command started.
-int RunMips(uint64_t start_ns);
+int RunMips(const RunOptions& options, uint64_t start_ns);
 
 }  // namespace sigvisor::cli
 

@@ -3,13 +3,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "arch/x86_64/vmm/uaccess_sites.h"
 #include "vmm/cli/build_info/build_info.h"
 #include "vmm/cli/command.h"
-#include "vmm/cli/flags.h"
 #include "vmm/cli/image_arg.h"
 #include "vmm/trap/decoder.h"
 #include "vmm/trap/site_table.h"
@@ -19,7 +17,7 @@ namespace sigvisor::cli {
 namespace {
 
 // --uaccess: the kernel's exception-table entries, where page injections aim.
-int PrintUserAccessSites(const LoadedImage& image, const trap::Decoder& decoder) {
+int PrintUserAccessSites(const LoadedImage& image, const trap::Decoder& decoder, bool json) {
   absl::StatusOr<std::vector<x86::UserAccessSite>> sites = x86::UserAccessSites(image.elf);
   if (!sites.ok()) return ReportError(sites.status());
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
@@ -49,7 +47,7 @@ int PrintUserAccessSites(const LoadedImage& image, const trap::Decoder& decoder)
     absl::StrAppendFormat(&text, "  %-18s %-32s %-18s %s\n", address, site.symbol, fixup,
                           disassembly);
   }
-  if (absl::GetFlag(FLAGS_json)) {
+  if (json) {
     nlohmann::ordered_json doc = {
         {"schema", "sigvisor.uaccess_sites/1"}, {"image", image.label}, {"sites", rows}};
     std::printf("%s\n", WithBuildInfo(doc).dump(2).c_str());
@@ -61,16 +59,16 @@ int PrintUserAccessSites(const LoadedImage& image, const trap::Decoder& decoder)
 
 }  // namespace
 
-int SitesCommand(std::span<char* const> args) {
-  if (!args.empty()) {
+int SitesCommand(const SitesOptions& options) {
+  if (!options.args.empty()) {
     return ReportError(absl::StrFormat("`sigvisor sites` takes no argument '%s' (use --image)",
-                                       args[0]));
+                                       options.args[0]));
   }
-  absl::StatusOr<LoadedImage> image = LoadImage(absl::GetFlag(FLAGS_image), absl::GetFlag(FLAGS_variant));
+  absl::StatusOr<LoadedImage> image = LoadImage(options.image, options.variant);
   if (!image.ok()) return ReportError(image.status());
   absl::StatusOr<trap::Decoder> decoder = trap::Decoder::Create();
   if (!decoder.ok()) return ReportError(decoder.status());
-  if (absl::GetFlag(FLAGS_uaccess)) return PrintUserAccessSites(*image, *decoder);
+  if (options.uaccess) return PrintUserAccessSites(*image, *decoder, options.json);
   absl::StatusOr<trap::SiteTable> sites = trap::ScanImage(image->elf, *decoder);
   if (!sites.ok()) return ReportError(sites.status());
 
@@ -94,7 +92,7 @@ int SitesCommand(std::span<char* const> args) {
     absl::StrAppendFormat(&text, "  %-18s %-28s %-13s %-24s %s\n", address, site.symbol, kind,
                           bytes, site.text);
   }
-  if (absl::GetFlag(FLAGS_json)) {
+  if (options.json) {
     nlohmann::ordered_json doc = {
         {"schema", "sigvisor.sites/1"}, {"image", image->label}, {"sites", rows}};
     std::printf("%s\n", WithBuildInfo(doc).dump(2).c_str());

@@ -3,30 +3,28 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "vmm/bench/bench_format.h"
-#include "vmm/bench/kvm_run.h"
+#include "vmm/bench/kvm_target.h"
 #include "vmm/bench/progress.h"
 #include "vmm/bench/runner.h"
 #include "vmm/cli/build_info/build_info.h"
 #include "vmm/cli/bench_commands.h"
 #include "vmm/cli/run_setup.h"
 #include "vmm/cli/command.h"
-#include "vmm/cli/flags.h"
 #include "vmm/study/study.h"
 
 namespace sigvisor::cli {
 
-int StudyCommand(std::span<char* const> args) {
-  std::vector<std::string> names(args.begin(), args.end());
+int StudyCommand(const StudyOptions& options) {
+  const std::vector<std::string>& names = options.args;
   if (std::find(names.begin(), names.end(), "tramp") != names.end()) {
     if (names.size() != 1) {
       return ReportError("study tramp runs on the MIPS interpreter, the others on KVM: run "
                          "`sigvisor study tramp` on its own");
     }
-    return StudyTrampCommand();
+    return StudyTrampCommand(options);
   }
   // vmm/study knows the KVM studies; tramp, on the MIPS interpreter, is handled above,
   // so the list of choices is made here, with it.
@@ -41,44 +39,47 @@ int StudyCommand(std::span<char* const> args) {
       return ReportError(absl::StrFormat("no study '%s' (give %s)", name, listed));
     }
   }
+  if (options.Given("cores")) {
+    return ReportError("--cores is for study tramp (the MIPS interpreter's cores); the KVM "
+                       "studies run on one vCPU");
+  }
   absl::StatusOr<std::vector<const study::StudyDef*>> studies = study::ParseStudyNames(names);
   if (!studies.ok()) return ReportError(studies.status());
-  absl::StatusOr<BenchOutput> output = ParseOutput();
+  absl::StatusOr<BenchOutput> output = OpenOutput(options.output);
   if (!output.ok()) return ReportError(output.status());
-  absl::StatusOr<RunLimits> limits = ParseRunLimits();
-  if (!limits.ok()) return ReportError(limits.status());
-  absl::StatusOr<std::optional<uint64_t>> ops = ParseCountFlag("ops", absl::GetFlag(FLAGS_ops), 1u << 24);
+  if (absl::Status s = CheckRunLimits(options.runs.timeout, options.runs.memory_mib); !s.ok()) {
+    return ReportError(s);
+  }
+  absl::StatusOr<std::optional<uint64_t>> ops = ParseCountFlag("ops", options.ops, 1u << 24);
   if (!ops.ok()) return ReportError(ops.status());
   absl::StatusOr<std::optional<uint64_t>> reps =
-      ParseCountFlag("repetitions", absl::GetFlag(FLAGS_repetitions), 100000);
+      ParseCountFlag("repetitions", options.repetitions, 100000);
   if (!reps.ok()) return ReportError(reps.status());
   std::optional<uint32_t> repetitions;
   if (*reps) repetitions = static_cast<uint32_t>(**reps);
 
   // Each study's own trap mechanisms unless --traps says otherwise.
-  const std::string traps_flag = absl::GetFlag(FLAGS_traps);
-  absl::StatusOr<BenchHost> host = OpenBenchHost(traps_flag, {});
+  absl::StatusOr<BenchHost> host = OpenBenchHost(options.runs.kvm, options.traps, {});
   if (!host.ok()) return ReportError(host.status());
   std::vector<bench::Matrix> matrices;
   size_t total_runs = 0;
   for (const study::StudyDef* s : *studies) {
     absl::StatusOr<bench::Matrix> matrix =
-        study::StudyMatrix(*s, *ops, repetitions, host->traps, limits->memory_mib);
+        study::StudyMatrix(*s, *ops, repetitions, host->traps, options.runs.memory_mib);
     if (!matrix.ok()) return ReportError(matrix.status());
     total_runs += matrix->runs();
     matrices.push_back(*std::move(matrix));
   }
 
   // Every target up front: nothing after the first run can fail to start.
-  absl::StatusOr<std::vector<InjectionSpec>> injections = InjectionSpecsFromFlags();
+  absl::StatusOr<std::vector<InjectionSpec>> injections = ParseInjectionSpecs(options.runs.inject);
   if (!injections.ok()) return ReportError(injections.status());
   std::vector<bench::KvmBenchTarget> targets;
   for (const bench::Matrix& matrix : matrices) {
     absl::StatusOr<bench::KvmBenchTarget> target = bench::KvmBenchTarget::Create(
-        host->kvm, matrix, host->info.cpl0_emulated, limits->timeout);
+        host->kvm, matrix, host->info.cpl0_emulated, SettingsFrom(options.runs, nullptr));
     if (!target.ok()) return ReportError(target.status());
-    target->SetInjection(*injections, absl::GetFlag(FLAGS_seed));
-    if (!absl::GetFlag(FLAGS_no_sandbox)) target->SetSandbox(SandboxPolicy{});
+    target->SetInjection(*injections, options.runs.seed);
     targets.push_back(*std::move(target));
   }
 
@@ -88,12 +89,12 @@ int StudyCommand(std::span<char* const> args) {
   for (size_t i = 0; i < matrices.size() && !bench::InterruptRequested(); ++i) {
     const study::StudyDef& s = *(*studies)[i];
     const bench::KvmBenchTarget* target = &targets[i];
-    bench::RunnerOptions options;
-    options.host = {host->info.kind, host->info.cpl0_emulated};
-    options.on_progress = progress.Callback(matrices[i], absl::StrFormat("study %s", s.name));
-    options.stop_requested = bench::InterruptRequested;
+    bench::RunnerOptions runner;
+    runner.host = {host->info.kind, host->info.cpl0_emulated};
+    runner.on_progress = progress.Callback(matrices[i], absl::StrFormat("study %s", s.name));
+    runner.stop_requested = bench::InterruptRequested;
     bench::BenchResult result = bench::RunMatrix(
-        matrices[i], [&](const bench::RunSpec& spec) { return target->Run(spec); }, options);
+        matrices[i], [&](const bench::RunSpec& spec) { return target->Run(spec); }, runner);
     progress.Finish();
     reports.push_back(study::AnalyzeStudy(s, std::move(result)));
     if (output->format == OutputFormat::kText) {

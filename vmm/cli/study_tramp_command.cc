@@ -2,43 +2,46 @@
 // It needs no KVM, so it runs apart from the KVM studies.
 #include <cstdio>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
 #include "vmm/base/clock.h"
 #include "vmm/cli/build_info/build_info.h"
 #include "vmm/cli/bench_commands.h"
 #include "vmm/cli/command.h"
-#include "vmm/cli/flags.h"
+#include "vmm/cli/flag_table.h"
 #include "vmm/study/tramp_study.h"
 
 namespace sigvisor::cli {
 
-int StudyTrampCommand() {
-  if (!absl::GetFlag(FLAGS_svg).empty() || absl::GetFlag(FLAGS_csv)) {
+namespace {
+
+// What study tramp, on the MIPS interpreter, has no use for.
+constexpr std::string_view kKvmStudiesOnly[] = {"inject", "seed", "traps", "kvm", "memory"};
+
+}  // namespace
+
+int StudyTrampCommand(const StudyOptions& flags) {
+  if (!flags.output.svg.empty() || flags.output.csv) {
     return ReportError("study tramp prints text or --json (no --csv, no --svg)");
   }
-  if (!absl::GetFlag(FLAGS_inject).empty() || !absl::GetFlag(FLAGS_traps).empty()) {
-    return ReportError("--inject and --traps are for the KVM studies; study tramp runs on the MIPS "
-                       "interpreter");
+  if (std::string flag = FirstGiven(flags, kKvmStudiesOnly); !flag.empty()) {
+    return ReportError(absl::StrFormat(
+        "%s is for the KVM studies; study tramp runs on the MIPS interpreter", flag));
   }
-  absl::StatusOr<RunLimits> limits = ParseRunLimits();
-  if (!limits.ok()) return ReportError(limits.status());
-  absl::StatusOr<std::optional<uint64_t>> ops =
-      ParseCountFlag("ops", absl::GetFlag(FLAGS_ops), 1u << 20);
+  if (flags.runs.timeout <= absl::ZeroDuration()) return ReportError("--timeout must be positive");
+  absl::StatusOr<std::optional<uint64_t>> ops = ParseCountFlag("ops", flags.ops, 1u << 20);
   if (!ops.ok()) return ReportError(ops.status());
   absl::StatusOr<std::optional<uint64_t>> reps =
-      ParseCountFlag("repetitions", absl::GetFlag(FLAGS_repetitions), 1000);
+      ParseCountFlag("repetitions", flags.repetitions, 1000);
   if (!reps.ok()) return ReportError(reps.status());
-  const uint32_t cores = absl::GetFlag(FLAGS_cores);
-  if (cores < 1 || cores > 32) return ReportError("--cores: give 1 to 32");
+  if (flags.cores < 1 || flags.cores > 32) return ReportError("--cores: give 1 to 32");
 
   study::TrampStudyOptions options;
   if (*ops) options.ops = **ops;
   if (*reps) options.repetitions = static_cast<uint32_t>(**reps);
-  // One core, and several: --cores N (default 4) is the "several".
-  options.cores = {1, cores > 1 ? static_cast<int>(cores) : 4};
-  options.timeout = limits->timeout;
-  if (!absl::GetFlag(FLAGS_no_sandbox)) options.sandbox = SandboxPolicy{};
+  // One core, and several: --cores N (default 4; 1 asks for the default too).
+  options.cores = {1, flags.cores > 1 ? static_cast<int>(flags.cores) : 4};
+  options.timeout = flags.runs.timeout;
+  if (!flags.runs.no_sandbox) options.sandbox = SandboxPolicy{};
   // Progress on stderr, once the study has run for a second (a short one stays quiet).
   const uint64_t start_ns = MonotonicNs();
   bool progress_shown = false;
@@ -54,7 +57,7 @@ int StudyTrampCommand() {
   absl::StatusOr<study::TrampStudyReport> report = study::RunTrampStudy(options);
   if (progress_shown) std::fprintf(stderr, "\n");
   if (!report.ok()) return ReportError(report.status());
-  if (absl::GetFlag(FLAGS_json)) {
+  if (flags.output.json) {
     std::printf("%s\n", WithBuildInfo(study::TrampStudyToJson(*report)).dump(2).c_str());
   } else {
     std::fputs(report->text.c_str(), stdout);

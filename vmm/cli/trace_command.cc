@@ -2,7 +2,6 @@
 // and show every instruction, the per-function profile and the stages of one op.
 #include <cstdio>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "arch/x86_64/vmm/step_tracer.h"
@@ -10,7 +9,6 @@
 #include "vmm/cli/build_info/build_info.h"
 #include "vmm/cli/command.h"
 #include "vmm/cli/exit_status.h"
-#include "vmm/cli/flags.h"
 #include "vmm/cli/image_arg.h"
 #include "vmm/cli/run_setup.h"
 #include "vmm/kvm/kvm.h"
@@ -33,26 +31,22 @@ struct Traced {
   RunResult result;
 };
 
-absl::StatusOr<Traced> TraceOnce(const KvmSystem& kvm, const HostInfo& host,
-                                 const LoadedImage& image, const std::string& cmdline,
-                                 const TrapChoice& trap) {
+absl::StatusOr<Traced> TraceOnce(const TraceOptions& flags, const KvmSystem& kvm,
+                                 const HostInfo& host, const LoadedImage& image,
+                                 const std::string& cmdline, const TrapChoice& trap) {
   Traced t;
   t.source = {image.label, image.variant, cmdline};
   t.trace.variant = image.variant;
   t.trace.host_kind = host.kind;
   t.trace.trap = std::string(x86::TrapMechanismName(trap.mechanism));
-  x86::MachineConfig config;
-  config.memory_bytes = uint64_t{absl::GetFlag(FLAGS_memory)} << 20;
-  config.cmdline = cmdline;
-  config.cpl0_emulated = host.cpl0_emulated;
-  config.trap = trap.mechanism;
-  config.session.timeout = absl::GetFlag(FLAGS_timeout);
-  if (!absl::GetFlag(FLAGS_no_sandbox)) config.session.sandbox = SandboxPolicy{};
-  config.session.console_sink = [](std::string_view text) {
-    std::fwrite(text.data(), 1, text.size(), stderr);
-  };
+  // The console goes to stderr: stdout is the listing's (or the JSON document's).
+  ConsoleEcho console(stderr);
+  // Single-stepped, the guest's clocks do not run at its TSC rate: no clock check.
+  x86::MachineConfig config = MachineConfigFor(
+      SettingsFrom(flags, &console),
+      {.cmdline = cmdline, .cpl0_emulated = host.cpl0_emulated, .trap = trap.mechanism});
   x86::StepTracerOptions options;
-  options.phase = absl::GetFlag(FLAGS_phase);
+  options.phase = flags.phase;
   options.opaque_reason = host.cpl0_emulated
                               ? kOpaqueOnPvm
                               : "the tracer steps only the kernel: on this host (CPL0 runs "
@@ -60,6 +54,7 @@ absl::StatusOr<Traced> TraceOnce(const KvmSystem& kvm, const HostInfo& host,
                                 "kernel entry, through the guest's IDT redirected while it traces";
   config.interceptors.push_back(x86::StepTracer::Factory(options, &t.trace));
   absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(kvm, image.elf, config);
+  console.EndLine();
   if (!report.ok()) return report.status();
   t.result = std::move(report->result);
   if (t.trace.phase.empty()) {
@@ -90,46 +85,39 @@ absl::StatusOr<Traced> TraceOnce(const KvmSystem& kvm, const HostInfo& host,
 
 }  // namespace
 
-int TraceCommand(std::span<char* const> args) {
-  if (!args.empty()) {
+int TraceCommand(const TraceOptions& options) {
+  if (!options.args.empty()) {
     return ReportError(absl::StrFormat("`sigvisor trace` takes no argument '%s' (see --help)",
-                                       args[0]));
+                                       options.args[0]));
   }
-  if (absl::GetFlag(FLAGS_workload).empty()) absl::SetFlag(&FLAGS_workload, "divzero");
-  if (absl::GetFlag(FLAGS_ops).empty()) absl::SetFlag(&FLAGS_ops, "1");
-  if (absl::GetFlag(FLAGS_timeout) <= absl::ZeroDuration()) {
-    return ReportError("--timeout must be positive");
-  }
-  absl::StatusOr<std::string> cmdline = GuestCmdline();
+  if (options.timeout <= absl::ZeroDuration()) return ReportError("--timeout must be positive");
+  absl::StatusOr<std::string> cmdline =
+      GuestCmdline(options.workload, options.ops, options.cmdline);
   if (!cmdline.ok()) return ReportError(cmdline.status());
-  absl::StatusOr<LoadedImage> image =
-      LoadImage(absl::GetFlag(FLAGS_image), absl::GetFlag(FLAGS_variant));
+  absl::StatusOr<LoadedImage> image = LoadImage(options.image, options.variant);
   if (!image.ok()) return ReportError(image.status());
   std::optional<LoadedImage> other;
-  const std::string diff = absl::GetFlag(FLAGS_diff);
-  if (!diff.empty()) {
-    absl::StatusOr<LoadedImage> loaded = LoadImage(absl::GetFlag(FLAGS_image), diff);
+  if (!options.diff.empty()) {
+    absl::StatusOr<LoadedImage> loaded = LoadImage(options.image, options.diff);
     if (!loaded.ok()) return ReportError(loaded.status());
     other = *std::move(loaded);
   }
-  absl::StatusOr<RunHost> run_host = OpenRunHost();
+  absl::StatusOr<RunHost> run_host = OpenRunHost(options.kvm, options.trap);
   if (!run_host.ok()) return ReportError(run_host.status());
   const KvmSystem* kvm = &run_host->kvm;
   const HostInfo* host = &run_host->info;
   const TrapChoice* trap = &run_host->trap;
 
-  absl::StatusOr<Traced> left = TraceOnce(*kvm, *host, *image, *cmdline, *trap);
+  absl::StatusOr<Traced> left = TraceOnce(options, *kvm, *host, *image, *cmdline, *trap);
   if (!left.ok()) return ReportError(left.status());
   std::optional<Traced> right;
   if (other) {
-    absl::StatusOr<Traced> traced = TraceOnce(*kvm, *host, *other, *cmdline, *trap);
+    absl::StatusOr<Traced> traced = TraceOnce(options, *kvm, *host, *other, *cmdline, *trap);
     if (!traced.ok()) return ReportError(traced.status());
     right = *std::move(traced);
   }
 
-  const bool json = absl::GetFlag(FLAGS_json);
-  const bool stages_only = absl::GetFlag(FLAGS_stages);
-  if (json) {
+  if (options.json) {
     nlohmann::ordered_json doc =
         trace::TraceToJson(left->source, left->trace, left->analysis);
     if (right) {
@@ -151,7 +139,7 @@ int TraceCommand(std::span<char* const> args) {
                                         right->trace, right->analysis)
                           .text.c_str());
   } else {
-    if (!stages_only) {
+    if (!options.stages) {
       std::printf("%s\n", trace::FormatListing(left->trace, left->analysis).c_str());
     }
     std::printf("%s", trace::FormatSummary(left->source, left->trace, left->analysis).c_str());

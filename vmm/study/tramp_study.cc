@@ -7,6 +7,7 @@
 #include "arch/mips/vmm/cost_model.h"
 #include "arch/mips/vmm/mips_elf.h"
 #include "arch/mips/vmm/mips_machine.h"
+#include "vmm/cli/machine_config/machine_config.h"
 #include "vmm/images/embedded_images.h"
 
 namespace sigvisor::study {
@@ -18,6 +19,8 @@ using mips::CostModel;
 constexpr double kSeedBeforeUs = 14.5;
 constexpr double kSeedAfterUs = 7.9;
 constexpr const char* kPhase = "sig_hndl";
+// The MIPS machine's own default, which the study's figures were taken with.
+constexpr uint64_t kMemoryMib = 64;
 
 struct Build {
   const char* variant;
@@ -36,11 +39,9 @@ struct RunCounts {
 
 absl::StatusOr<RunCounts> RunOnce(const mips::MipsElfImage& image, int cores,
                                   const TrampStudyOptions& options) {
-  mips::MipsMachineConfig config;
-  config.cores = cores;
-  config.cmdline = absl::StrFormat("workload=lat_sig ops=%d", options.ops);
-  config.session.timeout = options.timeout;
-  config.session.sandbox = options.sandbox;
+  const mips::MipsMachineConfig config = MipsMachineConfigFor(
+      {.memory_mib = kMemoryMib, .timeout = options.timeout, .sandbox = options.sandbox.has_value()},
+      absl::StrFormat("workload=lat_sig ops=%d", options.ops), cores);
   absl::StatusOr<mips::MipsMachineReport> report = mips::BootAndRun(image, config);
   if (!report.ok()) return report.status();
   const RunResult& result = report->result;
