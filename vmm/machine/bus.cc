@@ -1,6 +1,6 @@
 #include "vmm/machine/bus.h"
 
-#include <iterator>
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -25,51 +25,41 @@ std::string DescribeAccess(AddressSpace space, uint64_t addr, size_t size) {
                          size == 1 ? "" : "s");
 }
 
-// The entry of `ranges` whose range contains `addr`, or ranges.end(). Registered
-// ranges never overlap, so only the last one starting at or below `addr` can.
-// (A template because the map's value type, Bus::Range, is private to Bus.)
-template <typename RangeMap>
-typename RangeMap::const_iterator FindContaining(const RangeMap& ranges, uint64_t addr) {
-  auto it = ranges.upper_bound(addr);
-  if (it == ranges.begin()) return ranges.end();
-  --it;
-  if (addr - it->first >= it->second.length) return ranges.end();
-  return it;
-}
+}  // namespace
 
-// Where an access lands: the device, and the offset into its registered range.
-struct Route {
-  Device* device;
-  uint64_t offset;
-};
+// Registered ranges never overlap, so only the last one starting at or below `addr`
+// can contain it.
+const Bus::Range* Bus::FindContaining(AddressSpace space, uint64_t addr) const {
+  const std::vector<Range>& ranges = RangesOf(space);
+  auto it = std::upper_bound(ranges.begin(), ranges.end(), addr,
+                             [](uint64_t a, const Range& r) { return a < r.base; });
+  if (it == ranges.begin()) return nullptr;
+  --it;
+  if (addr - it->base >= it->length) return nullptr;
+  return &*it;
+}
 
 // Finds the one device whose range holds all of [addr, addr + size). An access that
 // straddles a range's end is refused rather than split: no real device decodes half
 // of an access, and splitting would hide a guest bug.
-template <typename RangeMap>
-absl::StatusOr<Route> RouteAccess(const RangeMap& ranges, AddressSpace space, uint64_t addr,
-                                  size_t size) {
+absl::StatusOr<Bus::Route> Bus::RouteAccess(AddressSpace space, uint64_t addr,
+                                            size_t size) const {
   if (size == 0) {
     return absl::InvalidArgumentError(
         absl::StrFormat("empty access at %s 0x%x", SpaceName(space), addr));
   }
-  auto it = FindContaining(ranges, addr);
-  if (it == ranges.end()) {
+  const Range* range = FindContaining(space, addr);
+  if (range == nullptr) {
     return absl::NotFoundError("no device at " + DescribeAccess(space, addr, size));
   }
-  const uint64_t base = it->first;
-  const uint64_t length = it->second.length;
-  Device* device = it->second.device;
-  const uint64_t offset = addr - base;
-  if (size > length - offset) {
+  const uint64_t offset = addr - range->base;
+  if (size > range->length - offset) {
     return absl::NotFoundError(absl::StrFormat(
         "%s runs past the end of \"%s\" at %s", DescribeAccess(space, addr, size),
-        device->name(), DescribeRange(space, base, length)));
+        range->device->name(), DescribeRange(space, range->base, range->length)));
   }
-  return Route{device, offset};
+  return Route{range->device, offset};
 }
-
-}  // namespace
 
 absl::Status Bus::Register(AddressSpace space, uint64_t base, uint64_t length, Device* device) {
   if (device == nullptr) {
@@ -90,54 +80,55 @@ absl::Status Bus::Register(AddressSpace space, uint64_t base, uint64_t length, D
   }
   const uint64_t last = base + (length - 1);
 
-  std::map<uint64_t, Range>& ranges = RangesOf(space);
+  std::vector<Range>& ranges = RangesOf(space);
   // Registered ranges never overlap, so the new one can only collide with the first
   // range starting above its base or with the last one starting at or below it.
-  auto next = ranges.upper_bound(base);
-  auto overlap = ranges.end();
-  if (next != ranges.end() && next->first <= last) {
-    overlap = next;
+  auto next = std::upper_bound(ranges.begin(), ranges.end(), base,
+                               [](uint64_t a, const Range& r) { return a < r.base; });
+  const Range* overlap = nullptr;
+  if (next != ranges.end() && next->base <= last) {
+    overlap = &*next;
   } else if (next != ranges.begin()) {
-    auto previous = std::prev(next);
-    if (base - previous->first < previous->second.length) overlap = previous;
+    const Range& previous = *std::prev(next);
+    if (base - previous.base < previous.length) overlap = &previous;
   }
-  if (overlap != ranges.end()) {
+  if (overlap != nullptr) {
     return absl::AlreadyExistsError(absl::StrFormat(
         "cannot register \"%s\" at %s: it overlaps \"%s\" at %s", device->name(),
-        DescribeRange(space, base, length), overlap->second.device->name(),
-        DescribeRange(space, overlap->first, overlap->second.length)));
+        DescribeRange(space, base, length), overlap->device->name(),
+        DescribeRange(space, overlap->base, overlap->length)));
   }
-  ranges.emplace(base, Range{length, device});
+  ranges.insert(next, Range{base, length, device});
   return absl::OkStatus();
 }
 
 absl::StatusOr<DeviceAction> Bus::Read(AddressSpace space, uint64_t addr,
                                        std::span<uint8_t> data) {
-  absl::StatusOr<Route> route = RouteAccess(RangesOf(space), space, addr, data.size());
-  if (!route.ok()) return route.status();
-  std::lock_guard<std::mutex> lock(dispatch_);
-  return route->device->Read(route->offset, data);
+  absl::StatusOr<absl::StatusOr<DeviceAction>> done = WithDevice(
+      space, addr, data.size(),
+      [&](Device& device, uint64_t offset) { return device.Read(offset, data); });
+  if (!done.ok()) return done.status();
+  return *std::move(done);
 }
 
 absl::StatusOr<DeviceAction> Bus::Write(AddressSpace space, uint64_t addr,
                                         std::span<const uint8_t> data) {
-  absl::StatusOr<Route> route = RouteAccess(RangesOf(space), space, addr, data.size());
-  if (!route.ok()) return route.status();
-  std::lock_guard<std::mutex> lock(dispatch_);
-  return route->device->Write(route->offset, data);
+  absl::StatusOr<absl::StatusOr<DeviceAction>> done = WithDevice(
+      space, addr, data.size(),
+      [&](Device& device, uint64_t offset) { return device.Write(offset, data); });
+  if (!done.ok()) return done.status();
+  return *std::move(done);
 }
 
 Device* Bus::Find(AddressSpace space, uint64_t addr) const {
-  const std::map<uint64_t, Range>& ranges = RangesOf(space);
-  auto it = FindContaining(ranges, addr);
-  return it == ranges.end() ? nullptr : it->second.device;
+  const Range* range = FindContaining(space, addr);
+  return range == nullptr ? nullptr : range->device;
 }
 
 std::string Bus::AccessName(AddressSpace space, uint64_t addr) const {
-  const std::map<uint64_t, Range>& ranges = RangesOf(space);
-  auto it = FindContaining(ranges, addr);
-  if (it == ranges.end()) return "nothing";
-  return it->second.device->AccessName(addr - it->first);
+  const Range* range = FindContaining(space, addr);
+  if (range == nullptr) return "nothing";
+  return range->device->AccessName(addr - range->base);
 }
 
 }  // namespace sigvisor

@@ -1,16 +1,22 @@
 // One bus for port I/O and MMIO (kvmtool's single interval map): devices register
 // [base, base + length) in an address space; an access is routed to the one device
-// whose range contains it, with the offset into that range. Read and Write hold one
-// mutex around the device's handler, so vCPU threads of one machine may share a bus
-// (and its devices); registration happens before any vCPU runs.
+// whose range contains it, with the offset into that range. Registration happens
+// before any vCPU runs; after it the ranges are only read.
+//
+// Devices are not thread-safe. A machine whose vCPUs run on several threads over one
+// bus (x86 APs, ap_runner.h) calls Share() before they start: every device access
+// then holds one mutex. A one-vCPU machine's run loop takes no lock (an uncontended
+// lock is still two atomic operations on every exit).
 #ifndef SIGVISOR_VMM_MACHINE_BUS_H_
 #define SIGVISOR_VMM_MACHINE_BUS_H_
 
 #include <cstdint>
-#include <map>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -27,12 +33,28 @@ class Bus {
   // range, naming both devices.
   absl::Status Register(AddressSpace space, uint64_t base, uint64_t length, Device* device);
 
+  // From now on every device access holds the bus's mutex (vCPUs on several threads).
+  void Share() { shared_ = true; }
+
   // Routes an access. NotFound (naming the space and address) when no device covers
   // [addr, addr + data.size()); the run loop reports that as the guest touching
   // something the machine does not have.
   absl::StatusOr<DeviceAction> Read(AddressSpace space, uint64_t addr, std::span<uint8_t> data);
   absl::StatusOr<DeviceAction> Write(AddressSpace space, uint64_t addr,
                                      std::span<const uint8_t> data);
+
+  // Routes an access of `size` bytes as Read and Write do, and calls `f(device,
+  // offset)` on the device found (under the mutex once Share()d); its result, or the
+  // routing error. For callers that do more with the device than Read or Write.
+  template <typename F>
+  auto WithDevice(AddressSpace space, uint64_t addr, size_t size, F&& f)
+      -> absl::StatusOr<std::invoke_result_t<F, Device&, uint64_t>> {
+    absl::StatusOr<Route> route = RouteAccess(space, addr, size);
+    if (!route.ok()) return route.status();
+    std::unique_lock<std::mutex> lock(dispatch_, std::defer_lock);
+    if (shared_) lock.lock();
+    return f(*route->device, route->offset);
+  }
 
   // The device covering `addr`, or nullptr.
   Device* Find(AddressSpace space, uint64_t addr) const;
@@ -43,19 +65,28 @@ class Bus {
 
  private:
   struct Range {
+    uint64_t base;
     uint64_t length;
     Device* device;
   };
-  std::map<uint64_t, Range>& RangesOf(AddressSpace space) {
+  struct Route {
+    Device* device;
+    uint64_t offset;
+  };
+  // Sorted by base: a device exit is a binary search over a few contiguous entries.
+  std::vector<Range>& RangesOf(AddressSpace space) {
     return space == AddressSpace::kPort ? ports_ : mmio_;
   }
-  const std::map<uint64_t, Range>& RangesOf(AddressSpace space) const {
+  const std::vector<Range>& RangesOf(AddressSpace space) const {
     return space == AddressSpace::kPort ? ports_ : mmio_;
   }
+  const Range* FindContaining(AddressSpace space, uint64_t addr) const;
+  absl::StatusOr<Route> RouteAccess(AddressSpace space, uint64_t addr, size_t size) const;
 
-  std::map<uint64_t, Range> ports_;  // keyed by base
-  std::map<uint64_t, Range> mmio_;
-  std::mutex dispatch_;  // held around each device Read/Write (multi-vCPU machines)
+  std::vector<Range> ports_;
+  std::vector<Range> mmio_;
+  bool shared_ = false;
+  std::mutex dispatch_;  // held around each device access once shared_
 };
 
 }  // namespace sigvisor

@@ -14,6 +14,7 @@ ApRunner::ApRunner(std::vector<KvmVcpu>& aps, Bus& bus, Backend& bsp,
                    std::function<std::string(const CpuLocation&)> describe,
                    std::optional<SandboxPolicy> sandbox)
     : bus_(bus), bsp_(bsp), describe_(std::move(describe)), sandbox_(std::move(sandbox)) {
+  bus_.Share();  // the devices now serve several vCPU threads
   for (size_t i = 0; i < aps.size(); ++i) {
     auto ap = std::make_unique<Ap>();
     ap->index = static_cast<int>(i + 1);
