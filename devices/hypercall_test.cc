@@ -1,108 +1,83 @@
+// The hypercall gates of both platforms: the PC's port block and Malta's MMIO
+// window, as a bus device (the run loop hands them accesses itself: vmm/run).
 #include "devices/hypercall.h"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 #include <vector>
 
+#include "devices/hypercall_mmio.h"
 #include "guest-kit/abi/sigvisor_abi.h"
 
 namespace sigvisor {
 namespace {
 
-struct RecordingHandler : HypercallHandler {
-  std::string console;
-  std::vector<std::string> events;
-  void OnConsoleWrite(std::string_view text) override { console += text; }
-  void OnExit(int64_t status) override { events.push_back("exit " + std::to_string(status)); }
-  void OnPhaseBegin(std::string name, uint64_t ops, uint64_t tsc, bool calibration,
-                    std::optional<uint64_t>) override {
-    events.push_back("begin " + name + " " + std::to_string(ops) + " " + std::to_string(tsc) +
-                     (calibration ? " calibration" : ""));
+struct Calls {
+  Calls() {
+    for (uint64_t nr : {SIGVISOR_HC_CONSOLE_WRITE, SIGVISOR_HC_EXIT}) {
+      EXPECT_TRUE(table
+                      .Register(nr,
+                                [this, nr](uint32_t gpa) {
+                                  seen.push_back({nr, gpa});
+                                  HypercallResult result;
+                                  if (nr == SIGVISOR_HC_EXIT) {
+                                    result.kind = HypercallResult::Kind::kEnd;
+                                  }
+                                  return result;
+                                })
+                      .ok());
+    }
   }
-  void OnPhaseEnd(uint64_t tsc) override { events.push_back("end " + std::to_string(tsc)); }
-  void OnTimeReport(std::string name, uint64_t cycles, uint64_t count) override {
-    events.push_back("time " + name);
-  }
-  void OnPanic(std::string message, uint64_t rip, uint64_t vector) override {
-    events.push_back("panic " + message);
-  }
+  HypercallTable table;
+  std::vector<std::pair<uint64_t, uint32_t>> seen;
 };
 
-class HypercallTest : public ::testing::Test {
- protected:
-  HypercallTest() : memory_(*GuestMemory::Create(0x10000)), device_(memory_, handler_) {}
-
-  absl::StatusOr<DeviceAction> Call(uint64_t nr, uint32_t args_gpa) {
-    uint8_t bytes[4];
-    std::memcpy(bytes, &args_gpa, 4);
-    return device_.Write(nr, bytes);
-  }
-
-  GuestMemory memory_;
-  RecordingHandler handler_;
-  HypercallDevice device_;
-};
-
-TEST_F(HypercallTest, ConsoleWrite) {
-  ASSERT_TRUE(memory_.Write(0x2000, {reinterpret_cast<const uint8_t*>("hello"), 5}).ok());
-  ASSERT_TRUE(memory_.WriteObject(0x1000, sigvisor_hc_console_write{0x2000, 5}).ok());
-  auto action = Call(SIGVISOR_HC_CONSOLE_WRITE, 0x1000);
-  ASSERT_TRUE(action.ok());
-  EXPECT_EQ(*action, DeviceAction::kContinue);
-  EXPECT_EQ(handler_.console, "hello");
+TEST(HypercallDeviceTest, PortNIsHypercallN) {
+  Calls calls;
+  HypercallDevice device(calls.table);
+  const uint32_t gpa = 0x1234;
+  uint8_t bytes[4];
+  std::memcpy(bytes, &gpa, 4);
+  EXPECT_EQ(*device.Write(SIGVISOR_HC_CONSOLE_WRITE, bytes), DeviceAction::kContinue);
+  EXPECT_EQ(*device.Write(SIGVISOR_HC_EXIT, bytes), DeviceAction::kStop);
+  ASSERT_EQ(calls.seen.size(), 2u);
+  EXPECT_EQ(calls.seen[0], std::make_pair(uint64_t{SIGVISOR_HC_CONSOLE_WRITE}, gpa));
+  EXPECT_EQ(device.AccessName(SIGVISOR_HC_CONSOLE_WRITE), "hypercall console_write");
+  EXPECT_EQ(device.AccessName(SIGVISOR_HC_COUNT), "hypercall unknown");
 }
 
-TEST_F(HypercallTest, ConsoleWriteOutsideRamIsRefused) {
-  ASSERT_TRUE(memory_.WriteObject(0x1000, sigvisor_hc_console_write{0xfff0, 0x100}).ok());
-  EXPECT_FALSE(Call(SIGVISOR_HC_CONSOLE_WRITE, 0x1000).ok());
-  ASSERT_TRUE(memory_.WriteObject(0x1000, sigvisor_hc_console_write{~0ull, 2}).ok());
-  EXPECT_FALSE(Call(SIGVISOR_HC_CONSOLE_WRITE, 0x1000).ok());
-  EXPECT_FALSE(Call(SIGVISOR_HC_CONSOLE_WRITE, 0xfffffff0).ok());  // the block itself
-  EXPECT_EQ(handler_.console, "");
-}
-
-TEST_F(HypercallTest, ConsoleWriteIsCapped) {
-  ASSERT_TRUE(memory_.WriteObject(0x1000, sigvisor_hc_console_write{0x2000, 1ull << 40}).ok());
-  ASSERT_TRUE(Call(SIGVISOR_HC_CONSOLE_WRITE, 0x1000).ok());
-  EXPECT_EQ(handler_.console.size(), SIGVISOR_CONSOLE_MAX_WRITE);
-}
-
-TEST_F(HypercallTest, PhaseMarkersWithUnterminatedName) {
-  sigvisor_hc_phase_begin begin = {};
-  std::memset(begin.name, 'x', sizeof(begin.name));  // no NUL: all 32 bytes are the name
-  begin.ops = 7;
-  begin.tsc = 11;
-  ASSERT_TRUE(memory_.WriteObject(0x1000, begin).ok());
-  ASSERT_TRUE(Call(SIGVISOR_HC_PHASE_BEGIN, 0x1000).ok());
-  ASSERT_TRUE(memory_.WriteObject(0x1100, sigvisor_hc_phase_end{19}).ok());
-  ASSERT_TRUE(Call(SIGVISOR_HC_PHASE_END, 0x1100).ok());
-  ASSERT_EQ(handler_.events.size(), 2u);
-  EXPECT_EQ(handler_.events[0], "begin " + std::string(32, 'x') + " 7 11");
-  EXPECT_EQ(handler_.events[1], "end 19");
-}
-
-TEST_F(HypercallTest, CalibrationFlagAndUnknownFlags) {
-  sigvisor_hc_phase_begin begin = {};
-  begin.flags = SIGVISOR_PHASE_CALIBRATION;
-  ASSERT_TRUE(memory_.WriteObject(0x1000, begin).ok());
-  ASSERT_TRUE(Call(SIGVISOR_HC_PHASE_BEGIN, 0x1000).ok());
-  EXPECT_EQ(handler_.events.back(), "begin  0 0 calibration");
-  begin.flags = 0x80;
-  ASSERT_TRUE(memory_.WriteObject(0x1000, begin).ok());
-  EXPECT_FALSE(Call(SIGVISOR_HC_PHASE_BEGIN, 0x1000).ok());
-}
-
-TEST_F(HypercallTest, ExitAndPanicStop) {
-  ASSERT_TRUE(memory_.WriteObject(0x1000, sigvisor_hc_exit{3}).ok());
-  EXPECT_EQ(*Call(SIGVISOR_HC_EXIT, 0x1000), DeviceAction::kStop);
-  EXPECT_EQ(handler_.events.back(), "exit 3");
-}
-
-TEST_F(HypercallTest, UnknownCallAndBadWidth) {
-  EXPECT_FALSE(Call(SIGVISOR_HC_COUNT, 0x1000).ok());
+TEST(HypercallDeviceTest, ReadsAreAllOnesAndBadCallsAreRefused) {
+  Calls calls;
+  HypercallDevice device(calls.table);
+  uint8_t word[4] = {};
+  EXPECT_EQ(*device.Read(SIGVISOR_HC_EXIT, word), DeviceAction::kContinue);
+  EXPECT_EQ(word[0], 0xff);
+  EXPECT_EQ(word[3], 0xff);
   uint8_t one = 0;
-  EXPECT_FALSE(device_.Write(SIGVISOR_HC_EXIT, {&one, 1}).ok());
+  absl::StatusOr<DeviceAction> narrow = device.Write(SIGVISOR_HC_EXIT, {&one, 1});
+  ASSERT_FALSE(narrow.ok());
+  EXPECT_EQ(std::string(narrow.status().message()),
+            "hypercall 2 (exit): 1-byte write; the ABI takes a 4-byte argument address");
+  EXPECT_FALSE(device.Write(SIGVISOR_HC_PANIC, word).ok());  // nobody owns it here
+  EXPECT_TRUE(calls.seen.empty());
+}
+
+TEST(HypercallMmioWindowTest, TheWordAtFourTimesNIsHypercallN) {
+  Calls calls;
+  HypercallMmioWindow window(calls.table);
+  const uint32_t gpa = 0x3000;
+  uint8_t bytes[4];
+  std::memcpy(bytes, &gpa, 4);
+  EXPECT_EQ(*window.Write(4 * SIGVISOR_HC_EXIT, bytes), DeviceAction::kStop);
+  ASSERT_EQ(calls.seen.size(), 1u);
+  EXPECT_EQ(calls.seen[0].first, uint64_t{SIGVISOR_HC_EXIT});
+  EXPECT_EQ(window.AccessName(4 * SIGVISOR_HC_CONSOLE_WRITE), "hypercall console_write");
+  absl::StatusOr<DeviceAction> misaligned = window.Write(4 * SIGVISOR_HC_EXIT + 2, bytes);
+  ASSERT_FALSE(misaligned.ok());
+  EXPECT_EQ(std::string(misaligned.status().message()),
+            "hypercall window: a store at offset 0xa; hypercall NR is the word at 4 * NR");
 }
 
 }  // namespace

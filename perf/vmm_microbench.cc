@@ -17,6 +17,8 @@
 #include "vmm/machine/bus.h"
 #include "vmm/machine/guest_memory.h"
 #include "vmm/run/device_exit.h"
+#include "vmm/run/guest_protocol.h"
+#include "vmm/run/hypercall_table.h"
 #include "vmm/run/session.h"
 
 namespace sigvisor {
@@ -45,20 +47,13 @@ void BM_BusSerialWrite(benchmark::State& state) {
 }
 BENCHMARK(BM_BusSerialWrite);
 
-struct NullHandler : HypercallHandler {
-  void OnConsoleWrite(std::string_view) override {}
-  void OnExit(int64_t) override {}
-  void OnPhaseBegin(std::string, uint64_t, uint64_t, bool, std::optional<uint64_t>) override {}
-  void OnPhaseEnd(uint64_t) override {}
-  void OnTimeReport(std::string, uint64_t, uint64_t) override {}
-  void OnPanic(std::string, uint64_t, uint64_t) override {}
-};
-
 void BM_HypercallConsoleWrite(benchmark::State& state) {
   absl::StatusOr<GuestMemory> memory = GuestMemory::Create(1 << 20);
   if (!memory.ok()) return;
-  NullHandler handler;
-  HypercallDevice device(*memory, handler);
+  HypercallTable table;
+  GuestProtocol protocol(*memory, [](std::string_view text) { benchmark::DoNotOptimize(text); });
+  if (!protocol.Register(table).ok()) return;
+  HypercallDevice device(table);
   if (!memory->WriteObject(0x1000, sigvisor_hc_console_write{0x2000, 64}).ok()) return;
   const uint32_t args = 0x1000;
   uint8_t bytes[4];
@@ -111,12 +106,17 @@ void RunLoopBench(benchmark::State& state, uint64_t port, std::vector<uint8_t> b
   for (auto _ : state) {
     ReplayBackend backend(port, bytes, kExitsPerRun);
     Bus bus;
+    HypercallTable table;
+    HypercallDevice hypercalls(table);
     SessionOptions options;
     options.console_sink = [](std::string_view text) { benchmark::DoNotOptimize(text.data()); };
+    options.hypercalls = &hypercalls;
     Session session(backend, bus, options);
-    Serial16550 serial([&session](std::string_view text) { session.OnConsoleWrite(text); });
-    HypercallDevice hypercalls(*memory, session);
-    if (!bus.Register(AddressSpace::kPort, 0x3f8, Serial16550::kPortCount, &serial).ok() ||
+    auto console = [&session](std::string_view text) { session.ConsoleWrite(text); };
+    GuestProtocol protocol(*memory, console);
+    Serial16550 serial(console);
+    if (!protocol.Register(table).ok() ||
+        !bus.Register(AddressSpace::kPort, 0x3f8, Serial16550::kPortCount, &serial).ok() ||
         !bus.Register(AddressSpace::kPort, SIGVISOR_HC_PORT_BASE, HypercallDevice::kPortCount,
                       &hypercalls)
              .ok()) {

@@ -1,7 +1,8 @@
 // Fuzzes the bus with its devices: random port and MMIO accesses (address, width,
 // direction, data) against the serial port, the debug-exit device and the hypercall
-// device (over guest RAM the input also fills), in any order and overlap. Every access
-// must return (an error is fine); nothing may read or write outside its buffers.
+// port block with the guest protocol behind it (over guest RAM the input also fills),
+// in any order and overlap. Every access must return (an error is fine); nothing may
+// read or write outside its buffers, and what the guest controls stays bounded.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -14,27 +15,20 @@
 #include "guest-kit/abi/sigvisor_abi.h"
 #include "vmm/machine/bus.h"
 #include "vmm/machine/guest_memory.h"
+#include "vmm/run/guest_protocol.h"
+#include "vmm/run/hypercall_table.h"
 
 namespace {
 
-struct CountingHandler : sigvisor::HypercallHandler {
-  uint64_t bytes = 0;
-  void OnConsoleWrite(std::string_view text) override {
-    if (text.size() > SIGVISOR_CONSOLE_MAX_WRITE) std::abort();
-    bytes += text.size();
+// What a guest-controlled result may hold at most: a marker's name is the ABI's
+// field, a panic's message 512 bytes (plus the words around it).
+void CheckBounds(const sigvisor::HypercallResult& result) {
+  if (result.marker && result.marker->name.size() > sizeof(sigvisor_hc_phase_begin{}.name)) {
+    std::abort();
   }
-  void OnExit(int64_t) override {}
-  void OnPhaseBegin(std::string name, uint64_t, uint64_t, bool, std::optional<uint64_t>) override {
-    if (name.size() > sizeof(sigvisor_hc_phase_begin{}.name)) std::abort();
-  }
-  void OnPhaseEnd(uint64_t) override {}
-  void OnTimeReport(std::string name, uint64_t, uint64_t) override {
-    if (name.size() > sizeof(sigvisor_hc_time_report{}.name)) std::abort();
-  }
-  void OnPanic(std::string message, uint64_t, uint64_t) override {
-    if (message.size() > 512) std::abort();
-  }
-};
+  if (result.warning.size() > sizeof(sigvisor_hc_time_report{}.name) + 128) std::abort();
+  if (result.diagnosis.size() > 512 + 128) std::abort();
+}
 
 }  // namespace
 
@@ -50,8 +44,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   data += skip;
   size -= skip;
 
-  CountingHandler handler;
-  sigvisor::HypercallDevice hypercalls(*memory, handler);
+  // The protocol serves a table of its own; the one on the bus checks each result.
+  uint64_t console_bytes = 0;
+  sigvisor::GuestProtocol protocol(*memory, [&](std::string_view text) {
+    if (text.size() > SIGVISOR_CONSOLE_MAX_WRITE) std::abort();
+    console_bytes += text.size();
+  });
+  sigvisor::HypercallTable served, checked;
+  if (!protocol.Register(served).ok()) std::abort();
+  for (uint64_t nr = 0; nr < sigvisor::HypercallTable::kMaxCalls; ++nr) {
+    if (!served.registered(nr)) continue;
+    (void)checked.Register(nr, [&served, nr](uint32_t gpa) {
+      uint8_t argument[4];
+      std::memcpy(argument, &gpa, 4);
+      sigvisor::HypercallResult result = served.Call(nr, argument);
+      CheckBounds(result);
+      return result;
+    });
+  }
+  sigvisor::HypercallDevice hypercalls(checked);
   uint64_t serial_out = 0;
   sigvisor::Serial16550 serial([&](std::string_view text) { serial_out += text.size(); });
   sigvisor::DebugExit debug_exit;

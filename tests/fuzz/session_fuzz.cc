@@ -16,6 +16,8 @@
 #include "vmm/machine/bus.h"
 #include "vmm/machine/guest_memory.h"
 #include "vmm/run/fake_backend.h"
+#include "vmm/run/guest_protocol.h"
+#include "vmm/run/hypercall_table.h"
 #include "vmm/run/session.h"
 
 namespace {
@@ -78,8 +80,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   uint64_t streamed = 0;
   options.console_sink = [&](std::string_view text) { streamed += text.size(); };
   options.describe = [](const sigvisor::CpuLocation&) { return std::string("here"); };
+  sigvisor::HypercallTable table;
+  sigvisor::HypercallDevice hypercalls(table);
+  options.hypercalls = &hypercalls;
   sigvisor::Session session(backend, bus, options);
-  sigvisor::HypercallDevice hypercalls(*memory, session);
+  sigvisor::GuestProtocol protocol(
+      *memory, [&session](std::string_view text) { session.ConsoleWrite(text); });
+  if (!protocol.Register(table).ok()) std::abort();
   uint64_t serial_out = 0;
   sigvisor::Serial16550 serial([&](std::string_view text) { serial_out += text.size(); });
   sigvisor::DebugExit debug_exit;

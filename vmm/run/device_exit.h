@@ -6,7 +6,9 @@
 
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "vmm/machine/bus.h"
+#include "vmm/run/hypercall_table.h"
 #include "vmm/run/outcome.h"
 #include "vmm/run/vm_exit.h"
 
@@ -15,10 +17,10 @@ namespace sigvisor {
 struct DeviceExitResult {
   enum class Kind {
     kContinue,  // the guest resumes
-    kStop,      // a device ended the run (isa-debug-exit, the exit hypercall)
+    kStop,      // a device or a hypercall ended the run (isa-debug-exit, exit, panic)
     kEnd,       // the run fails with `outcome`: the exit itself makes no sense (a
                 // backend bug: unexpected exit), or no device is there, or the device
-                // refused the access (bad device access)
+                // refused the access (bad device access), or a hypercall failed
   };
   Kind kind = Kind::kContinue;
   std::string detail;  // for the exit ledger, e.g. "port 0x3f8 out (serial THR)"
@@ -28,6 +30,12 @@ struct DeviceExitResult {
 
 // `exit` must be kIo or kMmio. A read's result is written into exit.data.
 DeviceExitResult DispatchDeviceExit(Bus& bus, const VmExit& exit);
+
+// As above, on a machine with hypercalls: an access that routes to `gate` goes to the
+// gate, and `take` gets each call's result (one per element of string I/O) before the
+// next; it answers kStop when the result ended the run.
+DeviceExitResult DispatchDeviceExit(Bus& bus, const VmExit& exit, const HypercallGate* gate,
+                                    absl::FunctionRef<DeviceAction(HypercallResult&)> take);
 
 }  // namespace sigvisor
 

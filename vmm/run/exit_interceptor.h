@@ -25,6 +25,7 @@
 
 #include "absl/status/status.h"
 #include "vmm/run/outcome.h"
+#include "vmm/run/phase_marker.h"
 #include "vmm/run/vm_exit.h"
 
 namespace sigvisor {
@@ -68,15 +69,6 @@ struct ObservedExit {
   std::string_view detail;         // as in the exit ledger
   const TrapRecord* trap;          // the trap it was, or null
   bool instrument;                 // an interceptor's own (not in the ledger)
-};
-
-// A BEGIN or END marker the guest set (hypercall), seen after its exit was handled.
-struct PhaseMarker {
-  bool begin = true;
-  std::string name;   // BEGIN: the phase's name
-  uint64_t ops = 0;   // BEGIN: its operations
-  bool calibration = false;  // BEGIN: an empty calibration phase (not reported)
-  std::optional<uint64_t> op_syscall;  // BEGIN: the per-op system call, if the guest named one
 };
 
 // How the run ended, for interceptors that report it onward (a debugger's client).

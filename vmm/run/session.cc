@@ -209,7 +209,7 @@ bool Session::Dispatch(VmExit& exit, std::string& detail, bool& instrument,
   }
   ExitClass what = ClassifyExit(exit);
   switch (what.kind) {
-    case ExitClass::Kind::kDeviceAccess: return DispatchDeviceExit(exit, detail);
+    case ExitClass::Kind::kDeviceAccess: return DispatchDeviceExit(exit, detail, instrument);
     case ExitClass::Kind::kContinue: return true;  // a stray kick; the watchdog has not fired
     case ExitClass::Kind::kEnd:
       if (exit.kind == ExitKind::kInternalError) {
@@ -220,8 +220,12 @@ bool Session::Dispatch(VmExit& exit, std::string& detail, bool& instrument,
   return true;
 }
 
-bool Session::DispatchDeviceExit(VmExit& exit, std::string& detail) {
-  DeviceExitResult result = sigvisor::DispatchDeviceExit(bus_, exit);
+bool Session::DispatchDeviceExit(VmExit& exit, std::string& detail, bool& instrument) {
+  DeviceExitResult result = sigvisor::DispatchDeviceExit(
+      bus_, exit, options_.hypercalls, [&](HypercallResult& call) {
+        instrument = call.instrument;
+        return TakeHypercall(call);
+      });
   detail = std::move(result.detail);
   switch (result.kind) {
     case DeviceExitResult::Kind::kEnd: return Fail(result.outcome, std::move(result.error));
@@ -275,7 +279,7 @@ void Session::AddWarning(std::string warning) {
   }
 }
 
-void Session::OnConsoleWrite(std::string_view text) {
+void Session::ConsoleWrite(std::string_view text) {
   NoteHypercall();
   const uint64_t streamed_room =
       options_.max_output_bytes - std::min(options_.max_output_bytes, result_.console_bytes);
@@ -297,21 +301,35 @@ void Session::OnConsoleWrite(std::string_view text) {
   result_.console.append(text.substr(0, room));
 }
 
-void Session::OnExit(int64_t status) {
-  NoteHypercall();
-  result_.outcome = Outcome::kExited;
-  result_.exit_code = static_cast<int>(status & 0xff);
+DeviceAction Session::TakeHypercall(HypercallResult& call) {
+  const bool ends = call.kind == HypercallResult::Kind::kEnd;
+  if (ends || (call.marker && call.marker->begin)) NoteHypercall();
+  if (!call.warning.empty()) AddWarning(std::move(call.warning));
+  if (call.marker && call.marker->begin) {
+    pending_begin_ = PendingBegin{call.marker->name, call.marker->ops, call.guest_tsc,
+                                  call.marker->calibration};
+    pending_markers_.push_back(*std::move(call.marker));
+  } else if (call.marker) {
+    EndPhase(call.guest_tsc);
+  }
+  if (!ends) return DeviceAction::kContinue;
+  result_.outcome = call.outcome;
+  result_.exit_code = call.exit_code;
+  result_.diagnosis = std::move(call.diagnosis);
+  if (call.guest_rip && options_.describe) {
+    CpuLocation where;
+    where.rip = *call.guest_rip;
+    where.cpl = 0;
+    if (absl::StatusOr<CpuLocation> now = backend_.Locate(); now.ok()) {
+      where.page_table_root = now->page_table_root;
+    }
+    result_.diagnosis += " at " + options_.describe(where);
+  }
   stop_requested_ = true;
+  return DeviceAction::kStop;
 }
 
-void Session::OnPhaseBegin(std::string name, uint64_t ops, uint64_t guest_tsc, bool calibration,
-                           std::optional<uint64_t> op_syscall) {
-  NoteHypercall();
-  pending_markers_.push_back(PhaseMarker{true, name, ops, calibration, op_syscall});
-  pending_begin_ = PendingBegin{std::move(name), ops, guest_tsc, calibration};
-}
-
-void Session::OnPhaseEnd(uint64_t guest_tsc) {
+void Session::EndPhase(uint64_t guest_tsc) {
   const size_t phases_before = phases_.results().size();
   absl::Status s = phases_.End(Sample(guest_tsc));
   if (!s.ok()) AddWarning(std::string(s.message()));
@@ -321,27 +339,5 @@ void Session::OnPhaseEnd(uint64_t guest_tsc) {
   pending_markers_.push_back(PhaseMarker{false, "", 0, false, std::nullopt});
 }
 
-void Session::OnTimeReport(std::string name, uint64_t tsc_cycles, uint64_t count) {
-  AddWarning(absl::StrFormat("guest time report '%s': %d cycles over %d", name, tsc_cycles,
-                             count));
-}
-
-void Session::OnPanic(std::string message, uint64_t rip, uint64_t vector) {
-  NoteHypercall();
-  result_.outcome = Outcome::kPanicked;
-  result_.exit_code = kFailureExitCode;
-  result_.diagnosis = "guest kernel panic: " + message;
-  if (vector != ~0ull) result_.diagnosis += absl::StrFormat(" (vector %d)", vector);
-  if (rip != 0 && options_.describe) {
-    CpuLocation where;
-    where.rip = rip;
-    where.cpl = 0;
-    if (absl::StatusOr<CpuLocation> now = backend_.Locate(); now.ok()) {
-      where.page_table_root = now->page_table_root;
-    }
-    result_.diagnosis += " at " + options_.describe(where);
-  }
-  stop_requested_ = true;
-}
 
 }  // namespace sigvisor

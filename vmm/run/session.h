@@ -11,13 +11,13 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "devices/hypercall.h"
 #include "vmm/ledger/exit_ledger.h"
 #include "vmm/ledger/phase_tracker.h"
 #include "vmm/ledger/trap_ledger.h"
 #include "vmm/machine/bus.h"
 #include "vmm/run/backend.h"
 #include "vmm/run/exit_interceptor.h"
+#include "vmm/run/hypercall_table.h"
 #include "vmm/run/outcome.h"
 #include "vmm/sandbox/seccomp_filter.h"
 
@@ -47,6 +47,9 @@ struct SessionOptions {
   // ns and tsc_cycles are checked against each other at it. 0: unknown, or the
   // guest's counter is not a clock (an interpreter's modelled cycles): no check.
   uint64_t guest_tsc_khz = 0;
+  // Where the guest's hypercalls arrive on the bus (a gate registered there), or null
+  // for a guest without them (a Multiboot kernel). Must outlive the run.
+  const HypercallGate* hypercalls = nullptr;
 };
 
 struct RunResult {
@@ -75,22 +78,17 @@ struct RunResult {
   StatsSnapshot boot_kvm_stats;
 };
 
-class Session : public HypercallHandler {
+class Session {
  public:
-  // `backend` and `bus` must outlive the session; the bus's hypercall device must
-  // have been constructed with this session as its handler.
+  // `backend` and `bus` must outlive the session.
   Session(Backend& backend, Bus& bus, SessionOptions options);
 
   RunResult Run();
 
-  // HypercallHandler.
-  void OnConsoleWrite(std::string_view text) override;
-  void OnExit(int64_t status) override;
-  void OnPhaseBegin(std::string name, uint64_t ops, uint64_t guest_tsc, bool calibration,
-                    std::optional<uint64_t> op_syscall) override;
-  void OnPhaseEnd(uint64_t guest_tsc) override;
-  void OnTimeReport(std::string name, uint64_t tsc_cycles, uint64_t count) override;
-  void OnPanic(std::string message, uint64_t rip, uint64_t vector) override;
+  // The guest's console (the serial port, the console_write hypercall): streamed to
+  // console_sink and kept for the report, within their limits. The first output
+  // marks the end of boot.
+  void ConsoleWrite(std::string_view text);
 
  private:
   struct PendingBegin {
@@ -116,7 +114,12 @@ class Session : public HypercallHandler {
   void Notify(const VmExit& exit, std::string_view detail, bool instrument,
               const std::optional<TrapRecord>& trap);
   // Port I/O and MMIO over the bus (device_exit.h), with the session's outcome.
-  bool DispatchDeviceExit(VmExit& exit, std::string& detail);
+  // `instrument`: a hypercall's owner said the exit was its instrument's.
+  bool DispatchDeviceExit(VmExit& exit, std::string& detail, bool& instrument);
+  // A hypercall's result, applied in the loop's order: how the run ended, a phase
+  // marker, a warning. kStop when the run ends.
+  DeviceAction TakeHypercall(HypercallResult& call);
+  void EndPhase(uint64_t guest_tsc);
   bool Fail(Outcome outcome, std::string what);
   PhaseSample Sample(uint64_t guest_tsc);
   // The traps interceptors collected from the guest's own counts (--trap=pv).

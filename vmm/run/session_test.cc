@@ -11,10 +11,11 @@
 #include <cstring>
 #include <thread>
 
-#include "devices/hypercall.h"
 #include "guest-kit/abi/sigvisor_abi.h"
 #include "vmm/machine/guest_memory.h"
 #include "vmm/run/fake_backend.h"
+#include "vmm/run/guest_protocol.h"
+#include "vmm/run/hypercall_table.h"
 
 namespace sigvisor {
 namespace {
@@ -22,6 +23,26 @@ namespace {
 using Step = FakeBackend::Step;
 
 constexpr uint64_t kArgsGpa = 0x1000;
+
+// The machine's hypercall wiring as x86_machine does it: the table, the PC port
+// block's gate (16 ports at SIGVISOR_HC_PORT_BASE, NR = offset) and the guest
+// protocol feeding the session's console.
+struct Hypercalls {
+  Hypercalls(GuestMemory& memory, Bus& bus, SessionOptions& options)
+      : gate(table, 1) {
+    options.hypercalls = &gate;
+    EXPECT_TRUE(
+        bus.Register(AddressSpace::kPort, SIGVISOR_HC_PORT_BASE, HypercallTable::kMaxCalls, &gate)
+            .ok());
+  }
+  void Wire(GuestMemory& memory, Session& session) {
+    protocol.emplace(memory, [&session](std::string_view text) { session.ConsoleWrite(text); });
+    EXPECT_TRUE(protocol->Register(table).ok());
+  }
+  HypercallTable table;
+  HypercallGate gate;
+  std::optional<GuestProtocol> protocol;
+};
 constexpr uint64_t kOtherArgsGpa = 0x2000;
 
 // A port that records writes.
@@ -70,11 +91,9 @@ class SessionTest : public ::testing::Test {
     options.interceptors = {interceptor};
     options.describe = [](const CpuLocation& where) { return "here"; };
     if (tweak) tweak(options);
+    Hypercalls hypercalls(memory_, bus, options);
     Session session(backend, bus, options);
-    HypercallDevice hypercalls(memory_, session);
-    EXPECT_TRUE(bus.Register(AddressSpace::kPort, SIGVISOR_HC_PORT_BASE,
-                             HypercallDevice::kPortCount, &hypercalls)
-                    .ok());
+    hypercalls.Wire(memory_, session);
     EXPECT_TRUE(bus.Register(AddressSpace::kPort, 0x80, 1, &counter_).ok());
     return session.Run();
   }
@@ -396,11 +415,9 @@ class MultiInterceptorTest : public SessionTest {
     Bus bus;
     SessionOptions options;
     options.interceptors = std::move(interceptors);
+    Hypercalls hypercalls(memory_, bus, options);
     Session session(backend, bus, options);
-    HypercallDevice hypercalls(memory_, session);
-    EXPECT_TRUE(bus.Register(AddressSpace::kPort, SIGVISOR_HC_PORT_BASE,
-                             HypercallDevice::kPortCount, &hypercalls)
-                    .ok());
+    hypercalls.Wire(memory_, session);
     return session.Run();
   }
 };

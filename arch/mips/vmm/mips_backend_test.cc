@@ -8,7 +8,6 @@
 #include <string>
 
 #include "arch/mips/vmm/mips_encode.h"
-#include "devices/hypercall.h"
 #include "devices/hypercall_mmio.h"
 #include "devices/malta_softres.h"
 #include "devices/serial16550.h"
@@ -16,6 +15,8 @@
 #include "guest-kit/abi/sigvisor_abi.h"
 #include "vmm/machine/bus.h"
 #include "vmm/machine/guest_memory.h"
+#include "vmm/run/guest_protocol.h"
+#include "vmm/run/hypercall_table.h"
 #include "vmm/run/session.h"
 
 namespace sigvisor::mips {
@@ -42,13 +43,15 @@ struct Rig {
     });
     system->core(0).Reset(kCode);
     backend = std::make_unique<MipsBackend>(*system);
+    window = std::make_unique<HypercallMmioWindow>(hypercalls);
     SessionOptions options;
     options.timeout = timeout;
+    options.hypercalls = window.get();
     session = std::make_unique<Session>(*backend, bus, options);
-    serial = std::make_unique<Serial16550>(
-        [this](std::string_view text) { session->OnConsoleWrite(text); });
-    hypercalls = std::make_unique<HypercallDevice>(memory, *session);
-    window = std::make_unique<HypercallMmioWindow>(*hypercalls);
+    auto console = [this](std::string_view text) { session->ConsoleWrite(text); };
+    protocol = std::make_unique<GuestProtocol>(memory, console);
+    EXPECT_TRUE(protocol->Register(hypercalls).ok());
+    serial = std::make_unique<Serial16550>(console);
     EXPECT_TRUE(bus.Register(AddressSpace::kMmio, 0x180003f8, 8, serial.get()).ok());
     EXPECT_TRUE(bus.Register(AddressSpace::kMmio, 0x1f000500, 4, &softres).ok());
     EXPECT_TRUE(bus.Register(AddressSpace::kMmio, 0x1f100000, 0x100, window.get()).ok());
@@ -70,8 +73,9 @@ struct Rig {
   std::unique_ptr<Session> session;
   std::unique_ptr<Serial16550> serial;
   MaltaSoftReset softres;
-  std::unique_ptr<HypercallDevice> hypercalls;
+  HypercallTable hypercalls;
   std::unique_ptr<HypercallMmioWindow> window;
+  std::unique_ptr<GuestProtocol> protocol;
 };
 
 // Exit with the status in register `reg` (the exit block's low word).

@@ -10,7 +10,6 @@
 #include "arch/mips/vmm/cost_model.h"
 #include "arch/mips/vmm/marker_netting.h"
 #include "arch/mips/vmm/mips_backend.h"
-#include "devices/hypercall.h"
 #include "devices/hypercall_mmio.h"
 #include "devices/malta_softres.h"
 #include "devices/serial16550.h"
@@ -19,6 +18,8 @@
 #include "vmm/machine/boot_info.h"
 #include "vmm/machine/bus.h"
 #include "vmm/machine/guest_memory.h"
+#include "vmm/run/guest_protocol.h"
+#include "vmm/run/hypercall_table.h"
 
 namespace sigvisor::mips {
 namespace {
@@ -181,11 +182,15 @@ absl::StatusOr<MipsMachineReport> BootAndRun(const MipsElfImage& image,
   options.describe = [&ram_view, &image](const CpuLocation& where) {
     return Describe(ram_view, image, where);
   };
-  Session session(backend, bus, options);
-  Serial16550 serial([&session](std::string_view text) { session.OnConsoleWrite(text); });
-  MaltaSoftReset softres;
-  HypercallDevice hypercalls(*memory, session);
+  HypercallTable hypercalls;
   HypercallMmioWindow hypercall_window(hypercalls);
+  options.hypercalls = &hypercall_window;
+  Session session(backend, bus, options);
+  auto console = [&session](std::string_view text) { session.ConsoleWrite(text); };
+  GuestProtocol protocol(*memory, console);
+  if (absl::Status s = protocol.Register(hypercalls); !s.ok()) return s;
+  Serial16550 serial(console);
+  MaltaSoftReset softres;
   for (const absl::Status& s : {
            bus.Register(AddressSpace::kMmio, kSerialAddress, Serial16550::kPortCount, &serial),
            bus.Register(AddressSpace::kMmio, MaltaSoftReset::kAddress, MaltaSoftReset::kBytes,

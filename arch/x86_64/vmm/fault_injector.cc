@@ -111,7 +111,8 @@ class FaultInjector : public ExitInterceptor {
             state.spec->text, kSyscallEntrySymbol));
       }
     }
-    return absl::OkStatus();
+    return context_.hypercalls.Register(SIGVISOR_HC_EVENT,
+                                        [this](uint32_t gpa) { return OnEvent(gpa); });
   }
 
   absl::Status OnStart() override { return SyncBreakpoints(); }
@@ -126,12 +127,6 @@ class FaultInjector : public ExitInterceptor {
     switch (exit.kind) {
       case ExitKind::kIrqWindowOpen: return OnWindow();
       case ExitKind::kDebug: return OnDebug(exit);
-      case ExitKind::kIo:
-        if (exit.is_write && exit.size == 4 && exit.data.size() == 4 &&
-            exit.address == SIGVISOR_HC_PORT_BASE + SIGVISOR_HC_EVENT) {
-          return OnEvent(exit);
-        }
-        return {};
       default: return {};
     }
   }
@@ -624,18 +619,17 @@ class FaultInjector : public ExitInterceptor {
     open_.push_back(open);
   }
 
-  // A guest report (SIGVISOR_HC_EVENT): resolves the open injection it concerns.
-  Interception OnEvent(const VmExit& exit) {
-    uint32_t gpa;
-    std::memcpy(&gpa, exit.data.data(), sizeof(gpa));
+  // A guest report (SIGVISOR_HC_EVENT, this injector's in the hypercall table):
+  // resolves the open injection it concerns. The exit is the injector's instrument,
+  // not the guest's work: it stays out of the exit ledger and of exit= counts.
+  HypercallResult OnEvent(uint32_t gpa) {
     absl::StatusOr<sigvisor_hc_event> event =
         context_.cpu.memory().ReadObject<sigvisor_hc_event>(gpa);
     if (!event.ok()) {
-      Interception bad;
-      bad.verdict = Interception::Verdict::kGuestError;
-      bad.diagnosis = absl::StrFormat("hypercall event: bad argument block at %#x: %s", gpa,
-                                      event.status().message());
-      return bad;
+      return HypercallResult::Fail(
+          Outcome::kUnexpectedExit,
+          absl::StrFormat("hypercall event: bad argument block at %#x: %s", gpa,
+                          event.status().message()));
     }
     switch (event->kind) {
       case SIGVISOR_EVENT_SIGNAL_DELIVERED:
@@ -668,7 +662,13 @@ class FaultInjector : public ExitInterceptor {
         break;
       default: break;
     }
-    return Instrument("hypercall event");
+    if (host_error_) {
+      return HypercallResult::Fail(Outcome::kHostError,
+                                   absl::StrCat("fault injection: ", host_error_->message()));
+    }
+    HypercallResult mine;
+    mine.instrument = true;
+    return mine;
   }
 
   // A signal that reached a handler or killed a task resolves the oldest open

@@ -23,6 +23,7 @@
 #include "vmm/machine/bus.h"
 #include "vmm/machine/boot_info.h"
 #include "vmm/machine/guest_memory.h"
+#include "vmm/run/guest_protocol.h"
 
 namespace sigvisor::x86 {
 namespace {
@@ -219,7 +220,8 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
   if (absl::StatusOr<StatsFd> opened = vcpu->OpenStats(); opened.ok()) stats = std::move(*opened);
 
   KvmBackend backend(*vcpu, std::move(stats), &state);
-  MachineContext context{image, state, backend, traps.get(), sync_regs};
+  HypercallTable hypercalls;
+  MachineContext context{image, state, backend, traps.get(), sync_regs, hypercalls};
   context.exception_payload = exception_payload;
   context.cpl0_emulated = config.cpl0_emulated;
   // Deleting and re-adding the RAM slot zaps every shadow page built from it.
@@ -252,10 +254,15 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
     ap_runner.emplace(aps, bus, backend, options.describe, config.session.sandbox);
     options.interceptors.push_back(ap_runner->interceptor());
   }
+  // A Multiboot kernel has no sigvisor hypercalls: its port 0x500 is nothing's.
+  HypercallDevice hypercall_ports(hypercalls);
+  if (!multiboot) options.hypercalls = &hypercall_ports;
   Session session(backend, bus, options);
-  Serial16550 serial([&session](std::string_view text) { session.OnConsoleWrite(text); });
+  auto console = [&session](std::string_view text) { session.ConsoleWrite(text); };
+  GuestProtocol protocol(*memory, console);
+  if (absl::Status s = protocol.Register(hypercalls); !s.ok()) return s;
+  Serial16550 serial(console);
   DebugExit debug_exit;
-  HypercallDevice hypercalls(*memory, session);
   // A Multiboot kernel gets QEMU's PC devices instead of the hypercall port.
   FwCfg fw_cfg(memory->size(), static_cast<uint16_t>(config.vcpus));
   PicMasks pic_master, pic_slave;
@@ -277,7 +284,7 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
         bus.Register(AddressSpace::kPort, PciAbsent::kPortBase, PciAbsent::kPortCount, &pci));
   } else {
     registered.push_back(bus.Register(AddressSpace::kPort, SIGVISOR_HC_PORT_BASE,
-                                      HypercallDevice::kPortCount, &hypercalls));
+                                      HypercallDevice::kPortCount, &hypercall_ports));
   }
   for (const absl::Status& s : registered) {
     if (!s.ok()) return s;

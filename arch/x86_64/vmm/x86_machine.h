@@ -15,6 +15,7 @@
 #include "arch/x86_64/vmm/vcpu_state.h"
 #include "vmm/kvm/kvm.h"
 #include "vmm/loader/elf_image.h"
+#include "vmm/run/hypercall_table.h"
 #include "vmm/run/session.h"
 
 namespace sigvisor::x86 {
@@ -35,6 +36,9 @@ struct MachineContext {
   Backend& backend;            // Kick() interrupts a running guest
   const TrapEngine* traps;     // the trap mechanism, or null for --trap=off
   bool sync_regs;              // registers travel in kvm_run (KVM_CAP_SYNC_REGS)
+  // The guest's hypercalls: an interceptor that owns one registers for its number
+  // (the injector: SIGVISOR_HC_EVENT); the guest protocol takes the rest after.
+  HypercallTable& hypercalls;
   // Makes KVM forget its shadow of the guest's page tables, after the VMM edited one
   // (fault injection): a host write to guest memory is invisible to KVM's tracking.
   std::function<absl::Status()> flush_shadow_mmu;

@@ -1,0 +1,135 @@
+#include "vmm/run/guest_protocol.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "absl/strings/str_format.h"
+#include "guest-kit/abi/sigvisor_abi.h"
+
+namespace sigvisor {
+namespace {
+
+// The exit code a run reports when the guest did not choose one (a panic).
+constexpr int kFailureExitCode = 1;
+
+// A fixed-size name field from the guest: up to the first NUL, at most N bytes.
+template <size_t N>
+std::string BoundedName(const char (&field)[N]) {
+  return std::string(field, strnlen(field, N));
+}
+
+HypercallResult BadArgs(uint64_t nr, uint32_t args_gpa, const absl::Status& s) {
+  return HypercallResult::Fail(
+      Outcome::kBadDeviceAccess,
+      absl::StrFormat("hypercall %s: bad argument block at %#x: %s", HypercallName(nr), args_gpa,
+                      s.message()));
+}
+
+HypercallResult Marker(PhaseMarker marker, uint64_t guest_tsc) {
+  HypercallResult result;
+  result.marker = std::move(marker);
+  result.guest_tsc = guest_tsc;
+  return result;
+}
+
+}  // namespace
+
+absl::Status GuestProtocol::Register(HypercallTable& table) {
+  const std::pair<uint64_t, HypercallResult (GuestProtocol::*)(uint32_t)> calls[] = {
+      {SIGVISOR_HC_CONSOLE_WRITE, &GuestProtocol::ConsoleWrite},
+      {SIGVISOR_HC_EXIT, &GuestProtocol::Exit},
+      {SIGVISOR_HC_PHASE_BEGIN, &GuestProtocol::PhaseBegin},
+      {SIGVISOR_HC_PHASE_END, &GuestProtocol::PhaseEnd},
+      {SIGVISOR_HC_TIME_REPORT, &GuestProtocol::TimeReport},
+      {SIGVISOR_HC_PANIC, &GuestProtocol::Panic},
+  };
+  for (const auto& [nr, handler] : calls) {
+    if (absl::Status s = table.Register(
+            nr, [this, handler = handler](uint32_t gpa) { return (this->*handler)(gpa); });
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (table.registered(SIGVISOR_HC_EVENT)) return absl::OkStatus();
+  return table.Register(SIGVISOR_HC_EVENT, [this](uint32_t gpa) { return Event(gpa); });
+}
+
+HypercallResult GuestProtocol::ConsoleWrite(uint32_t args_gpa) {
+  auto args = memory_.ReadObject<sigvisor_hc_console_write>(args_gpa);
+  if (!args.ok()) return BadArgs(SIGVISOR_HC_CONSOLE_WRITE, args_gpa, args.status());
+  const uint64_t len = std::min<uint64_t>(args->len, SIGVISOR_CONSOLE_MAX_WRITE);
+  auto bytes = memory_.Span(args->data_gpa, len);
+  if (!bytes.ok()) return BadArgs(SIGVISOR_HC_CONSOLE_WRITE, args_gpa, bytes.status());
+  console_(std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()));
+  return HypercallResult{};
+}
+
+HypercallResult GuestProtocol::Exit(uint32_t args_gpa) {
+  auto args = memory_.ReadObject<sigvisor_hc_exit>(args_gpa);
+  if (!args.ok()) return BadArgs(SIGVISOR_HC_EXIT, args_gpa, args.status());
+  HypercallResult end;
+  end.kind = HypercallResult::Kind::kEnd;
+  end.outcome = Outcome::kExited;
+  end.exit_code = static_cast<int>(args->status & 0xff);
+  return end;
+}
+
+HypercallResult GuestProtocol::PhaseBegin(uint32_t args_gpa) {
+  auto args = memory_.ReadObject<sigvisor_hc_phase_begin>(args_gpa);
+  if (!args.ok()) return BadArgs(SIGVISOR_HC_PHASE_BEGIN, args_gpa, args.status());
+  if (args->flags & ~uint32_t{SIGVISOR_PHASE_CALIBRATION}) {
+    return HypercallResult::Fail(
+        Outcome::kBadDeviceAccess,
+        absl::StrFormat("hypercall phase_begin: unknown flags %#x", args->flags));
+  }
+  return Marker(PhaseMarker{.begin = true,
+                            .name = BoundedName(args->name),
+                            .ops = args->ops,
+                            .calibration = (args->flags & SIGVISOR_PHASE_CALIBRATION) != 0,
+                            .op_syscall = args->op_syscall_plus1
+                                              ? std::optional<uint64_t>(args->op_syscall_plus1 - 1)
+                                              : std::nullopt},
+                args->tsc);
+}
+
+HypercallResult GuestProtocol::PhaseEnd(uint32_t args_gpa) {
+  auto args = memory_.ReadObject<sigvisor_hc_phase_end>(args_gpa);
+  if (!args.ok()) return BadArgs(SIGVISOR_HC_PHASE_END, args_gpa, args.status());
+  return Marker(PhaseMarker{.begin = false}, args->tsc);
+}
+
+HypercallResult GuestProtocol::TimeReport(uint32_t args_gpa) {
+  auto args = memory_.ReadObject<sigvisor_hc_time_report>(args_gpa);
+  if (!args.ok()) return BadArgs(SIGVISOR_HC_TIME_REPORT, args_gpa, args.status());
+  HypercallResult report;
+  report.warning = absl::StrFormat("guest time report '%s': %d cycles over %d",
+                                   BoundedName(args->name), args->tsc_cycles, args->count);
+  return report;
+}
+
+HypercallResult GuestProtocol::Panic(uint32_t args_gpa) {
+  auto args = memory_.ReadObject<sigvisor_hc_panic>(args_gpa);
+  if (!args.ok()) return BadArgs(SIGVISOR_HC_PANIC, args_gpa, args.status());
+  constexpr uint64_t kMaxPanicMessage = 512;
+  auto text =
+      memory_.Span(args->message_gpa, std::min<uint64_t>(args->message_len, kMaxPanicMessage));
+  HypercallResult end;
+  end.kind = HypercallResult::Kind::kEnd;
+  end.outcome = Outcome::kPanicked;
+  end.exit_code = kFailureExitCode;
+  end.diagnosis = "guest kernel panic: " +
+                  (text.ok() ? std::string(reinterpret_cast<const char*>(text->data()), text->size())
+                             : std::string("(message not readable)"));
+  if (args->vector != ~0ull) end.diagnosis += absl::StrFormat(" (vector %d)", args->vector);
+  if (args->rip != 0) end.guest_rip = args->rip;
+  return end;
+}
+
+HypercallResult GuestProtocol::Event(uint32_t args_gpa) {
+  auto args = memory_.ReadObject<sigvisor_hc_event>(args_gpa);
+  if (!args.ok()) return BadArgs(SIGVISOR_HC_EVENT, args_gpa, args.status());
+  return HypercallResult{};
+}
+
+}  // namespace sigvisor

@@ -1,0 +1,112 @@
+// The guest's hypercalls (guest-kit/abi/sigvisor_abi.h): one table from number to
+// handler (Solo5's hvt_core_register_hypercall). Whoever owns a hypercall registers
+// for its number: the guest protocol (guest_protocol.h) for console, exit, phases,
+// time reports and panics; the fault injector for the injection events. Nobody
+// else decodes the ABI or looks at the ports.
+//
+// A HypercallGate is where the calls arrive on the bus: the PC's port block, where
+// NR is the port's offset (devices/hypercall.h), or the Malta MMIO window, where it
+// is the word's (devices/hypercall_mmio.h). The run loop hands an access that routes
+// to its gate to the gate itself (device_exit.h), so a handler's answer reaches the
+// loop whole: the loop is nobody's callback.
+#ifndef SIGVISOR_VMM_RUN_HYPERCALL_TABLE_H_
+#define SIGVISOR_VMM_RUN_HYPERCALL_TABLE_H_
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "vmm/machine/device.h"
+#include "vmm/run/outcome.h"
+#include "vmm/run/phase_marker.h"
+
+namespace sigvisor {
+
+// What a hypercall's handler answers.
+struct HypercallResult {
+  enum class Kind {
+    kContinue,  // the guest resumes
+    kEnd,       // the guest ended the run: `outcome` (kExited or kPanicked)
+    kFail,      // the call cannot be served: the run fails with `outcome`
+  };
+  Kind kind = Kind::kContinue;
+  // kContinue: the exit was an instrument's (the injector's reports), not the
+  // guest's own work: kept out of the exit ledger and of exit counts.
+  bool instrument = false;
+  Outcome outcome = Outcome::kExited;  // kEnd, kFail (kBadDeviceAccess: a bad call)
+  int exit_code = 0;                   // kEnd
+  std::string diagnosis;               // kEnd (a panic), kFail: one line
+  std::optional<uint64_t> guest_rip;   // kEnd: where the guest says it failed, if it did
+  std::optional<PhaseMarker> marker;   // kContinue: a phase boundary the guest set
+  uint64_t guest_tsc = 0;              // with `marker`: the guest's TSC at it
+  std::string warning;                 // kContinue: one for the run's report
+
+  static HypercallResult Fail(Outcome outcome, std::string diagnosis) {
+    HypercallResult failed;
+    failed.kind = Kind::kFail;
+    failed.outcome = outcome;
+    failed.diagnosis = std::move(diagnosis);
+    return failed;
+  }
+};
+
+// The ABI's name of hypercall `nr` ("console_write"), "unknown" otherwise.
+std::string_view HypercallName(uint64_t nr);
+
+class HypercallTable {
+ public:
+  // Numbers 0 .. kMaxCalls-1: the PC port block's 16 ports (hypercall NR is a 4-byte
+  // access at base + NR, which spans ports NR..NR+3).
+  static constexpr uint64_t kMaxCalls = 16;
+
+  using Handler = std::function<HypercallResult(uint32_t args_gpa)>;
+
+  // One owner per number: AlreadyExists if `nr` is taken, InvalidArgument past the table.
+  absl::Status Register(uint64_t nr, Handler handler);
+  bool registered(uint64_t nr) const { return nr < kMaxCalls && handlers_[nr] != nullptr; }
+
+  // Hypercall `nr` with its 4-byte argument (the argument block's guest-physical
+  // address). A malformed call (wrong width, unknown number) fails as a bad device
+  // access, naming the call.
+  HypercallResult Call(uint64_t nr, std::span<const uint8_t> argument) const;
+
+ private:
+  std::array<Handler, kMaxCalls> handlers_;
+};
+
+// The bus device where hypercalls arrive: hypercall NR at offset `stride` * NR.
+class HypercallGate : public Device {
+ public:
+  // `table` must outlive the gate.
+  HypercallGate(const HypercallTable& table, uint64_t stride) : table_(table), stride_(stride) {}
+
+  std::string_view name() const override { return "hypercall"; }
+  std::string AccessName(uint64_t offset) const override {
+    return "hypercall " + std::string(HypercallName(offset / stride_));
+  }
+
+  // One access: a store of an argument block's address makes the call; reads are
+  // not part of the ABI and return all-ones, as an absent device would.
+  HypercallResult Access(uint64_t offset, bool is_write, std::span<uint8_t> data) const;
+
+  // For whoever routes through the bus without the run loop (its fuzzer): the
+  // access's answer as a device's. A call that ends or fails the run stops it.
+  absl::StatusOr<DeviceAction> Read(uint64_t offset, std::span<uint8_t> data) override;
+  absl::StatusOr<DeviceAction> Write(uint64_t offset, std::span<const uint8_t> data) override;
+
+ private:
+  HypercallResult Store(uint64_t offset, std::span<const uint8_t> data) const;
+
+  const HypercallTable& table_;
+  uint64_t stride_;
+};
+
+}  // namespace sigvisor
+
+#endif  // SIGVISOR_VMM_RUN_HYPERCALL_TABLE_H_
