@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "arch/mips/vmm/cost_model.h"
+#include "arch/mips/vmm/mips_opcodes.h"
 
 namespace sigvisor::mips {
 namespace {
@@ -522,72 +523,72 @@ void MipsCore::Execute(uint32_t insn) {
   const uint32_t a = gpr_[rs], b = gpr_[rt];
   const uint32_t branch_target = pc_ + (SImm(insn) << 2);  // pc_ is the delay slot
   switch (Op(insn)) {
-    case 0x00: return ExecuteSpecial(insn);
-    case 0x01: return ExecuteRegimm(insn);
-    case 0x02: return Branch(true, (pc_ & 0xf0000000u) | ((insn & 0x03ffffffu) << 2));
-    case 0x03:
+    case opc::kSpecial: return ExecuteSpecial(insn);
+    case opc::kRegimm: return ExecuteRegimm(insn);
+    case opc::kJ: return Branch(true, (pc_ & 0xf0000000u) | ((insn & 0x03ffffffu) << 2));
+    case opc::kJal:
       gpr_[31] = cur_pc_ + 8;
       return Branch(true, (pc_ & 0xf0000000u) | ((insn & 0x03ffffffu) << 2));
-    case 0x04: return Branch(a == b, branch_target);
-    case 0x05: return Branch(a != b, branch_target);
-    case 0x06: return Branch(S(a) <= 0, branch_target);
-    case 0x07: return Branch(S(a) > 0, branch_target);
-    case 0x08: {  // addi
+    case opc::kBeq: return Branch(a == b, branch_target);
+    case opc::kBne: return Branch(a != b, branch_target);
+    case opc::kBlez: return Branch(S(a) <= 0, branch_target);
+    case opc::kBgtz: return Branch(S(a) > 0, branch_target);
+    case opc::kAddi: {
       int32_t r;
       if (__builtin_add_overflow(S(a), S(SImm(insn)), &r))
         return RaiseException(ExcCode::kOverflow);
       gpr_[rt] = static_cast<uint32_t>(r);
       return;
     }
-    case 0x09: gpr_[rt] = a + SImm(insn); return;
-    case 0x0a: gpr_[rt] = S(a) < S(SImm(insn)) ? 1 : 0; return;
-    case 0x0b: gpr_[rt] = a < SImm(insn) ? 1 : 0; return;
-    case 0x0c: gpr_[rt] = a & Imm(insn); return;
-    case 0x0d: gpr_[rt] = a | Imm(insn); return;
-    case 0x0e: gpr_[rt] = a ^ Imm(insn); return;
-    case 0x0f: gpr_[rt] = Imm(insn) << 16; return;
-    case 0x10: return ExecuteCop0(insn);
-    case 0x11:  // COP1: there is no FPU
-    case 0x13:  // COP1X
-    case 0x31:  // lwc1
-    case 0x35:  // ldc1
-    case 0x39:  // swc1
-    case 0x3d:  // sdc1
+    case opc::kAddiu: gpr_[rt] = a + SImm(insn); return;
+    case opc::kSlti: gpr_[rt] = S(a) < S(SImm(insn)) ? 1 : 0; return;
+    case opc::kSltiu: gpr_[rt] = a < SImm(insn) ? 1 : 0; return;
+    case opc::kAndi: gpr_[rt] = a & Imm(insn); return;
+    case opc::kOri: gpr_[rt] = a | Imm(insn); return;
+    case opc::kXori: gpr_[rt] = a ^ Imm(insn); return;
+    case opc::kLui: gpr_[rt] = Imm(insn) << 16; return;
+    case opc::kCop0: return ExecuteCop0(insn);
+    case opc::kCop1:  // there is no FPU
+    case opc::kCop1x:
+    case opc::kLwc1:
+    case opc::kLdc1:
+    case opc::kSwc1:
+    case opc::kSdc1:
       return RaiseException(ExcCode::kCoprocessorUnusable, false, 1);
-    case 0x12:  // COP2
-    case 0x32:  // lwc2
-    case 0x36:  // ldc2
-    case 0x3a:  // swc2
-    case 0x3e:  // sdc2
+    case opc::kCop2:
+    case opc::kLwc2:
+    case opc::kLdc2:
+    case opc::kSwc2:
+    case opc::kSdc2:
       return RaiseException(ExcCode::kCoprocessorUnusable, false, 2);
-    case 0x14: return BranchLikely(a == b, branch_target);
-    case 0x15: return BranchLikely(a != b, branch_target);
-    case 0x16: return BranchLikely(S(a) <= 0, branch_target);
-    case 0x17: return BranchLikely(S(a) > 0, branch_target);
-    case 0x1c: return ExecuteSpecial2(insn);
-    case 0x1f: return ExecuteSpecial3(insn);
+    case opc::kBeql: return BranchLikely(a == b, branch_target);
+    case opc::kBnel: return BranchLikely(a != b, branch_target);
+    case opc::kBlezl: return BranchLikely(S(a) <= 0, branch_target);
+    case opc::kBgtzl: return BranchLikely(S(a) > 0, branch_target);
+    case opc::kSpecial2: return ExecuteSpecial2(insn);
+    case opc::kSpecial3: return ExecuteSpecial3(insn);
     default: break;
   }
   // Loads and stores.
   const uint32_t vaddr = a + SImm(insn);
   uint32_t v = 0;
   switch (Op(insn)) {
-    case 0x20:  // lb
+    case opc::kLb:
       if (Load(vaddr, 1, v)) gpr_[rt] = SignExtend8(v);
       return;
-    case 0x21:  // lh
+    case opc::kLh:
       if (Load(vaddr, 2, v)) gpr_[rt] = SignExtend16(v);
       return;
-    case 0x23:  // lw
+    case opc::kLw:
       if (Load(vaddr, 4, v)) gpr_[rt] = v;
       return;
-    case 0x24:  // lbu
+    case opc::kLbu:
       if (Load(vaddr, 1, v)) gpr_[rt] = v;
       return;
-    case 0x25:  // lhu
+    case opc::kLhu:
       if (Load(vaddr, 2, v)) gpr_[rt] = v;
       return;
-    case 0x22: {  // lwl: the word's low bytes up to vaddr into rt's high bytes
+    case opc::kLwl: {  // the word's low bytes up to vaddr into rt's high bytes
       const uint8_t* word = RamWord(vaddr, Access::kLoad);
       if (word == nullptr) return;
       const uint32_t shift = 8 * (3 - (vaddr & 3));
@@ -595,7 +596,7 @@ void MipsCore::Execute(uint32_t insn) {
       gpr_[rt] = (ReadLe(word, 4) << shift) | (b & keep);
       return;
     }
-    case 0x26: {  // lwr: the word's high bytes from vaddr into rt's low bytes
+    case opc::kLwr: {  // the word's high bytes from vaddr into rt's low bytes
       const uint8_t* word = RamWord(vaddr, Access::kLoad);
       if (word == nullptr) return;
       const uint32_t shift = 8 * (vaddr & 3);
@@ -603,10 +604,10 @@ void MipsCore::Execute(uint32_t insn) {
       gpr_[rt] = (ReadLe(word, 4) >> shift) | (b & keep);
       return;
     }
-    case 0x28: Store(vaddr, 1, b); return;
-    case 0x29: Store(vaddr, 2, b); return;
-    case 0x2b: Store(vaddr, 4, b); return;
-    case 0x2a: {  // swl: rt's high bytes into the word's low bytes up to vaddr
+    case opc::kSb: Store(vaddr, 1, b); return;
+    case opc::kSh: Store(vaddr, 2, b); return;
+    case opc::kSw: Store(vaddr, 4, b); return;
+    case opc::kSwl: {  // rt's high bytes into the word's low bytes up to vaddr
       uint8_t* word = RamWord(vaddr, Access::kStore);
       if (word == nullptr) return;
       const uint32_t shift = 8 * (3 - (vaddr & 3));
@@ -614,7 +615,7 @@ void MipsCore::Execute(uint32_t insn) {
       WriteLe(word, 4, (ReadLe(word, 4) & keep) | (b >> shift));
       return;
     }
-    case 0x2e: {  // swr: rt's low bytes into the word's high bytes from vaddr
+    case opc::kSwr: {  // rt's low bytes into the word's high bytes from vaddr
       uint8_t* word = RamWord(vaddr, Access::kStore);
       if (word == nullptr) return;
       const uint32_t shift = 8 * (vaddr & 3);
@@ -622,14 +623,14 @@ void MipsCore::Execute(uint32_t insn) {
       WriteLe(word, 4, (ReadLe(word, 4) & keep) | (b << shift));
       return;
     }
-    case 0x30:  // ll
+    case opc::kLl:
       if (Load(vaddr, 4, v)) {
         gpr_[rt] = v;
         ll_bit_ = true;
         ll_addr_ = vaddr;
       }
       return;
-    case 0x38:  // sc
+    case opc::kSc:
       if (!ll_bit_) {
         // Still an access: a bad address faults even when the store would not happen.
         if ((vaddr & 3) != 0) return RaiseAddressError(vaddr, Access::kStore);
@@ -641,8 +642,8 @@ void MipsCore::Execute(uint32_t insn) {
         ll_bit_ = false;
       }
       return;
-    case 0x2f: return ExecuteCache(insn, /*synci=*/false);
-    case 0x33: return;  // pref: a hint
+    case opc::kCache: return ExecuteCache(insn, /*synci=*/false);
+    case opc::kPref: return;  // a hint
     default: return RaiseException(ExcCode::kReservedInstruction);
   }
 }
@@ -654,52 +655,52 @@ void MipsCore::ExecuteSpecial(uint32_t insn) {
     if (cond) RaiseException(ExcCode::kTrap);
   };
   switch (Funct(insn)) {
-    case 0x00: gpr_[rd] = b << sa; return;  // sll (nop, ssnop, ehb, pause)
-    case 0x01: return RaiseException(ExcCode::kCoprocessorUnusable, false, 1);  // movf/movt
-    case 0x02:  // srl, rotr (rs bit 0)
+    case special::kSll: gpr_[rd] = b << sa; return;  // also nop, ssnop, ehb, pause
+    case special::kMovci: return RaiseException(ExcCode::kCoprocessorUnusable, false, 1);  // movf/movt
+    case special::kSrl:  // and rotr (rs bit 0)
       gpr_[rd] = (rs & 1) != 0 ? std::rotr(b, static_cast<int>(sa)) : b >> sa;
       return;
-    case 0x03: gpr_[rd] = static_cast<uint32_t>(S(b) >> sa); return;
-    case 0x04: gpr_[rd] = b << (a & 31); return;
-    case 0x06:  // srlv, rotrv (sa bit 0)
+    case special::kSra: gpr_[rd] = static_cast<uint32_t>(S(b) >> sa); return;
+    case special::kSllv: gpr_[rd] = b << (a & 31); return;
+    case special::kSrlv:  // and rotrv (sa bit 0)
       gpr_[rd] = (sa & 1) != 0 ? std::rotr(b, static_cast<int>(a & 31)) : b >> (a & 31);
       return;
-    case 0x07: gpr_[rd] = static_cast<uint32_t>(S(b) >> (a & 31)); return;
-    case 0x08: return Branch(true, a);  // jr (jr.hb)
-    case 0x09:                          // jalr
+    case special::kSrav: gpr_[rd] = static_cast<uint32_t>(S(b) >> (a & 31)); return;
+    case special::kJr: return Branch(true, a);  // also jr.hb
+    case special::kJalr:
       gpr_[rd] = cur_pc_ + 8;
       return Branch(true, a);
-    case 0x0a:
+    case special::kMovz:
       if (b == 0) gpr_[rd] = a;
       return;
-    case 0x0b:
+    case special::kMovn:
       if (b != 0) gpr_[rd] = a;
       return;
-    case 0x0c:
+    case special::kSyscall:
       if (task_watch_ && task_watch_->syscall == gpr_[2] &&
           (entry_hi_ & kEntryHiAsidMask) == task_watch_->asid && user_mode()) {
         bus_.OnWatchedSyscall(number_);
       }
       return RaiseException(ExcCode::kSyscall);
-    case 0x0d: return RaiseException(ExcCode::kBreakpoint);
-    case 0x0f: return;  // sync: one memory order here
-    case 0x10: gpr_[rd] = hi_; return;
-    case 0x11: hi_ = a; return;
-    case 0x12: gpr_[rd] = lo_; return;
-    case 0x13: lo_ = a; return;
-    case 0x18: {
+    case special::kBreak: return RaiseException(ExcCode::kBreakpoint);
+    case special::kSync: return;  // sync: one memory order here
+    case special::kMfhi: gpr_[rd] = hi_; return;
+    case special::kMthi: hi_ = a; return;
+    case special::kMflo: gpr_[rd] = lo_; return;
+    case special::kMtlo: lo_ = a; return;
+    case special::kMult: {
       const int64_t p = int64_t{S(a)} * int64_t{S(b)};
       lo_ = static_cast<uint32_t>(p);
       hi_ = static_cast<uint32_t>(static_cast<uint64_t>(p) >> 32);
       return;
     }
-    case 0x19: {
+    case special::kMultu: {
       const uint64_t p = uint64_t{a} * uint64_t{b};
       lo_ = static_cast<uint32_t>(p);
       hi_ = static_cast<uint32_t>(p >> 32);
       return;
     }
-    case 0x1a:  // div: by zero the result is unpredictable; here HI/LO stay as they were
+    case special::kDiv:  // by zero the result is unpredictable; here HI/LO stay as they were
       if (b == 0) return;
       if (a == 0x80000000u && b == 0xffffffffu) {  // the one quotient that overflows
         lo_ = 0x80000000u;
@@ -709,37 +710,37 @@ void MipsCore::ExecuteSpecial(uint32_t insn) {
       lo_ = static_cast<uint32_t>(S(a) / S(b));
       hi_ = static_cast<uint32_t>(S(a) % S(b));
       return;
-    case 0x1b:
+    case special::kDivu:
       if (b == 0) return;
       lo_ = a / b;
       hi_ = a % b;
       return;
-    case 0x20: {
+    case special::kAdd: {
       int32_t r;
       if (__builtin_add_overflow(S(a), S(b), &r)) return RaiseException(ExcCode::kOverflow);
       gpr_[rd] = static_cast<uint32_t>(r);
       return;
     }
-    case 0x21: gpr_[rd] = a + b; return;
-    case 0x22: {
+    case special::kAddu: gpr_[rd] = a + b; return;
+    case special::kSub: {
       int32_t r;
       if (__builtin_sub_overflow(S(a), S(b), &r)) return RaiseException(ExcCode::kOverflow);
       gpr_[rd] = static_cast<uint32_t>(r);
       return;
     }
-    case 0x23: gpr_[rd] = a - b; return;
-    case 0x24: gpr_[rd] = a & b; return;
-    case 0x25: gpr_[rd] = a | b; return;
-    case 0x26: gpr_[rd] = a ^ b; return;
-    case 0x27: gpr_[rd] = ~(a | b); return;
-    case 0x2a: gpr_[rd] = S(a) < S(b) ? 1 : 0; return;
-    case 0x2b: gpr_[rd] = a < b ? 1 : 0; return;
-    case 0x30: return trap_if(S(a) >= S(b));
-    case 0x31: return trap_if(a >= b);
-    case 0x32: return trap_if(S(a) < S(b));
-    case 0x33: return trap_if(a < b);
-    case 0x34: return trap_if(a == b);
-    case 0x36: return trap_if(a != b);
+    case special::kSubu: gpr_[rd] = a - b; return;
+    case special::kAnd: gpr_[rd] = a & b; return;
+    case special::kOr: gpr_[rd] = a | b; return;
+    case special::kXor: gpr_[rd] = a ^ b; return;
+    case special::kNor: gpr_[rd] = ~(a | b); return;
+    case special::kSlt: gpr_[rd] = S(a) < S(b) ? 1 : 0; return;
+    case special::kSltu: gpr_[rd] = a < b ? 1 : 0; return;
+    case special::kTge: return trap_if(S(a) >= S(b));
+    case special::kTgeu: return trap_if(a >= b);
+    case special::kTlt: return trap_if(S(a) < S(b));
+    case special::kTltu: return trap_if(a < b);
+    case special::kTeq: return trap_if(a == b);
+    case special::kTne: return trap_if(a != b);
     default: return RaiseException(ExcCode::kReservedInstruction);
   }
 }
@@ -752,25 +753,25 @@ void MipsCore::ExecuteRegimm(uint32_t insn) {
     if (cond) RaiseException(ExcCode::kTrap);
   };
   switch (Rt(insn)) {
-    case 0x00: return Branch(S(a) < 0, target);
-    case 0x01: return Branch(S(a) >= 0, target);
-    case 0x02: return BranchLikely(S(a) < 0, target);
-    case 0x03: return BranchLikely(S(a) >= 0, target);
-    case 0x08: return trap_if(S(a) >= S(imm));
-    case 0x09: return trap_if(a >= imm);
-    case 0x0a: return trap_if(S(a) < S(imm));
-    case 0x0b: return trap_if(a < imm);
-    case 0x0c: return trap_if(a == imm);
-    case 0x0e: return trap_if(a != imm);
-    case 0x10:  // bltzal (ra is written whether or not it branches)
+    case regimm::kBltz: return Branch(S(a) < 0, target);
+    case regimm::kBgez: return Branch(S(a) >= 0, target);
+    case regimm::kBltzl: return BranchLikely(S(a) < 0, target);
+    case regimm::kBgezl: return BranchLikely(S(a) >= 0, target);
+    case regimm::kTgei: return trap_if(S(a) >= S(imm));
+    case regimm::kTgeiu: return trap_if(a >= imm);
+    case regimm::kTlti: return trap_if(S(a) < S(imm));
+    case regimm::kTltiu: return trap_if(a < imm);
+    case regimm::kTeqi: return trap_if(a == imm);
+    case regimm::kTnei: return trap_if(a != imm);
+    case regimm::kBltzal:  // (ra is written whether or not it branches)
       gpr_[31] = cur_pc_ + 8;
       return Branch(S(a) < 0, target);
-    case 0x11:  // bgezal (bal)
+    case regimm::kBgezal:  // also bal
       gpr_[31] = cur_pc_ + 8;
       return Branch(S(a) >= 0, target);
-    case 0x12: gpr_[31] = cur_pc_ + 8; return BranchLikely(S(a) < 0, target);
-    case 0x13: gpr_[31] = cur_pc_ + 8; return BranchLikely(S(a) >= 0, target);
-    case 0x1f: return ExecuteCache(insn, /*synci=*/true);
+    case regimm::kBltzall: gpr_[31] = cur_pc_ + 8; return BranchLikely(S(a) < 0, target);
+    case regimm::kBgezall: gpr_[31] = cur_pc_ + 8; return BranchLikely(S(a) >= 0, target);
+    case regimm::kSynci: return ExecuteCache(insn, /*synci=*/true);
     default: return RaiseException(ExcCode::kReservedInstruction);
   }
 }
@@ -781,13 +782,13 @@ void MipsCore::ExecuteSpecial2(uint32_t insn) {
   const uint64_t acc = (uint64_t{hi_} << 32) | lo_;
   uint64_t r = 0;
   switch (Funct(insn)) {
-    case 0x00: r = acc + static_cast<uint64_t>(int64_t{S(a)} * int64_t{S(b)}); break;    // madd
-    case 0x01: r = acc + uint64_t{a} * uint64_t{b}; break;                               // maddu
-    case 0x04: r = acc - static_cast<uint64_t>(int64_t{S(a)} * int64_t{S(b)}); break;    // msub
-    case 0x05: r = acc - uint64_t{a} * uint64_t{b}; break;                               // msubu
-    case 0x02: gpr_[rd] = static_cast<uint32_t>(int64_t{S(a)} * int64_t{S(b)}); return;  // mul
-    case 0x20: gpr_[rd] = static_cast<uint32_t>(std::countl_zero(a)); return;            // clz
-    case 0x21: gpr_[rd] = static_cast<uint32_t>(std::countl_one(a)); return;             // clo
+    case special2::kMadd: r = acc + static_cast<uint64_t>(int64_t{S(a)} * int64_t{S(b)}); break;
+    case special2::kMaddu: r = acc + uint64_t{a} * uint64_t{b}; break;
+    case special2::kMsub: r = acc - static_cast<uint64_t>(int64_t{S(a)} * int64_t{S(b)}); break;
+    case special2::kMsubu: r = acc - uint64_t{a} * uint64_t{b}; break;
+    case special2::kMul: gpr_[rd] = static_cast<uint32_t>(int64_t{S(a)} * int64_t{S(b)}); return;
+    case special2::kClz: gpr_[rd] = static_cast<uint32_t>(std::countl_zero(a)); return;
+    case special2::kClo: gpr_[rd] = static_cast<uint32_t>(std::countl_one(a)); return;
     default: return RaiseException(ExcCode::kReservedInstruction);  // sdbbp and the rest
   }
   lo_ = static_cast<uint32_t>(r);
@@ -798,30 +799,30 @@ void MipsCore::ExecuteSpecial3(uint32_t insn) {
   const uint32_t rt = Rt(insn), rd = Rd(insn), sa = Sa(insn);
   const uint32_t a = gpr_[Rs(insn)], b = gpr_[rt];
   switch (Funct(insn)) {
-    case 0x00: {  // ext: rd is msbd, sa is lsb
+    case special3::kExt: {  // rd is msbd, sa is lsb
       const uint32_t size = rd + 1;
       if (sa + size > 32) return;  // unpredictable: leave rt alone
       const uint32_t mask = size == 32 ? 0xffffffffu : ((1u << size) - 1);
       gpr_[rt] = (a >> sa) & mask;
       return;
     }
-    case 0x04: {            // ins: rd is msb, sa is lsb
+    case special3::kIns: {  // rd is msb, sa is lsb
       if (rd < sa) return;  // unpredictable: leave rt alone
       const uint32_t size = rd - sa + 1;
       const uint32_t mask = (size == 32 ? 0xffffffffu : ((1u << size) - 1)) << sa;
       gpr_[rt] = (b & ~mask) | ((a << sa) & mask);
       return;
     }
-    case 0x20:  // bshfl
+    case special3::kBshfl:
       switch (sa) {
-        case 0x02:  // wsbh
+        case bshfl::kWsbh:
           gpr_[rd] = ((b & 0x00ff00ffu) << 8) | ((b >> 8) & 0x00ff00ffu);
           return;
-        case 0x10: gpr_[rd] = SignExtend8(b); return;
-        case 0x18: gpr_[rd] = SignExtend16(b); return;
+        case bshfl::kSeb: gpr_[rd] = SignExtend8(b); return;
+        case bshfl::kSeh: gpr_[rd] = SignExtend16(b); return;
         default: return RaiseException(ExcCode::kReservedInstruction);
       }
-    case 0x3b: {  // rdhwr
+    case special3::kRdhwr: {
       if (user_mode() && (hwrena_ & (1u << rd)) == 0) {
         return RaiseException(ExcCode::kReservedInstruction);
       }
@@ -861,9 +862,9 @@ void MipsCore::ExecuteCop0(uint32_t insn) {
     return RaiseException(ExcCode::kCoprocessorUnusable, false, 0);
   }
   const uint32_t rs = Rs(insn), rt = Rt(insn), rd = Rd(insn);
-  if (rs >= 0x10) {  // CO: function field
+  if (rs >= cop0::kCo) {  // the function field decides
     switch (Funct(insn)) {
-      case 0x01: {  // tlbr
+      case cop0::kTlbr: {
         const TlbEntry& e = tlb_.Read(index_ & 31);
         page_mask_ = e.page_mask;
         entry_hi_ = e.entry_hi;
@@ -872,21 +873,21 @@ void MipsCore::ExecuteCop0(uint32_t insn) {
         InvalidateTranslations();  // the ASID may have changed
         return;
       }
-      case 0x02:  // tlbwi
+      case cop0::kTlbwi:
         tlb_.Write(index_ & 31, page_mask_, entry_hi_, entry_lo0_, entry_lo1_);
         InvalidateTranslations();
         return;
-      case 0x06:  // tlbwr
+      case cop0::kTlbwr:
         UpdateRandom();
         tlb_.Write(random_, page_mask_, entry_hi_, entry_lo0_, entry_lo1_);
         InvalidateTranslations();
         return;
-      case 0x08: {  // tlbp
+      case cop0::kTlbp: {
         const std::optional<uint32_t> hit = tlb_.Probe(entry_hi_);
         index_ = hit ? *hit : (index_ | 0x80000000u);
         return;
       }
-      case 0x18:  // eret: no delay slot
+      case cop0::kEret:  // no delay slot
         if ((status_ & kStatusERL) != 0) {
           pc_ = error_epc_;
           status_ &= ~kStatusERL;
@@ -900,23 +901,23 @@ void MipsCore::ExecuteCop0(uint32_t insn) {
         check_irq_ = true;
         InvalidateTranslations();
         return;
-      case 0x20:  // wait: the core idles until an interrupt can be taken
+      case cop0::kWait:  // the core idles until an interrupt can be taken
         waiting_ = true;
         return;
       default: return RaiseException(ExcCode::kReservedInstruction);
     }
   }
   switch (rs) {
-    case 0x00: gpr_[rt] = ReadCp0(rd, insn & 7); return;  // mfc0
-    case 0x04: WriteCp0(rd, insn & 7, gpr_[rt]); return;  // mtc0
-    case 0x0a: gpr_[rd] = gpr_[rt]; return;               // rdpgpr: one shadow set, the current one
-    case 0x0e: gpr_[rd] = gpr_[rt]; return;               // wrpgpr
-    case 0x0b:                                            // mfmc0: di / ei
+    case cop0::kMfc0: gpr_[rt] = ReadCp0(rd, insn & 7); return;
+    case cop0::kMtc0: WriteCp0(rd, insn & 7, gpr_[rt]); return;
+    case cop0::kRdpgpr: gpr_[rd] = gpr_[rt]; return;  // one shadow set, the current one
+    case cop0::kWrpgpr: gpr_[rd] = gpr_[rt]; return;
+    case cop0::kMfmc0:  // di / ei
       if (rd != kCp0Status || (insn & 0x7dfu) != 0) {
         return RaiseException(ExcCode::kReservedInstruction);
       }
       gpr_[rt] = status_;
-      status_ = (insn & 0x20) != 0 ? (status_ | kStatusIE) : (status_ & ~kStatusIE);
+      status_ = (insn & cop0::kMfmc0Ei) != 0 ? (status_ | kStatusIE) : (status_ & ~kStatusIE);
       check_irq_ = true;
       return;
     default: return RaiseException(ExcCode::kReservedInstruction);
