@@ -17,10 +17,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "arch/x86_64/guest/pt_regs.h"
 #include "arch/x86_64/vmm/guest_debug.h"
 #include "arch/x86_64/vmm/page_walk.h"
 #include "guest-kit/abi/sigvisor_abi.h"
+#include "guest-kit/abi/white_box.h"
 #include "vmm/trap/decoder.h"
 
 namespace sigvisor::x86 {
@@ -33,7 +33,7 @@ constexpr uint64_t kUserTop = 0x0000800000000000ull;
 constexpr uint64_t kRedZone = 128;  // the x86-64 ABI's: a signal frame goes below it
 constexpr int kSigsegv = 11;
 // The kernel function every system call passes through, with its pt_regs in rdi.
-constexpr const char* kSyscallEntrySymbol = "syscall_dispatch";
+constexpr std::string_view kSyscallEntrySymbol = white_box::kSyscallDispatch;
 
 // An injection made and not yet resolved: waiting for the guest's events.
 struct OpenInjection {
@@ -394,7 +394,7 @@ class FaultInjector : public ExitInterceptor {
     absl::StatusOr<kvm_sregs> sregs = context_.cpu.GetSregs();
     if (!regs.ok() || !sregs.ok()) return;
     uint64_t nr = 0;
-    if (!context_.cpu.ReadVirtual(sregs->cr3, regs->rdi + offsetof(struct pt_regs, rax),
+    if (!context_.cpu.ReadVirtual(sregs->cr3, regs->rdi + white_box::kPtRegsRax,
                                   {reinterpret_cast<uint8_t*>(&nr), sizeof(nr)})) {
       return;
     }
