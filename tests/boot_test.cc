@@ -26,8 +26,9 @@ x86::MachineReport Boot(const KvmSystem& kvm, const ElfImage& image, const std::
 }
 
 uint64_t CountDetail(const ExitLedger& ledger, const std::string& reason, const std::string& detail) {
-  auto it = ledger.by_detail().find({reason, detail});
-  return it == ledger.by_detail().end() ? 0 : it->second.count;
+  const auto details = ledger.by_detail();  // built when asked: keep it for the lookup
+  auto it = details.find({reason, detail});
+  return it == details.end() ? 0 : it->second.count;
 }
 
 TEST(BundledKernelTest, HelloRunsInUserModeAndExitsZero) {

@@ -9,12 +9,12 @@ namespace {
 
 TEST(ExitLedgerTest, AggregatesByReasonAndDetail) {
   ExitLedger ledger;
-  ledger.Record("io", "port 0x501", 100);
-  ledger.Record("io", "port 0x501", 300);
-  ledger.Record("io", "port 0x3f8", 50);
-  ledger.Record("hlt", "", 7);
+  ledger.Record(ExitKind::kIo, "port 0x501", 100);
+  ledger.Record(ExitKind::kIo, "port 0x501", 300);
+  ledger.Record(ExitKind::kIo, "port 0x3f8", 50);
+  ledger.Record(ExitKind::kHalt, "", 7);
   EXPECT_EQ(ledger.total(), 4u);
-  const LatencyStats& io = ledger.by_reason().at("io");
+  const LatencyStats io = ledger.by_reason().at("io");
   EXPECT_EQ(io.count, 3u);
   EXPECT_EQ(io.sum_ns, 450u);
   EXPECT_EQ(io.min_ns, 50u);
@@ -22,6 +22,52 @@ TEST(ExitLedgerTest, AggregatesByReasonAndDetail) {
   EXPECT_EQ(io.mean_ns(), 150u);
   EXPECT_EQ(ledger.by_detail().at({"io", "port 0x501"}).count, 2u);
   EXPECT_EQ(ledger.Counts(), (ExitCounts{{"hlt", 1}, {"io", 3}}));
+}
+
+ExitKey Access(ExitKind kind, uint64_t address, bool is_write) {
+  return ExitKey{.kind = kind, .detail = ExitKey::Detail::kAccess, .is_write = is_write,
+                 .value = address};
+}
+
+TEST(ExitLedgerTest, TypedKeysAreNamedOnlyWhenAsked) {
+  ExitLedger ledger;
+  ledger.Record(Access(ExitKind::kIo, 0x3f8, true), 10);
+  ledger.Record(Access(ExitKind::kIo, 0x3f8, true), 30);
+  ledger.Record(Access(ExitKind::kIo, 0x3fd, false), 5);
+  ledger.Record(Access(ExitKind::kMmio, 0x1f100008, true), 7);
+  ledger.Record(ExitKey{.kind = ExitKind::kInternalError, .detail = ExitKey::Detail::kSuberror,
+                        .value = 1},
+                2);
+  int asked = 0;
+  ledger.NameAccesses([&](const ExitKey& key) {
+    ++asked;
+    return key.kind == ExitKind::kMmio ? std::string("hypercall exit") : std::string("serial");
+  });
+  EXPECT_EQ(asked, 3);  // once per distinct access
+  const auto details = ledger.by_detail();
+  EXPECT_EQ(details.at({"io", "port 0x3f8 out (serial)"}).count, 2u);
+  EXPECT_EQ(details.at({"io", "port 0x3f8 out (serial)"}).sum_ns, 40u);
+  EXPECT_EQ(details.at({"io", "port 0x3fd in (serial)"}).count, 1u);
+  EXPECT_EQ(details.at({"mmio", "mmio 0x1f100008 write (hypercall exit)"}).count, 1u);
+  EXPECT_EQ(details.at({"internal_error", "suberror 1"}).count, 1u);
+  EXPECT_EQ(ledger.Counts(), (ExitCounts{{"internal_error", 1}, {"io", 3}, {"mmio", 1}}));
+}
+
+TEST(ExitLedgerTest, MergeJoinsRowsByKeyAndText) {
+  ExitLedger a, b;
+  a.Record(ExitKind::kHalt, "trap dr_write", 1);
+  a.Record(ExitKind::kInterrupted, "watchdog", 1);
+  b.Record(ExitKind::kHalt, "trap segment_load", 2);
+  b.Record(ExitKind::kHalt, "trap dr_write", 3);
+  b.Record(Access(ExitKind::kIo, 0xf4, true), 4);
+  b.NameAccesses([](const ExitKey&) { return std::string("debug-exit"); });
+  a.Merge(b);
+  EXPECT_EQ(a.total(), 5u);
+  const auto details = a.by_detail();
+  EXPECT_EQ(details.at({"hlt", "trap dr_write"}).count, 2u);
+  EXPECT_EQ(details.at({"hlt", "trap segment_load"}).count, 1u);
+  EXPECT_EQ(details.at({"interrupted", "watchdog"}).count, 1u);
+  EXPECT_EQ(details.at({"io", "port 0xf4 out (debug-exit)"}).count, 1u);
 }
 
 TEST(ExitLedgerTest, EmptyLatencyReportsZeroMin) {

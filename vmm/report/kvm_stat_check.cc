@@ -27,8 +27,9 @@ std::vector<UncountedKvmStat> UncountedKvmStats(const RunResult& result) {
     if (stat == result.kvm_stats.end()) continue;
     uint64_t handled = result.ledger.total();
     if (*checked.exit_reason != '\0') {
-      auto reason = result.ledger.by_reason().find(checked.exit_reason);
-      handled = reason == result.ledger.by_reason().end() ? 0 : reason->second.count;
+      const ExitCounts counts = result.ledger.Counts();
+      auto reason = counts.find(checked.exit_reason);
+      handled = reason == counts.end() ? 0 : reason->second;
     }
     if (stat->second < handled) {
       uncounted.push_back({checked.name, checked.exit_reason, stat->second, handled});

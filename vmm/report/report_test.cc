@@ -93,7 +93,7 @@ RunRecord PvmRun() {
   RunResult& result = record.result;
   result.outcome = Outcome::kExited;
   result.exit_code = 0;
-  for (int i = 0; i < 5; ++i) result.ledger.Record("io", "port 0x501 out", 1000);
+  for (int i = 0; i < 5; ++i) result.ledger.Record(ExitKind::kIo, "port 0x501 out", 1000);
   result.traps.Record("dr_write", 0x1005cb, "do_signal+0x3b");
   result.traps.Record("dr_write", 0x1005cb, "do_signal+0x3b");
   result.kvm_stats = {{"exits", 40}, {"io_exits", 0}, {"insn_emulation", 3000}};

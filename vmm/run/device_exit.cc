@@ -18,6 +18,11 @@ struct Step {
 
 }  // namespace
 
+std::string AccessNameOf(const Bus& bus, const ExitKey& key) {
+  return bus.AccessName(key.kind == ExitKind::kIo ? AddressSpace::kPort : AddressSpace::kMmio,
+                        key.value);
+}
+
 DeviceExitResult DispatchDeviceExit(Bus& bus, const VmExit& exit) {
   return DispatchDeviceExit(bus, exit, nullptr, [](HypercallResult&) {
     return DeviceAction::kContinue;
@@ -29,12 +34,6 @@ DeviceExitResult DispatchDeviceExit(Bus& bus, const VmExit& exit, const Hypercal
   DeviceExitResult result;
   const bool port = exit.kind == ExitKind::kIo;
   const AddressSpace space = port ? AddressSpace::kPort : AddressSpace::kMmio;
-  result.detail = port ? absl::StrFormat("port %#x %s (%s)", exit.address,
-                                         exit.is_write ? "out" : "in",
-                                         bus.AccessName(space, exit.address))
-                       : absl::StrFormat("mmio %#x %s (%s)", exit.address,
-                                         exit.is_write ? "write" : "read",
-                                         bus.AccessName(space, exit.address));
   // String I/O (rep outsb) arrives as one exit with count > 1: one access each.
   const uint32_t count = port ? exit.count : 1;
   if (exit.size == 0 || exit.data.size() != uint64_t{exit.size} * count) {

@@ -1,12 +1,15 @@
 // A port I/O or MMIO exit carried out over the bus: the one place that knows how a
 // VmExit becomes device accesses (string I/O is one access per element). Used by the
-// session's run loop and by the APs' loops (arch/x86_64/vmm/ap_runner).
+// session's run loop and by the APs' loops (arch/x86_64/vmm/ap_runner). Nothing is
+// formatted unless the access fails: the ledger keys the exit (ExitKeyOf) and names
+// it after the run.
 #ifndef SIGVISOR_VMM_RUN_DEVICE_EXIT_H_
 #define SIGVISOR_VMM_RUN_DEVICE_EXIT_H_
 
 #include <string>
 
 #include "absl/functional/function_ref.h"
+#include "vmm/ledger/exit_ledger.h"
 #include "vmm/machine/bus.h"
 #include "vmm/run/hypercall_table.h"
 #include "vmm/run/outcome.h"
@@ -23,10 +26,13 @@ struct DeviceExitResult {
                 // refused the access (bad device access), or a hypercall failed
   };
   Kind kind = Kind::kContinue;
-  std::string detail;  // for the exit ledger, e.g. "port 0x3f8 out (serial THR)"
   Outcome outcome = Outcome::kUnexpectedExit;  // kEnd
   std::string error;                           // kEnd: one line
 };
+
+// The name of the device register an exit ledger's access key touched
+// (Bus::AccessName): "serial", "hypercall console_write", "nothing".
+std::string AccessNameOf(const Bus& bus, const ExitKey& key);
 
 // `exit` must be kIo or kMmio. A read's result is written into exit.data.
 DeviceExitResult DispatchDeviceExit(Bus& bus, const VmExit& exit);

@@ -38,4 +38,19 @@ ExitClass ClassifyExit(const VmExit& exit) {
   }
 }
 
+ExitKey ExitKeyOf(const VmExit& exit) {
+  switch (exit.kind) {
+    case ExitKind::kIo:
+    case ExitKind::kMmio:
+      return ExitKey{.kind = exit.kind,
+                     .detail = ExitKey::Detail::kAccess,
+                     .is_write = exit.is_write,
+                     .value = exit.address};
+    case ExitKind::kInternalError:
+      return ExitKey{
+          .kind = exit.kind, .detail = ExitKey::Detail::kSuberror, .value = exit.raw_detail};
+    default: return ExitKey{.kind = exit.kind};
+  }
+}
+
 }  // namespace sigvisor

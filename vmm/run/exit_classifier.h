@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "vmm/ledger/exit_ledger.h"
 #include "vmm/run/outcome.h"
 #include "vmm/run/vm_exit.h"
 
@@ -24,6 +25,10 @@ struct ExitClass {
 
 // For an exit no interceptor took. Formats only when the run ends.
 ExitClass ClassifyExit(const VmExit& exit);
+
+// How the exit ledger keys an exit no interceptor took: its kind, and the access
+// (port or address, direction) or KVM's suberror. Nothing is named here.
+ExitKey ExitKeyOf(const VmExit& exit);
 
 }  // namespace sigvisor
 

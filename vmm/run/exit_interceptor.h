@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "vmm/run/outcome.h"
 #include "vmm/run/phase_marker.h"
@@ -66,7 +67,9 @@ struct TrapBatch {
 // An exit as it was handled, for observers.
 struct ObservedExit {
   const VmExit& exit;
-  std::string_view detail;         // as in the exit ledger
+  // The exit's detail as the exit ledger names it, formatted when an observer asks
+  // (the tracer, which prints it), never on every exit.
+  absl::FunctionRef<std::string()> detail;
   const TrapRecord* trap;          // the trap it was, or null
   bool instrument;                 // an interceptor's own (not in the ledger)
 };

@@ -6,6 +6,7 @@
 #include "vmm/base/clock.h"
 #include "vmm/run/device_exit.h"
 #include "vmm/run/exit_classifier.h"
+#include "vmm/ledger/exit_ledger.h"
 #include "vmm/run/watchdog.h"
 
 namespace sigvisor {
@@ -100,20 +101,31 @@ void Session::RunLoop() {
         break;
       }
       if (exit->kind == ExitKind::kInterrupted && watchdog.fired()) {
-        result_.ledger.Record(ExitKindName(exit->kind), "watchdog", MonotonicNs() - exit_ns);
+        result_.ledger.Record(exit->kind, "watchdog", MonotonicNs() - exit_ns);
         Fail(Outcome::kTimeout,
              absl::StrFormat("the guest ran past the %s timeout (raise it with --timeout)",
                              absl::FormatDuration(options_.timeout)));
         break;
       }
-      std::string detail;
-      bool instrument = false;
-      std::optional<TrapRecord> trap;
-      const bool keep_going = Dispatch(*exit, detail, instrument, trap);
-      if (!instrument) {
-        result_.ledger.Record(ExitKindName(exit->kind), detail, MonotonicNs() - exit_ns);
+      HandledExit handled;
+      const bool keep_going = Dispatch(*exit, handled);
+      // The exit table's latency: the VMM's handling of the exit, from Run()
+      // returning it (KVM_RUN back and kvm_run read into a VmExit) to here: the
+      // interceptors' turn, the classification and the device's or hypercall
+      // owner's work (bus lookup included). Not in it: the END marker's sample
+      // below, the ledger's own record, the observers, the BEGIN marker's sample and
+      // the re-entry. Nothing is formatted inside it (the ledger keys the exit and
+      // names it after the run), unless an interceptor formats its own detail.
+      const uint64_t handle_ns = MonotonicNs() - exit_ns;
+      for (uint64_t guest_tsc : pending_ends_) EndPhase(guest_tsc);
+      pending_ends_.clear();
+      if (handled.instrument) {
+      } else if (handled.intercepted) {
+        result_.ledger.Record(exit->kind, handled.text, handle_ns);
+      } else {
+        result_.ledger.Record(ExitKeyOf(*exit), handle_ns);
       }
-      Notify(*exit, detail, instrument, trap);
+      Notify(*exit, handled);
       if (!keep_going) break;
       if (pending_begin_) {
         // BEGIN is sampled just before re-entry, after its own exit was counted by
@@ -129,6 +141,8 @@ void Session::RunLoop() {
 }
 
 RunResult Session::Finish() {
+  // The ledger's accesses get their devices' names while the bus is still there.
+  result_.ledger.NameAccesses([this](const ExitKey& key) { return AccessNameOf(bus_, key); });
   const RunEnd end{result_.outcome, result_.exit_code, result_.diagnosis};
   for (ExitInterceptor* interceptor : options_.interceptors) {
     if (interceptor == nullptr) continue;
@@ -141,11 +155,17 @@ RunResult Session::Finish() {
   return std::move(result_);
 }
 
-void Session::Notify(const VmExit& exit, std::string_view detail, bool instrument,
-                     const std::optional<TrapRecord>& trap) {
+void Session::Notify(const VmExit& exit, const HandledExit& handled) {
   std::vector<PhaseMarker> markers = std::move(pending_markers_);
   pending_markers_.clear();
-  const ObservedExit observed{exit, detail, trap ? &*trap : nullptr, instrument};
+  auto detail = [&]() -> std::string {
+    if (handled.intercepted) return handled.text;
+    const ExitKey key = ExitKeyOf(exit);
+    return ExitDetail(
+        key, key.detail == ExitKey::Detail::kAccess ? AccessNameOf(bus_, key) : "", "");
+  };
+  const ObservedExit observed{exit, detail, handled.trap ? &*handled.trap : nullptr,
+                              handled.instrument};
   for (ExitInterceptor* interceptor : options_.interceptors) {
     if (interceptor == nullptr) continue;
     interceptor->Observe(observed);
@@ -170,20 +190,20 @@ bool Session::Fail(Outcome outcome, std::string what) {
   return false;
 }
 
-std::optional<bool> Session::Intercept(const VmExit& exit, std::string& detail,
-                                       bool& instrument, std::optional<TrapRecord>& trap) {
+std::optional<bool> Session::Intercept(const VmExit& exit, HandledExit& handled) {
   for (ExitInterceptor* interceptor : options_.interceptors) {
     if (interceptor == nullptr) continue;
     Interception seen = interceptor->Intercept(exit);
     if (seen.verdict == Interception::Verdict::kNotMine) continue;
-    detail = seen.detail;
+    handled.intercepted = true;
+    handled.text = std::move(seen.detail);
     switch (seen.verdict) {
       case Interception::Verdict::kNotMine: break;
       case Interception::Verdict::kHandled:
-        instrument = seen.instrument;
+        handled.instrument = seen.instrument;
         if (seen.trap) {
           result_.traps.Record(seen.trap->kind, seen.trap->address, seen.trap->site);
-          trap = std::move(seen.trap);
+          handled.trap = std::move(seen.trap);
         }
         result_.traps.AddDrLoads(seen.dr_loads);
         result_.traps.AddHypercalls(seen.trap_hypercalls);
@@ -202,31 +222,23 @@ std::optional<bool> Session::Intercept(const VmExit& exit, std::string& detail,
   return std::nullopt;
 }
 
-bool Session::Dispatch(VmExit& exit, std::string& detail, bool& instrument,
-                       std::optional<TrapRecord>& trap) {
-  if (std::optional<bool> intercepted = Intercept(exit, detail, instrument, trap)) {
-    return *intercepted;
-  }
+bool Session::Dispatch(VmExit& exit, HandledExit& handled) {
+  if (std::optional<bool> intercepted = Intercept(exit, handled)) return *intercepted;
   ExitClass what = ClassifyExit(exit);
   switch (what.kind) {
-    case ExitClass::Kind::kDeviceAccess: return DispatchDeviceExit(exit, detail, instrument);
+    case ExitClass::Kind::kDeviceAccess: return DispatchDeviceExit(exit, handled.instrument);
     case ExitClass::Kind::kContinue: return true;  // a stray kick; the watchdog has not fired
-    case ExitClass::Kind::kEnd:
-      if (exit.kind == ExitKind::kInternalError) {
-        detail = absl::StrFormat("suberror %d", exit.raw_detail);
-      }
-      return Fail(what.outcome, std::move(what.diagnosis));
+    case ExitClass::Kind::kEnd: return Fail(what.outcome, std::move(what.diagnosis));
   }
   return true;
 }
 
-bool Session::DispatchDeviceExit(VmExit& exit, std::string& detail, bool& instrument) {
+bool Session::DispatchDeviceExit(VmExit& exit, bool& instrument) {
   DeviceExitResult result = sigvisor::DispatchDeviceExit(
       bus_, exit, options_.hypercalls, [&](HypercallResult& call) {
         instrument = call.instrument;
         return TakeHypercall(call);
       });
-  detail = std::move(result.detail);
   switch (result.kind) {
     case DeviceExitResult::Kind::kEnd: return Fail(result.outcome, std::move(result.error));
     case DeviceExitResult::Kind::kStop: break;
@@ -310,7 +322,9 @@ DeviceAction Session::TakeHypercall(HypercallResult& call) {
                                   call.marker->calibration};
     pending_markers_.push_back(*std::move(call.marker));
   } else if (call.marker) {
-    EndPhase(call.guest_tsc);
+    // Sampled once the exit's handling time is taken, before its ledger record, so
+    // the END marker's exit stays out of the phase and its sample out of the time.
+    pending_ends_.push_back(call.guest_tsc);
   }
   if (!ends) return DeviceAction::kContinue;
   result_.outcome = call.outcome;

@@ -98,24 +98,28 @@ class Session {
     bool calibration;
   };
 
+  // What the loop learns while handling one exit.
+  struct HandledExit {
+    bool intercepted = false;  // an interceptor took it; `text` is its detail
+    std::string text;
+    bool instrument = false;   // an instrument's exit: not in the ledger
+    std::optional<TrapRecord> trap;
+  };
+
   // Handles one exit; returns false when the run is over (result_ filled in).
-  bool Dispatch(VmExit& exit, std::string& detail, bool& instrument,
-                std::optional<TrapRecord>& trap);
+  bool Dispatch(VmExit& exit, HandledExit& handled);
   // Tells the interceptors how the run ended and hands over the result.
   RunResult Finish();
   // The loop itself: KVM_RUN, dispatch, until the run ends.
   void RunLoop();
   void AddWarning(std::string warning);
-  // The interceptors' turn; nullopt when none took the exit. `instrument`: the exit
-  // was an interceptor's own (kept out of the ledger); `trap`: the trap it was.
-  std::optional<bool> Intercept(const VmExit& exit, std::string& detail, bool& instrument,
-                                std::optional<TrapRecord>& trap);
+  // The interceptors' turn; nullopt when none took the exit.
+  std::optional<bool> Intercept(const VmExit& exit, HandledExit& handled);
   // After each exit: the interceptors observe it, then its phase markers.
-  void Notify(const VmExit& exit, std::string_view detail, bool instrument,
-              const std::optional<TrapRecord>& trap);
+  void Notify(const VmExit& exit, const HandledExit& handled);
   // Port I/O and MMIO over the bus (device_exit.h), with the session's outcome.
   // `instrument`: a hypercall's owner said the exit was its instrument's.
-  bool DispatchDeviceExit(VmExit& exit, std::string& detail, bool& instrument);
+  bool DispatchDeviceExit(VmExit& exit, bool& instrument);
   // A hypercall's result, applied in the loop's order: how the run ended, a phase
   // marker, a warning. kStop when the run ends.
   DeviceAction TakeHypercall(HypercallResult& call);
@@ -137,6 +141,7 @@ class Session {
   PhaseTracker phases_;
   std::optional<PendingBegin> pending_begin_;
   std::vector<PhaseMarker> pending_markers_;  // set by the exit being handled
+  std::vector<uint64_t> pending_ends_;        // END markers of the exit being handled
   bool stop_requested_ = false;
   uint64_t start_ns_ = 0;
   StatsSnapshot stats_at_start_;

@@ -68,6 +68,7 @@ std::optional<ApRunner::End> ApRunner::TakeEnd() {
 ExitLedger ApRunner::ledger() const {
   ExitLedger merged;
   for (const std::unique_ptr<Ap>& ap : aps_) merged.Merge(ap->ledger);
+  merged.NameAccesses([this](const ExitKey& key) { return AccessNameOf(bus_, key); });
   return merged;
 }
 
@@ -112,15 +113,15 @@ void ApRunner::Loop(Ap& ap) {
     }
     if (exit->kind == ExitKind::kInterrupted) continue;  // a kick, or woken by a SIPI
     ap.entered = true;
-    std::string detail;
-    const bool keep_going = Dispatch(ap, *exit, detail);
-    ap.ledger.Record(ExitKindName(exit->kind), detail, MonotonicNs() - exit_ns);
+    const bool keep_going = Dispatch(ap, *exit);
+    // As the Session's loop: the handling up to here, nothing formatted in it.
+    ap.ledger.Record(ExitKeyOf(*exit), MonotonicNs() - exit_ns);
     if (!keep_going) break;
   }
   ap.done.store(true, std::memory_order_release);
 }
 
-bool ApRunner::Dispatch(Ap& ap, VmExit& exit, std::string& detail) {
+bool ApRunner::Dispatch(Ap& ap, VmExit& exit) {
   auto fail = [&](Outcome outcome, std::string what) {
     if (outcome != Outcome::kHostError && describe_) {
       absl::StatusOr<CpuLocation> where = ap.backend->Locate();
@@ -132,15 +133,10 @@ bool ApRunner::Dispatch(Ap& ap, VmExit& exit, std::string& detail) {
   ExitClass what = ClassifyExit(exit);
   switch (what.kind) {
     case ExitClass::Kind::kContinue: return true;
-    case ExitClass::Kind::kEnd:
-      if (exit.kind == ExitKind::kInternalError) {
-        detail = absl::StrFormat("suberror %d", exit.raw_detail);
-      }
-      return fail(what.outcome, std::move(what.diagnosis));
+    case ExitClass::Kind::kEnd: return fail(what.outcome, std::move(what.diagnosis));
     case ExitClass::Kind::kDeviceAccess: break;
   }
   DeviceExitResult result = DispatchDeviceExit(bus_, exit);
-  detail = std::move(result.detail);
   switch (result.kind) {
     case DeviceExitResult::Kind::kEnd: return fail(result.outcome, std::move(result.error));
     case DeviceExitResult::Kind::kStop:  // isa-debug-exit from an AP

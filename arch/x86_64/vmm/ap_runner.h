@@ -87,7 +87,7 @@ class ApRunner {
 
   void Loop(Ap& ap);
   // An AP's exit; false when the AP's loop ends.
-  bool Dispatch(Ap& ap, VmExit& exit, std::string& detail);
+  bool Dispatch(Ap& ap, VmExit& exit);
   void EndRun(Ap& ap, Outcome outcome, int exit_code, std::string diagnosis);
 
   Bus& bus_;

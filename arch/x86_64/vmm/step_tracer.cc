@@ -159,11 +159,12 @@ void StepTracer::Observe(const ObservedExit& observed) {
   }
   std::string note;
   if (!vmm_step) {
+    const std::string detail = observed.detail();
     note = observed.trap != nullptr
                ? absl::StrFormat("trap: %s, emulated by the VMM (exit %s)", observed.trap->kind,
                                  std::string(ExitKindName(observed.exit.kind)))
                : absl::StrFormat("exit: %s%s", std::string(ExitKindName(observed.exit.kind)),
-                                 observed.detail.empty() ? "" : absl::StrCat(", ", std::string(observed.detail)));
+                                 detail.empty() ? "" : absl::StrCat(", ", detail));
   }
   OnStop(vmm_step, note);
   if (tracing_ && out_->vmm_steps >= options_.max_steps) {
