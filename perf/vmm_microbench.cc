@@ -108,10 +108,10 @@ uint64_t ThreadCpuNs() {
   return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
 }
 
-// The whole of one device exit as the run loop handles it: the interceptor turn (one
-// that declines), the exit classified, the bus lookup, the device, the ledger and the
-// observers. ns_per_exit is the figure issue 17 budgets (150 ns); it includes the two
-// clock reads that time each exit.
+// The whole of one device exit as the run loop handles it: the exit classified, the
+// bus lookup, the device (or the hypercall gate, table and guest protocol), the
+// ledger's record and the observers' turn (none here). ns_per_exit is the figure
+// issue 17 budgets (150 ns); it includes the two clock reads that time each exit.
 void RunLoopBench(benchmark::State& state, uint64_t port, std::vector<uint8_t> bytes) {
   absl::StatusOr<GuestMemory> memory = GuestMemory::Create(1 << 20);
   if (!memory.ok()) return;
