@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "devices/hypercall_mmio.h"
+#include "devices/malta/hypercall_mmio.h"
 #include "guest-kit/abi/sigvisor_abi.h"
 
 namespace sigvisor {

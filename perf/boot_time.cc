@@ -12,9 +12,9 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
-#include "arch/x86_64/vmm/x86_machine.h"
+#include "arch/x86_64/vmm/machine/x86_machine.h"
 #include "vmm/base/clock.h"
-#include "vmm/images/embedded_images.h"
+#include "vmm/app/images/embedded_images.h"
 #include "vmm/kvm/kvm.h"
 #include "vmm/loader/elf_image.h"
 

@@ -172,7 +172,7 @@ TEST(BenchCliTest, AnInterruptedBenchReportsWhatCompleted) {
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(126);
-    execl("vmm/cli/sigvisor", "sigvisor", "bench", "--json", "--workloads", "pipe_rw", "--ops", "3",
+    execl("vmm/app/cli/sigvisor", "sigvisor", "bench", "--json", "--workloads", "pipe_rw", "--ops", "3",
           "--repetitions", "100000", nullptr);
     _exit(127);
   }

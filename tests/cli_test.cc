@@ -23,7 +23,7 @@ using ::sigvisor::testing::Lines;
 using ::sigvisor::testing::Sigvisor;
 using ::sigvisor::testing::TempPath;
 
-// The exit status rule (vmm/cli/exit_status.h, README.md "Exit status").
+// The exit status rule (vmm/app/cli/exit_status.h, docs/cli.md).
 constexpr int kGuestStatusAbove122 = 123;
 constexpr int kGuestFailed = 124;
 constexpr int kSigvisorFailed = ::sigvisor::testing::kSigvisorFailed;

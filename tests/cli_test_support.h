@@ -33,12 +33,12 @@ inline std::string Slurp(const std::string& path) {
   return text.str();
 }
 
-// Runs vmm/cli/sigvisor (from the runfiles) with `args` through the shell, stdin
+// Runs vmm/app/cli/sigvisor (from the runfiles) with `args` through the shell, stdin
 // empty, stdout and stderr captured.
 inline CommandResult Sigvisor(const std::string& args) {
   const std::string out = TempPath("sigvisor.stdout"), err = TempPath("sigvisor.stderr");
   const std::string command =
-      "vmm/cli/sigvisor " + args + " >" + out + " 2>" + err + " </dev/null";
+      "vmm/app/cli/sigvisor " + args + " >" + out + " 2>" + err + " </dev/null";
   const int raw = std::system(command.c_str());
   return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, Slurp(out), Slurp(err)};
 }
@@ -50,7 +50,7 @@ inline int Lines(const std::string& text) {
 }
 
 // sigvisor's exit status when it fails itself: bad input, a run that could not start
-// (vmm/cli/exit_status.h; `sigvisor help`, "exit status").
+// (vmm/app/cli/exit_status.h; `sigvisor help`, "exit status").
 inline constexpr int kSigvisorFailed = 125;
 
 // A bad-input case: status 125, exactly one line on stderr, containing `fragment`.

@@ -25,7 +25,7 @@
 #include "tests/host_lane.h"
 #include "tests/kvm_test_support.h"
 #include "vmm/gdb/rsp.h"
-#include "vmm/probe/probe.h"
+#include "arch/x86_64/vmm/probe/probe.h"
 
 extern char** environ;
 
@@ -155,7 +155,7 @@ std::vector<uint8_t> ImageBytes(const ElfImage& kernel, uint64_t address, size_t
   return {};
 }
 
-constexpr char kSigvisor[] = "vmm/cli/sigvisor";
+constexpr char kSigvisor[] = "vmm/app/cli/sigvisor";
 
 std::string Reference(const std::string& ops) {
   Process plain({kSigvisor, "run", "--workload", "divzero", "--ops", ops}, "plain");

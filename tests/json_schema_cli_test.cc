@@ -1,5 +1,5 @@
 // Every JSON document sigvisor prints, from real command output, against its schema in
-// docs/schema/ (README.md, "JSON output"): run (KVM and the MIPS interpreter, with
+// docs/schema/ (docs/json.md): run (KVM and the MIPS interpreter, with
 // traps and injections), probe, sites and sites --uaccess, trace and trace --diff,
 // images, bench and merge, study and study tramp. Each names the binary that wrote it
 // (its "sigvisor" member, as `sigvisor --version` says).

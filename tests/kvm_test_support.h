@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "vmm/images/embedded_images.h"
+#include "vmm/app/images/embedded_images.h"
 #include "vmm/kvm/kvm.h"
 #include "vmm/loader/elf_image.h"
 

@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <string>
 
-#include "arch/x86_64/vmm/x86_machine.h"
+#include "arch/x86_64/vmm/machine/x86_machine.h"
 #include "tests/kvm_test_support.h"
-#include "vmm/images/embedded_images.h"
+#include "vmm/app/images/embedded_images.h"
 
 namespace sigvisor {
 namespace {

@@ -84,7 +84,7 @@ std::map<std::string, json> ExactCounts(const json& bench) {
 }
 
 TEST_F(SlurmBenchTest, AJobArrayOfShardsMergesToOneRunsCounts) {
-  const std::string sigvisor = (std::filesystem::current_path() / "vmm/cli/sigvisor").string();
+  const std::string sigvisor = (std::filesystem::current_path() / "vmm/app/cli/sigvisor").string();
   const std::string job_log = dir_ + "/sbatch.log";
   ASSERT_EQ(Shell(Slurm("sbatch --parsable --array=0-" + std::to_string(kTasks - 1) + " -o " +
                         dir_ + "/task-%a.err --wrap '" + sigvisor + " " + kBench +

@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "arch/x86_64/vmm/x86_machine.h"
+#include "arch/x86_64/vmm/machine/x86_machine.h"
 #include "tests/kvm_test_support.h"
 #include "vmm/base/clock.h"
 

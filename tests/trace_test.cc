@@ -11,10 +11,10 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "arch/x86_64/vmm/step_tracer.h"
-#include "arch/x86_64/vmm/x86_machine.h"
+#include "arch/x86_64/vmm/trace/step_tracer.h"
+#include "arch/x86_64/vmm/machine/x86_machine.h"
 #include "tests/kvm_test_support.h"
-#include "vmm/probe/probe.h"
+#include "arch/x86_64/vmm/probe/probe.h"
 #include "vmm/trace/analysis.h"
 
 namespace sigvisor {
@@ -199,7 +199,7 @@ TEST(TraceCliTest, DiffShowsTheDr7WriteOnlyInTheFirst) {
   if (access("/dev/kvm", R_OK | W_OK) != 0) GTEST_SKIP() << "no /dev/kvm";
   const char* dir = std::getenv("TEST_TMPDIR");
   const std::string out = std::string(dir ? dir : "/tmp") + "/trace.json";
-  const int raw = std::system(("vmm/cli/sigvisor trace --workload divzero --ops 1 --variant "
+  const int raw = std::system(("vmm/app/cli/sigvisor trace --workload divzero --ops 1 --variant "
                                "dr7=always --diff dr7=lazy --json >" + out + " 2>/dev/null")
                                   .c_str());
   ASSERT_TRUE(WIFEXITED(raw));
@@ -225,7 +225,7 @@ TEST(TraceCliTest, TextSummaryAndErrors) {
   const std::string out = std::string(dir ? dir : "/tmp") + "/trace.txt";
   const std::string err = std::string(dir ? dir : "/tmp") + "/trace.err";
   int raw = std::system(
-      ("vmm/cli/sigvisor trace --workload divzero --ops 1 --stages >" + out + " 2>" + err).c_str());
+      ("vmm/app/cli/sigvisor trace --workload divzero --ops 1 --stages >" + out + " 2>" + err).c_str());
   ASSERT_TRUE(WIFEXITED(raw));
   EXPECT_EQ(WEXITSTATUS(raw), 0) << Slurp(err);
   const std::string text = Slurp(out);
@@ -233,7 +233,7 @@ TEST(TraceCliTest, TextSummaryAndErrors) {
   EXPECT_NE(text.find("stages of op 1"), std::string::npos) << text;
   EXPECT_NE(text.find("get_signal"), std::string::npos) << text;
   EXPECT_EQ(text.find("== op 1"), std::string::npos) << "--stages prints no listing";
-  raw = std::system(("vmm/cli/sigvisor trace --workload divzero --phase nosuch >" + out + " 2>" +
+  raw = std::system(("vmm/app/cli/sigvisor trace --workload divzero --phase nosuch >" + out + " 2>" +
                      err)
                         .c_str());
   ASSERT_TRUE(WIFEXITED(raw));

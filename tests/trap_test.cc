@@ -6,12 +6,12 @@
 
 #include <string>
 
-#include "arch/x86_64/vmm/x86_machine.h"
+#include "arch/x86_64/vmm/machine/x86_machine.h"
 #include "tests/host_lane.h"
 #include "tests/kvm_test_support.h"
-#include "vmm/images/embedded_images.h"
-#include "vmm/probe/probe.h"
-#include "vmm/trap/site_table.h"
+#include "vmm/app/images/embedded_images.h"
+#include "arch/x86_64/vmm/probe/probe.h"
+#include "arch/x86_64/vmm/trap/site_table.h"
 
 namespace sigvisor {
 namespace {

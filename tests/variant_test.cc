@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "arch/x86_64/vmm/step_tracer.h"
-#include "arch/x86_64/vmm/trap_engine.h"
-#include "arch/x86_64/vmm/x86_machine.h"
+#include "arch/x86_64/vmm/trace/step_tracer.h"
+#include "arch/x86_64/vmm/trap/trap_engine.h"
+#include "arch/x86_64/vmm/machine/x86_machine.h"
 #include "tests/kvm_test_support.h"
-#include "vmm/images/embedded_images.h"
-#include "vmm/probe/probe.h"
+#include "vmm/app/images/embedded_images.h"
+#include "arch/x86_64/vmm/probe/probe.h"
 #include "vmm/trace/analysis.h"
 
 namespace sigvisor {

@@ -87,7 +87,7 @@ struct sigvisor_hc_exit {
  * The VMM subtracts their deltas from the phases that follow, so that per-op counts
  * are exact whatever `ops` is: the first calibration's counts, each clock's fastest
  * calibration time; a phase whose time does not stand clear of the calibrations'
- * spread has no time (docs: README.md, "JSON output"). */
+ * spread has no time (docs/json.md). */
 #define SIGVISOR_PHASE_CALIBRATION (SIGVISOR_U(1) << 0)
 
 #ifndef __ASSEMBLER__

@@ -4,12 +4,13 @@
  * sigvisor_abi.h is the contract the guest signs up to (hypercalls, boot info). This
  * header is the other one, which the guest never calls: the VMM and its reports look
  * into the bundled kernel by name and by layout. The fault injector breaks on a
- * function and reads a saved register out of its struct pt_regs; the trace analysis
+ * function and reads a saved register out of its struct pt_regs and walks the
+ * exception table; the trap engine tells a pv build by a symbol; the trace analysis
  * and the studies find the stages of signal delivery by function name. Renaming one
  * of these functions or reordering pt_regs would otherwise fail quietly (an injector
  * that never fires, a profile with no stages), so the names live here, the guest's
  * pt_regs checks its offsets against this header at compile time, and a test
- * (vmm/images:white_box_test) checks that every embedded x86-64 image defines every
+ * (vmm/app/images:white_box_test) checks that every embedded x86-64 image defines every
  * name. The MIPS kernel has no such contract: its host reads no symbol.
  *
  * Included by the guest kernel (freestanding C) and by the host (C++).
@@ -22,6 +23,16 @@
 /* Every system call passes through it with its struct pt_regs in rdi: the injector's
  * breakpoint for per-operation injection. */
 #define SIGVISOR_WB_SYSCALL_DISPATCH "syscall_dispatch"
+
+/* Only in debugreg=pv builds, which write their debug registers into the VMM's page:
+ * its presence is how --trap=pv tells such a build from one that traps. */
+#define SIGVISOR_WB_PV_SET_DEBUGREG "pv_set_debugreg"
+
+/* ---- The exception table's bounds (linker symbols, every build) ----------------------
+ * The kernel's user-access sites, where the page injector aims (`sigvisor sites
+ * --uaccess`): 16-byte entries of (faulting instruction, fixup). */
+#define SIGVISOR_WB_EX_TABLE_START "__start___ex_table"
+#define SIGVISOR_WB_EX_TABLE_STOP "__stop___ex_table"
 
 /* ---- Functions the host finds by name in a trace -----------------------------------
  * Out of line (an ELF symbol) or inlined (a DW_TAG_inlined_subroutine of the image's
@@ -53,6 +64,9 @@
 namespace sigvisor::white_box {
 
 inline constexpr std::string_view kSyscallDispatch = SIGVISOR_WB_SYSCALL_DISPATCH;
+inline constexpr std::string_view kPvSetDebugreg = SIGVISOR_WB_PV_SET_DEBUGREG;
+inline constexpr std::string_view kExTableStart = SIGVISOR_WB_EX_TABLE_START;
+inline constexpr std::string_view kExTableStop = SIGVISOR_WB_EX_TABLE_STOP;
 inline constexpr std::string_view kExitToUserMode = SIGVISOR_WB_EXIT_TO_USER_MODE;
 inline constexpr std::string_view kGetSignal = SIGVISOR_WB_GET_SIGNAL;
 inline constexpr std::string_view kHandleSignal = SIGVISOR_WB_HANDLE_SIGNAL;

@@ -2,7 +2,7 @@
 # Builds one MIPS32r2 (o32, little-endian) guest kernel image with Debian's
 # mipsel-linux-gnu cross gcc: the user program (ulib + init) linked at 0x40000000,
 # embedded page-aligned in the kernel, and the kernel (arch-neutral core +
-# arch/mips/guest) linked at 0x80100000. Flags: ../shared/platform/mips-notes.md.
+# arch/mips/guest) linked at 0x80100000. Flags: docs/host-notes.md, "The MIPS target".
 #
 #   build_mips_image.sh OUT KERNEL_LD USER_LD "COPTS" -- KERNEL_SRCS... -- USER_SRCS...
 #

@@ -1,7 +1,7 @@
 """Rules for code that runs inside sigvisor guests.
 
 Guest code is freestanding x86-64, compiled by the host toolchain with flags that
-suit a host whose guest CPL0 is emulated (see ../shared/platform/kvm-host-notes.md):
+suit a host whose guest CPL0 is emulated (see docs/host-notes.md):
 general registers only (no SSE/AVX/x87), none of the instructions KVM's emulator
 gets wrong or rejects (popcnt, lzcnt/tzcnt, BMI, ADX, crc32), no red zone (the CPU
 pushes exception frames onto the kernel stack), no stack protector (no TLS here),

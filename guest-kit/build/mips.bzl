@@ -5,7 +5,7 @@ kernels, a genrule runs the compiler directly: build_mips_image.sh compiles and 
 the user program (guest-kit/user with its arch/mips part) at 0x40000000, embeds it,
 and links the kernel (guest-kit/kernel + guest-kit/lib + arch/mips/guest) at
 0x80100000 with the variant's CONFIG_* switches. The flags are those of
-../shared/platform/mips-notes.md.
+docs/host-notes.md, "The MIPS target".
 """
 
 load("//guest-kit/build:variants.bzl", "variant_copts")

@@ -105,7 +105,7 @@ X86_VARIANTS = VARIANTS + PV_VARIANTS
 MIPS_VARIANTS = _variants(MIPS_SEED_KEYS)
 
 def variant_table_cc_lines(symbol_prefix, keys = SEED_KEYS, variants = X86_VARIANTS, settings = SETTINGS.keys()):
-    """X-macro lines for vmm/images/embedded_images.cc:
+    """X-macro lines for vmm/app/images/embedded_images.cc:
     SIGVISOR_SEED(key, old, new, seed, config) for each seed, and
     SIGVISOR_SEED(key, default, other, "", config) for each setting, then
     SIGVISOR_VARIANT(symbol, name, value...) for each built variant. (For the MIPS

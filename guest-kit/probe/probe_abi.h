@@ -1,10 +1,10 @@
 /*
- * probe_abi.h: the contract between `sigvisor probe` (vmm/probe) and its calibration
+ * probe_abi.h: the contract between `sigvisor probe` (arch/x86_64/vmm/probe) and its calibration
  * guest (calibrate.S). Preprocessor constants only, so the assembler and the host's
  * C++ read the same numbers.
  *
  * The guest reports with `out` from CPL0 (the one exit that works on every host; see
- * ../../../shared/platform/kvm-host-notes.md); CPL3 cannot do port I/O, so a report
+ * docs/host-notes.md); CPL3 cannot do port I/O, so a report
  * from user code always goes through an exception handler.
  */
 #ifndef SIGVISOR_GUEST_KIT_PROBE_PROBE_ABI_H_
@@ -19,7 +19,7 @@
 #define PROBE_PARAM_DR6 0x20        /* guest: DR6 seen by the last #DB */
 #define PROBE_PARAM_SIZE 0x28
 
-/* Where the VMM's boot state lives (arch/x86_64/vmm/boot_layout.h; the host checks
+/* Where the VMM's boot state lives (arch/x86_64/vmm/machine/boot_layout.h; the host checks
  * these at compile time). The guest edits the boot page tables and TSS in place. */
 #define PROBE_BOOT_PML4_GPA 0x1000
 #define PROBE_BOOT_PDPT_GPA 0x2000

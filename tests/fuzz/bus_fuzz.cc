@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "devices/debug_exit.h"
+#include "devices/pc/debug_exit.h"
 #include "devices/hypercall.h"
 #include "devices/serial16550.h"
 #include "guest-kit/abi/sigvisor_abi.h"

@@ -66,7 +66,7 @@ if ((${#targets[@]} == 0 && ${#commands[@]} == 0)); then
 fi
 ((${#targets[@]} + ${#commands[@]})) || fail "no test targets"
 echo "hwkvm lane: building ${#targets[@]} test targets and sigvisor" >&2
-bazel build --noshow_progress //vmm/cli:sigvisor "${targets[@]}" >&2 || fail "the build failed"
+bazel build --noshow_progress //vmm/app/cli:sigvisor "${targets[@]}" >&2 || fail "the build failed"
 bin=$(bazel info bazel-bin 2>/dev/null)
 bin=$(readlink -f "$bin")
 
@@ -156,8 +156,8 @@ for target in "${targets[@]}"; do
   echo "$target|$runfiles|$package/$name|${test_args[$target]:-}" >>"$root/lane/tests"
 done
 copy_real "$bin/_solib_k8"
-cp "$(readlink -f "$bin/vmm/cli/sigvisor")" "$root/lane/sigvisor"
-executables+=("$(readlink -f "$bin/vmm/cli/sigvisor")" /bin/bash)
+cp "$(readlink -f "$bin/vmm/app/cli/sigvisor")" "$root/lane/sigvisor"
+executables+=("$(readlink -f "$bin/vmm/app/cli/sigvisor")" /bin/bash)
 printf '%s\n' "${commands[@]}" >"$root/lane/commands"
 
 # The system's shared libraries the executables load (their own libraries resolve

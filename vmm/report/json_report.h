@@ -1,5 +1,5 @@
 // `sigvisor run --json`: one JSON document per run. The schema is documented in
-// README.md ("JSON output"); field names are stable and carry their units.
+// docs/json.md; field names are stable and carry their units.
 #ifndef SIGVISOR_VMM_REPORT_JSON_REPORT_H_
 #define SIGVISOR_VMM_REPORT_JSON_REPORT_H_
 
@@ -14,7 +14,7 @@ namespace sigvisor {
 // boot_ns null without a hypercall, the "sigvisor" member (docs/schema/).
 inline constexpr const char* kRunSchema = "sigvisor.run/2";
 
-// Keys keep the order documented in README.md (ordered_json).
+// Keys keep the order documented in docs/json.md (ordered_json).
 nlohmann::ordered_json RunRecordToJson(const RunRecord& record);
 
 }  // namespace sigvisor

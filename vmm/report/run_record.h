@@ -11,7 +11,7 @@
 
 namespace sigvisor {
 
-// What ran the guest. kind: "pvm" or "hardware" (KVM; see vmm/probe), or
+// What ran the guest. kind: "pvm" or "hardware" (KVM; see arch/x86_64/vmm/probe), or
 // kMipsInterpreterHost (`run --arch mips`, which has no KVM: cpl0_emulated is
 // meaningless there and the JSON gives null).
 struct HostSummary {

@@ -6,7 +6,7 @@
 //
 // A HypercallGate is where the calls arrive on the bus: the PC's port block, where
 // NR is the port's offset (devices/hypercall.h), or the Malta MMIO window, where it
-// is the word's (devices/hypercall_mmio.h). The run loop hands an access that routes
+// is the word's (devices/malta/hypercall_mmio.h). The run loop hands an access that routes
 // to its gate to the gate itself (device_exit.h), so a handler's answer reaches the
 // loop whole: the loop is nobody's callback.
 #ifndef SIGVISOR_VMM_RUN_HYPERCALL_TABLE_H_

@@ -28,7 +28,7 @@ std::string FormatListing(const Trace& trace, const Analysis& analysis);
 std::string FormatSummary(const TraceSource& source, const Trace& trace,
                           const Analysis& analysis);
 
-// schema sigvisor.trace/1 (README.md, "sigvisor trace").
+// schema sigvisor.trace/1 (docs/trace.md).
 nlohmann::ordered_json TraceToJson(const TraceSource& source, const Trace& trace,
                                    const Analysis& analysis);
 

@@ -2,7 +2,7 @@
 // the VMM single-step, in order, and each stretch it could not step (on PVM hosts,
 // all CPL3 code) as one opaque entry with where it was entered and left. Exits,
 // traps, exceptions and privilege changes are notes on the instruction where they
-// happened. Architecture-neutral: the x86-64 stepper (arch/x86_64/vmm/step_tracer.h)
+// happened. Architecture-neutral: the x86-64 stepper (arch/x86_64/vmm/trace/step_tracer.h)
 // fills it in; vmm/trace/analysis.h cuts it into operations and profiles it.
 #ifndef SIGVISOR_VMM_TRACE_TRACE_H_
 #define SIGVISOR_VMM_TRACE_TRACE_H_

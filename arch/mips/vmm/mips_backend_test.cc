@@ -8,8 +8,8 @@
 #include <string>
 
 #include "arch/mips/vmm/mips_encode.h"
-#include "devices/hypercall_mmio.h"
-#include "devices/malta_softres.h"
+#include "devices/malta/hypercall_mmio.h"
+#include "devices/malta/malta_softres.h"
 #include "devices/serial16550.h"
 #include "gtest/gtest.h"
 #include "guest-kit/abi/sigvisor_abi.h"

@@ -30,7 +30,7 @@ Result Sigvisor(const std::string& args) {
   const char* dir = std::getenv("TEST_TMPDIR");
   const std::string base = std::string(dir ? dir : "/tmp") + "/mips_cli";
   const std::string command =
-      "vmm/cli/sigvisor run " + args + " >" + base + ".out 2>" + base + ".err </dev/null";
+      "vmm/app/cli/sigvisor run " + args + " >" + base + ".out 2>" + base + ".err </dev/null";
   const int raw = std::system(command.c_str());
   return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, Slurp(base + ".out"), Slurp(base + ".err")};
 }

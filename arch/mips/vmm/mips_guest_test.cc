@@ -162,7 +162,7 @@ TEST(MipsGuestTest, WithoutTheVmmsPageTheKernelsOwnCopyServes) {
   config.vdso = false;
   config.cmdline = "workload=selftest case=all";
   MipsMachineReport report = BootOk("tramp-vdso", config);
-  EXPECT_EQ(Count(report.result.console, "PASS "), 12u) << report.result.console;
+  EXPECT_EQ(Count(report.result.console, "PASS "), 13u) << report.result.console;
   EXPECT_EQ(Count(report.result.console, "FAIL "), 0u) << report.result.console;
   EXPECT_FALSE(report.vdso.supplied);
   EXPECT_EQ(report.vdso.host_pages, 0);
@@ -189,7 +189,7 @@ TEST(MipsGuestTest, SelfTestsPassWithTheVmmsPage) {
     MipsMachineConfig config;
     config.cmdline = "workload=selftest case=all";
     const MipsMachineReport report = BootOk(variant, config);
-    EXPECT_EQ(Count(report.result.console, "PASS "), 12u) << report.result.console;
+    EXPECT_EQ(Count(report.result.console, "PASS "), 13u) << report.result.console;
     EXPECT_EQ(Count(report.result.console, "FAIL "), 0u) << report.result.console;
     EXPECT_TRUE(report.vdso.supplied);
     EXPECT_TRUE(report.vdso.intact);

@@ -62,7 +62,7 @@ static inline __attribute__((always_inline)) void count_site(uint64_t site, uint
 }
 
 /* Whether the hardware must change after a write to DR`index`: the same test as the
- * VMM's shadow (vmm/trap/dr_shadow.h), against what the VMM last loaded. */
+ * VMM's shadow (arch/x86_64/vmm/trap/dr_shadow.h), against what the VMM last loaded. */
 static int needs_load(int index) {
   const struct sigvisor_pv_page *page = pv_page;
   if (index == 6) return 1; /* the hardware's DR6 status bits are the VMM's to know */

@@ -3,7 +3,7 @@
  *
  * System calls use `int $0x80`. On hardware KVM that is a DPL3 gate to vector 0x80.
  * On a PVM host `INT n` (n != 3) from CPL3 raises #UD instead, and SYSCALL does not
- * raise privilege at all (kvm-host-notes.md), so the #UD handler recognises the
+ * raise privilege at all (docs/host-notes.md), so the #UD handler recognises the
  * `cd 80` bytes at the faulting RIP, steps over them and takes the same path: one
  * user-visible convention that works on both hosts.
  *

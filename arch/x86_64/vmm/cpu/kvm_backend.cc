@@ -1,0 +1,144 @@
+#include "arch/x86_64/vmm/cpu/kvm_backend.h"
+
+#include <signal.h>
+
+#include <csignal>
+
+#include "absl/strings/str_format.h"
+#include "arch/x86_64/vmm/cpu/vcpu_state.h"
+
+namespace sigvisor::x86 {
+namespace {
+
+// The kick signal only has to interrupt KVM_RUN (which then returns EINTR); its
+// handler does nothing. Installing the same no-op handler again is harmless.
+int KickSignal() { return SIGRTMIN + 1; }
+
+void InstallKickHandler() {
+  struct sigaction action = {};
+  action.sa_handler = [](int) {};
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = 0;  // no SA_RESTART: KVM_RUN must return EINTR
+  sigaction(KickSignal(), &action, nullptr);
+}
+
+VmExit ExitFromRun(kvm_run* run, size_t run_size) {
+  VmExit exit;
+  exit.raw_reason = run->exit_reason;
+  switch (run->exit_reason) {
+    case KVM_EXIT_IO: {
+      exit.kind = ExitKind::kIo;
+      exit.is_write = run->io.direction == KVM_EXIT_IO_OUT;
+      exit.address = run->io.port;
+      exit.size = run->io.size;
+      exit.count = run->io.count;
+      const uint64_t bytes = uint64_t{run->io.size} * run->io.count;
+      // KVM's offsets are trusted, but checked all the same: never index past the page.
+      if (run->io.data_offset <= run_size && bytes <= run_size - run->io.data_offset) {
+        exit.data = {reinterpret_cast<uint8_t*>(run) + run->io.data_offset, bytes};
+      }
+      break;
+    }
+    case KVM_EXIT_MMIO:
+      exit.kind = ExitKind::kMmio;
+      exit.is_write = run->mmio.is_write;
+      exit.address = run->mmio.phys_addr;
+      exit.size = std::min<uint32_t>(run->mmio.len, sizeof(run->mmio.data));
+      exit.data = {run->mmio.data, exit.size};
+      break;
+    case KVM_EXIT_HLT: exit.kind = ExitKind::kHalt; break;
+    case KVM_EXIT_SHUTDOWN: exit.kind = ExitKind::kShutdown; break;
+    case KVM_EXIT_INTERNAL_ERROR:
+      exit.kind = ExitKind::kInternalError;
+      exit.raw_detail = run->internal.suberror;
+      break;
+    case KVM_EXIT_FAIL_ENTRY:
+      exit.kind = ExitKind::kFailEntry;
+      exit.raw_detail = run->fail_entry.hardware_entry_failure_reason;
+      break;
+    case KVM_EXIT_DEBUG:
+      exit.kind = ExitKind::kDebug;
+      exit.raw_detail = run->debug.arch.dr6;
+      exit.address = run->debug.arch.pc;
+      break;
+    case KVM_EXIT_INTR: exit.kind = ExitKind::kInterrupted; break;
+    case KVM_EXIT_IRQ_WINDOW_OPEN: exit.kind = ExitKind::kIrqWindowOpen; break;
+    case KVM_EXIT_SYSTEM_EVENT:
+      exit.kind = ExitKind::kSystemEvent;
+      exit.raw_detail = run->system_event.type;
+      break;
+    default: exit.kind = ExitKind::kUnknown; break;
+  }
+  return exit;
+}
+
+}  // namespace
+
+KvmBackend::KvmBackend(KvmVcpu& vcpu, std::optional<StatsFd> stats, VcpuState* state)
+    : vcpu_(vcpu), stats_(std::move(stats)), state_(state) {
+  InstallKickHandler();
+}
+
+absl::StatusOr<VmExit> KvmBackend::Run() {
+  run_thread_.store(pthread_self(), std::memory_order_release);
+  if (state_ != nullptr) {
+    if (absl::Status s = state_->PrepareEntry(); !s.ok()) return s;
+  }
+  if (absl::Status s = vcpu_.Run(); !s.ok()) return s;
+  if (state_ != nullptr) state_->NoteExit();
+  if (vcpu_.run()->exit_reason == KVM_EXIT_INTR) {
+    // A kick is consumed by the exit it caused: the next KVM_RUN enters the guest
+    // (the watchdog keeps kicking while it wants the run to end).
+    __atomic_store_n(&vcpu_.run()->immediate_exit, 0, __ATOMIC_RELEASE);
+  }
+  return ExitFromRun(vcpu_.run(), vcpu_.run_size());
+}
+
+void KvmBackend::Kick() {
+  // immediate_exit covers a kick that lands just before KVM_RUN; the signal covers
+  // one that lands inside it.
+  __atomic_store_n(&vcpu_.run()->immediate_exit, 1, __ATOMIC_RELEASE);
+  pthread_t thread = run_thread_.load(std::memory_order_acquire);
+  if (thread != 0) pthread_kill(thread, KickSignal());
+}
+
+absl::StatusOr<StatsSnapshot> KvmBackend::ReadStats() {
+  if (!stats_) return StatsSnapshot{};
+  return stats_->Read();
+}
+
+absl::StatusOr<CpuLocation> KvmBackend::Locate() {
+  absl::StatusOr<kvm_regs> regs = vcpu_.GetRegs();
+  if (!regs.ok()) return regs.status();
+  absl::StatusOr<kvm_sregs> sregs = vcpu_.GetSregs();
+  if (!sregs.ok()) return sregs.status();
+  CpuLocation where;
+  where.rip = regs->rip;
+  where.cpl = sregs->cs.dpl;
+  where.page_table_root = sregs->cr3;
+  where.paging = (sregs->cr0 & (1ull << 31)) != 0;
+  // The architectural reset state: CS 0xf000 with base 0xffff0000, RIP 0xfff0.
+  where.reset_by_host = sregs->cs.selector == 0xf000 && sregs->cs.base == 0xffff0000 &&
+                        regs->rip == 0xfff0;
+  if (const kvm_run* run = vcpu_.run(); run->exit_reason == KVM_EXIT_IO) {
+    where.port_io = CpuLocation::PortIo{.port = run->io.port,
+                                        .size = run->io.size,
+                                        .out = run->io.direction == KVM_EXIT_IO_OUT,
+                                        .dx = static_cast<uint16_t>(regs->rdx)};
+  }
+  where.registers = absl::StrFormat(
+      "rax=%#x rbx=%#x rcx=%#x rdx=%#x rsi=%#x rdi=%#x rsp=%#x rbp=%#x rflags=%#x cs=%#x "
+      "cr2=%#x cr3=%#x",
+      regs->rax, regs->rbx, regs->rcx, regs->rdx, regs->rsi, regs->rdi, regs->rsp, regs->rbp,
+      regs->rflags, sregs->cs.selector, sregs->cr2, sregs->cr3);
+  return where;
+}
+
+absl::Status KvmBackend::AdvanceRip(uint64_t bytes) {
+  absl::StatusOr<kvm_regs> regs = vcpu_.GetRegs();
+  if (!regs.ok()) return regs.status();
+  regs->rip += bytes;
+  return vcpu_.SetRegs(*regs);
+}
+
+}  // namespace sigvisor::x86

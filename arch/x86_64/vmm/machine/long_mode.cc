@@ -1,0 +1,136 @@
+#include "arch/x86_64/vmm/machine/long_mode.h"
+
+#include <array>
+
+#include "absl/strings/str_format.h"
+#include "arch/x86_64/vmm/machine/boot_layout.h"
+#include "guest-kit/abi/sigvisor_abi.h"
+
+namespace sigvisor::x86 {
+namespace {
+
+constexpr uint64_t kPresent = 1ull << 0;
+constexpr uint64_t kWritable = 1ull << 1;
+constexpr uint64_t kLargePage = 1ull << 7;
+
+constexpr uint64_t kCr0Pe = 1ull << 0, kCr0Mp = 1ull << 1, kCr0Et = 1ull << 4,
+                   kCr0Ne = 1ull << 5, kCr0Wp = 1ull << 16, kCr0Am = 1ull << 18,
+                   kCr0Pg = 1ull << 31;
+constexpr uint64_t kCr4Pae = 1ull << 5, kCr4Osfxsr = 1ull << 9, kCr4Osxmmexcpt = 1ull << 10;
+constexpr uint64_t kEferSce = 1ull << 0, kEferLme = 1ull << 8, kEferLma = 1ull << 10,
+                   kEferNxe = 1ull << 11;
+
+constexpr uint32_t kMsrStar = 0xc0000081;
+constexpr uint32_t kMsrLstar = 0xc0000082;
+constexpr uint32_t kMsrSyscallMask = 0xc0000084;
+
+// GDT entries by selector (Linux x86-64 layout; see sigvisor_abi.h).
+constexpr uint64_t kGdtKernelCs32 = 0x00cf9b000000ffffull;
+constexpr uint64_t kGdtKernelCs = 0x00af9b000000ffffull;
+constexpr uint64_t kGdtKernelDs = 0x00cf93000000ffffull;
+constexpr uint64_t kGdtUserCs32 = 0x00cffb000000ffffull;
+constexpr uint64_t kGdtUserDs = 0x00cff3000000ffffull;
+constexpr uint64_t kGdtUserCs = 0x00affb000000ffffull;
+constexpr uint64_t kTssLimit = 0x67;
+
+kvm_segment Segment(uint16_t selector, uint8_t type, bool code64) {
+  kvm_segment s = {};
+  s.base = 0;
+  s.limit = 0xffffffff;
+  s.selector = selector;
+  s.type = type;
+  s.present = 1;
+  s.dpl = 0;
+  s.db = code64 ? 0 : 1;
+  s.s = 1;
+  s.l = code64 ? 1 : 0;
+  s.g = 1;
+  return s;
+}
+
+}  // namespace
+
+absl::Status WriteBootTables(GuestMemory& memory) {
+  const uint64_t size = memory.size();
+  if (size > kMaxGuestMemory || size < kImageMinGpa) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "guest memory of %d KiB: sigvisor boots x86-64 guests with 1 MiB to 1 GiB", size >> 10));
+  }
+  // PML4[0] -> PDPT[0] -> PD: the first GiB. Intermediate levels allow everything;
+  // the leaves say supervisor-only (U=0), so user code cannot touch kernel memory.
+  absl::Status status = memory.WriteObject<uint64_t>(kPml4Gpa, kPdptGpa | kPresent | kWritable);
+  if (status.ok()) status = memory.WriteObject<uint64_t>(kPdptGpa, kPdGpa | kPresent | kWritable);
+  if (status.ok()) status = memory.WriteObject<uint64_t>(kPdGpa, kLowPtGpa | kPresent | kWritable);
+  // The first 2 MiB in 4 KiB pages, page 0 not present: a null pointer faults.
+  for (uint64_t page = 1; status.ok() && page < 512 && page * 4096 < size; ++page) {
+    status = memory.WriteObject<uint64_t>(kLowPtGpa + page * 8,
+                                          page * 4096 | kPresent | kWritable);
+  }
+  for (uint64_t i = 1; status.ok() && i * (2ull << 20) < size; ++i) {
+    status = memory.WriteObject<uint64_t>(kPdGpa + i * 8,
+                                          i * (2ull << 20) | kPresent | kWritable | kLargePage);
+  }
+  if (!status.ok()) return status;
+
+  std::array<uint64_t, 10> gdt = {};
+  gdt[SIGVISOR_SEL_KERNEL_CS32 >> 3] = kGdtKernelCs32;
+  gdt[SIGVISOR_SEL_KERNEL_CS >> 3] = kGdtKernelCs;
+  gdt[SIGVISOR_SEL_KERNEL_DS >> 3] = kGdtKernelDs;
+  gdt[SIGVISOR_SEL_USER_CS32 >> 3] = kGdtUserCs32;
+  gdt[SIGVISOR_SEL_USER_DS >> 3] = kGdtUserDs;
+  gdt[SIGVISOR_SEL_USER_CS >> 3] = kGdtUserCs;
+  // 64-bit busy TSS descriptor (type 0xb) for the boot TSS.
+  gdt[SIGVISOR_SEL_TSS >> 3] = kTssLimit | ((kBootTssGpa & 0xffffff) << 16) | (0x8bull << 40) |
+                               (((kBootTssGpa >> 24) & 0xff) << 56);
+  gdt[(SIGVISOR_SEL_TSS >> 3) + 1] = kBootTssGpa >> 32;
+  status = memory.WriteObject(kBootGdtGpa, gdt);
+  if (!status.ok()) return status;
+  // The boot TSS is all zero but its I/O-map base (no bitmap).
+  return memory.WriteObject<uint16_t>(kBootTssGpa + 0x66, kTssLimit + 1);
+}
+
+absl::Status SetUpVcpu(KvmVcpu& vcpu, uint64_t entry, uint64_t boot_info_gpa,
+                       std::span<const kvm_cpuid_entry2> cpuid) {
+  if (absl::Status s = vcpu.SetCpuid(cpuid); !s.ok()) return s;
+
+  absl::StatusOr<kvm_sregs> sregs = vcpu.GetSregs();
+  if (!sregs.ok()) return sregs.status();
+  sregs->cr0 = kCr0Pe | kCr0Mp | kCr0Et | kCr0Ne | kCr0Wp | kCr0Am | kCr0Pg;
+  sregs->cr3 = kPml4Gpa;
+  sregs->cr4 = kCr4Pae | kCr4Osfxsr | kCr4Osxmmexcpt;
+  sregs->efer = kEferSce | kEferLme | kEferLma | kEferNxe;
+  sregs->cs = Segment(SIGVISOR_SEL_KERNEL_CS, 0xb, true);
+  sregs->ds = sregs->es = sregs->ss = Segment(SIGVISOR_SEL_KERNEL_DS, 0x3, false);
+  sregs->fs = sregs->gs = Segment(0, 0x3, false);
+  sregs->fs.present = sregs->gs.present = 0;
+  sregs->fs.unusable = sregs->gs.unusable = 1;
+  sregs->gdt.base = kBootGdtGpa;
+  sregs->gdt.limit = 10 * 8 - 1;
+  sregs->idt.base = 0;
+  sregs->idt.limit = 0;  // until the kernel installs its own: an early fault triple-faults
+  sregs->tr = {};
+  sregs->tr.base = kBootTssGpa;
+  sregs->tr.limit = kTssLimit;
+  sregs->tr.selector = SIGVISOR_SEL_TSS;
+  sregs->tr.type = 0xb;  // 64-bit busy TSS
+  sregs->tr.present = 1;
+  sregs->ldt = {};
+  sregs->ldt.unusable = 1;
+  if (absl::Status s = vcpu.SetSregs(*sregs); !s.ok()) return s;
+
+  // SYSCALL/SYSRET selectors per the ABI layout (kernel CS 0x10, user base 0x23).
+  const std::array<kvm_msr_entry, 3> msrs = {{
+      {.index = kMsrStar, .reserved = 0, .data = 0x0023001000000000ull},
+      {.index = kMsrLstar, .reserved = 0, .data = 0},
+      {.index = kMsrSyscallMask, .reserved = 0, .data = 0x47700},
+  }};
+  if (absl::Status s = vcpu.SetMsrs(msrs); !s.ok()) return s;
+
+  kvm_regs regs = {};
+  regs.rip = entry;
+  regs.rdi = boot_info_gpa;
+  regs.rflags = 0x2;
+  return vcpu.SetRegs(regs);
+}
+
+}  // namespace sigvisor::x86

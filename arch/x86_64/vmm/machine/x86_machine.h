@@ -1,0 +1,97 @@
+// An x86-64 KVM machine for one run: RAM, the loaded image, boot state, the bus
+// with its devices (COM1 serial, debug-exit, hypercall port) and the vCPU.
+#ifndef SIGVISOR_ARCH_X86_64_VMM_MACHINE_X86_MACHINE_H_
+#define SIGVISOR_ARCH_X86_64_VMM_MACHINE_X86_MACHINE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "arch/x86_64/vmm/machine/multiboot_boot.h"
+#include "arch/x86_64/vmm/trap/trap_engine.h"
+#include "arch/x86_64/vmm/cpu/vcpu_state.h"
+#include "vmm/kvm/kvm.h"
+#include "vmm/loader/elf_image.h"
+#include "vmm/run/hypercall_table.h"
+#include "vmm/run/session.h"
+
+namespace sigvisor::x86 {
+
+// Fixed device addresses (the PC's, so other tools' guests find them too).
+inline constexpr uint64_t kSerialPort = 0x3f8;
+inline constexpr uint64_t kDebugExitPort = 0xf4;
+inline constexpr uint64_t kPicMasterPort = 0x20;  // Multiboot kernels only, with the
+inline constexpr uint64_t kPicSlavePort = 0xa0;   // fw_cfg and PCI-config stubs
+// --vcpus: at most this many (APIC IDs 0..kMaxVcpus-1, within an 8-bit xAPIC ID).
+inline constexpr int kMaxVcpus = 64;
+
+// What a run's interceptor (the instruction tracer, the gdb stub, the injector) works
+// with. Valid from the interceptor's creation to the end of the run.
+struct MachineContext {
+  const ElfImage& image;
+  VcpuState& cpu;              // registers, guest memory, guest debug (one arbiter)
+  Backend& backend;            // Kick() interrupts a running guest
+  const TrapEngine* traps;     // the trap mechanism, or null for --trap=off
+  bool sync_regs;              // registers travel in kvm_run (KVM_CAP_SYNC_REGS)
+  // The guest's hypercalls: an interceptor that owns one registers for its number
+  // (the injector: SIGVISOR_HC_EVENT); the guest protocol takes the rest after.
+  HypercallTable& hypercalls;
+  // Makes KVM forget its shadow of the guest's page tables, after the VMM edited one
+  // (fault injection): a host write to guest memory is invisible to KVM's tracking.
+  std::function<absl::Status()> flush_shadow_mmu;
+  // KVM_CAP_EXCEPTION_PAYLOAD is enabled: an injected #PF carries CR2 as its payload.
+  bool exception_payload = false;
+  // The host emulates guest CPL0 (PVM) rather than running it directly (hardware).
+  bool cpl0_emulated = false;
+};
+
+// Makes one interceptor once the machine is set up, before the first guest
+// instruction; it joins the session's interceptors after the trap engine (each takes
+// only the exits it caused or asked for, see exit_interceptor.h).
+using InterceptorFactory =
+    std::function<absl::StatusOr<std::unique_ptr<ExitInterceptor>>(MachineContext&)>;
+
+struct MachineConfig {
+  uint64_t memory_bytes = 32ull << 20;
+  std::string cmdline;          // goes into sigvisor_boot_info.cmdline
+  // Multiboot kernels (an image with a Multiboot v1 header and no sigvisor ABI note):
+  // the kernel's command line is "<image_name> <cmdline>" (QEMU's convention; just
+  // cmdline when image_name is empty), and `modules` are passed in the Multiboot info.
+  std::string image_name;
+  std::vector<MultibootModule> modules;
+  // KVM_CREATE_IRQCHIP before the vCPU (Multiboot kernels only): an in-kernel LAPIC,
+  // IOAPIC and PIC for kernels that use timers or interrupts; `hlt` waits in KVM.
+  bool irqchip = false;
+  // vCPUs (Multiboot kernels only above 1): vCPU 0 boots; the others are APs that wait
+  // for INIT/SIPI through the in-kernel LAPIC (implies `irqchip`), each on its own
+  // thread over the same bus (ap_runner.h). fw_cfg's CPU count (key 0x05) says this.
+  int vcpus = 1;
+  bool cpl0_emulated = false;   // tells the guest (boot-info flag)
+  bool injection_events = false;  // the guest reports injection outcomes (boot-info flag)
+  SessionOptions session;       // timeout, console sink (describe, interceptor filled in here)
+  // How guest debug-register accesses and segment loads reach the VMM (trap_engine.h).
+  // Decided by the caller: kOff runs the guest untouched.
+  TrapMechanism trap = TrapMechanism::kOff;
+  // Interceptors added for this run (tracer, debugger, injector), in the order they see exits.
+  std::vector<InterceptorFactory> interceptors;
+};
+
+struct MachineReport {
+  RunResult result;
+  uint64_t vm_create_ns = 0;  // KVM_CREATE_VM to a vCPU ready to run (incl. CPUID)
+  uint64_t setup_ns = 0;      // image load, boot tables, registers
+  size_t trap_sites = 0;      // sites the trap mechanism armed (all found, for patch)
+};
+
+// Creates a VM, boots `image` in it and runs it to the end. Errors are for what
+// prevents booting at all (bad image, KVM failures); how the guest ended is in the
+// report.
+absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& image,
+                                         const MachineConfig& config);
+
+}  // namespace sigvisor::x86
+
+#endif  // SIGVISOR_ARCH_X86_64_VMM_MACHINE_X86_MACHINE_H_

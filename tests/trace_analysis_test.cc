@@ -1,0 +1,353 @@
+// The trace's pieces without KVM: the DWARF inline reader on the bundled kernel and
+// on bad input, the analysis of a scripted trace (ops, counts against the ledger,
+// profile, stages), its text and JSON, and the side-by-side comparison; and that
+// degenerate step streams (no ops to cut, odd bytes, absurd counts) never abort.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "vmm/app/images/embedded_images.h"
+#include "vmm/trace/analysis.h"
+#include "vmm/trace/format.h"
+#include "vmm/trace/inline_info.h"
+
+namespace sigvisor::trace {
+namespace {
+
+ElfImage Kernel(std::string_view variant) {
+  absl::StatusOr<const KernelVariant*> build = ResolveVariant(variant);
+  EXPECT_TRUE(build.ok());
+  absl::StatusOr<ElfImage> image = ParseKernel(**build);
+  EXPECT_TRUE(image.ok());
+  return *std::move(image);
+}
+
+const InlineInfo::Range* FindRange(const InlineInfo& info, std::string_view name) {
+  for (const InlineInfo::Range& r : info.ranges()) {
+    if (r.name == name) return &r;
+  }
+  return nullptr;
+}
+
+TEST(InlineInfoTest, ReadsTheKernelsInlinedSignalPath) {
+  const ElfImage kernel = Kernel("baseline");
+  const InlineInfo info = InlineInfo::FromElf(kernel.bytes());
+  ASSERT_FALSE(info.empty());
+  // handle_signal, setup_rt_frame and setup_sigcontext live inside exit_to_user_mode.
+  const InlineInfo::Range* sigcontext = FindRange(info, "setup_sigcontext");
+  ASSERT_NE(sigcontext, nullptr);
+  const std::vector<std::string> chain = info.InlinedAt(sigcontext->begin);
+  ASSERT_GE(chain.size(), 3u);
+  EXPECT_EQ(chain[chain.size() - 3], "handle_signal");
+  EXPECT_EQ(chain[chain.size() - 2], "setup_rt_frame");
+  EXPECT_EQ(chain.back(), "setup_sigcontext");
+  // The DR7 write of the baseline is set_debugreg7, inlined.
+  EXPECT_NE(FindRange(info, "set_debugreg7"), nullptr);
+  // Outside any inlined range: nothing.
+  EXPECT_TRUE(info.InlinedAt(0).empty());
+}
+
+TEST(InlineInfoTest, BadInputIsEmptyNotACrash) {
+  EXPECT_TRUE(InlineInfo::FromElf({}).empty());
+  const std::vector<uint8_t> junk(4096, 0xff);
+  EXPECT_TRUE(InlineInfo::FromElf(junk).empty());
+  // Every truncation of a real image: no crash, and no more ranges than the whole.
+  const ElfImage kernel = Kernel("baseline");
+  const auto bytes = kernel.bytes();
+  const size_t whole = InlineInfo::FromElf(bytes).size();
+  for (size_t cut : {size_t{64}, bytes.size() / 3, bytes.size() / 2, bytes.size() - 100}) {
+    EXPECT_LE(InlineInfo::FromElf(bytes.first(cut)).size(), whole);
+  }
+  // Corrupted DWARF bytes: still no crash.
+  std::vector<uint8_t> corrupt(bytes.begin(), bytes.end());
+  for (size_t i = corrupt.size() / 2; i < corrupt.size(); i += 97) corrupt[i] ^= 0x5a;
+  (void)InlineInfo::FromElf(corrupt);
+}
+
+// ---- a scripted trace ----------------------------------------------------------------
+
+Entry Insn(uint64_t address, std::string function, std::vector<std::string> callers = {},
+           std::vector<std::string> inlined = {}, std::string text = "nop") {
+  Entry e;
+  e.address = address;
+  e.function = function;
+  e.symbol = function;
+  e.callers = std::move(callers);
+  e.inlined = std::move(inlined);
+  e.text = std::move(text);
+  e.bytes = {0x90};
+  return e;
+}
+
+Entry Opaque(std::string via, uint64_t emulated) {
+  Entry e;
+  e.kind = Entry::Kind::kOpaque;
+  e.cpl = 3;
+  e.address = 0x40000000;
+  e.exit_address = 0x40000010;
+  e.exit_via = std::move(via);
+  e.host_emulated = emulated;
+  return e;
+}
+
+// One divzero-shaped op between the markers' kernel spans.
+Trace DivzeroShaped(bool dr7) {
+  Trace t;
+  t.phase = "divzero";
+  t.ops = 1;
+  t.complete = true;
+  t.host_kind = "pvm";
+  t.trap = "off";
+  t.opaque_reason = "CPL3 is not stepped here";
+  t.entries.push_back(Insn(0x100, "x86_return_from_trap"));  // BEGIN returning
+  t.entries.push_back(Insn(0x101, "x86_return_from_trap", {}, {}, "iretq"));
+  t.entries.push_back(Opaque("#DE", 0));                    // the op: user code, #DE
+  t.entries.push_back(Insn(0x200, "x86_vector_stubs"));
+  t.entries.push_back(Insn(0x210, "force_sig_fault", {"trap_common", "x86_trap", "user_exception"}));
+  t.entries.push_back(Insn(0x300, "exit_to_user_mode", {"trap_common"}));
+  t.entries.push_back(Insn(0x310, "get_signal", {"trap_common", "exit_to_user_mode"}));
+  Entry rep = Insn(0x320, "memcpy", {"trap_common", "exit_to_user_mode", "get_signal"}, {},
+                   "rep movsb (%rsi), (%rdi)");
+  rep.passes = 2;
+  t.entries.push_back(rep);
+  if (dr7) {
+    Entry write = Insn(0x330, "exit_to_user_mode", {"trap_common"}, {"set_debugreg7"},
+                       "movq %rax, %dr7");
+    write.debug_register_write = write.debug_control_write = true;
+    t.entries.push_back(write);
+  }
+  t.entries.push_back(Insn(0x340, "exit_to_user_mode", {"trap_common"},
+                           {"handle_signal", "setup_rt_frame", "setup_sigcontext"}));
+  t.entries.push_back(Insn(0x350, "x86_return_from_trap", {}, {}, "iretq"));
+  t.entries.push_back(Opaque("#UD: int $0x80 (rt_sigreturn)", 1));  // handler, sigreturn
+  t.entries.push_back(Insn(0x210, "trap_common"));
+  t.entries.push_back(Insn(0x400, "sys_rt_sigreturn", {"trap_common", "x86_trap", "syscall_dispatch"}));
+  t.entries.push_back(Insn(0x300, "exit_to_user_mode", {"trap_common"}));
+  t.entries.push_back(Insn(0x350, "x86_return_from_trap", {}, {}, "iretq"));
+  t.entries.push_back(Opaque("#UD: int $0x80 (phase_end)", 1));  // to END
+  t.entries.push_back(Insn(0x210, "trap_common"));
+  t.entries.push_back(Insn(0x500, "hc_phase_end", {}, {}, "outl %eax, %dx"));
+  return t;
+}
+
+TEST(AnalysisTest, CutsOpsAndCountsAsKvmDoes) {
+  Trace t = DivzeroShaped(true);
+  // The op: 8 kernel instructions of the #DE span and the rep's second pass, the
+  // int $0x80 the host decoded, 4 of the sigreturn span. Markers: 2 + 1 + 2.
+  t.ledger_kernel_insns = 14;
+  t.ledger_marker_kernel_insns = 5;
+  const Analysis a = Analyze(t);
+  ASSERT_EQ(a.ops.size(), 1u) << a.ops_note;
+  EXPECT_EQ(a.ops[0].kernel_insns, 14u);
+  EXPECT_EQ(a.ops[0].distinct, 12u);
+  EXPECT_EQ(a.marker_kernel_insns, 5u);
+  EXPECT_EQ(a.phase_kernel_insns, 19u);
+  ASSERT_TRUE(a.matches_ledger.has_value());
+  EXPECT_TRUE(*a.matches_ledger);
+
+  t.ledger_kernel_insns = 15;
+  EXPECT_FALSE(*Analyze(t).matches_ledger);
+}
+
+TEST(AnalysisTest, ProfileAndStages) {
+  const Analysis a = Analyze(DivzeroShaped(true));
+  auto row = [&](const std::string& name) -> const FunctionRow* {
+    for (const FunctionRow& r : a.profile) {
+      if (r.function == name) return &r;
+    }
+    return nullptr;
+  };
+  ASSERT_NE(row("get_signal"), nullptr);
+  EXPECT_EQ(row("get_signal")->self, 1u);
+  EXPECT_EQ(row("get_signal")->inclusive, 3u);  // with the rep's two passes
+  ASSERT_NE(row("setup_sigcontext"), nullptr);
+  EXPECT_EQ(row("trap_common")->inclusive, 10u);
+
+  std::vector<std::string> names;
+  uint64_t total = 0;
+  for (const StageRow& s : a.stages) {
+    names.push_back(s.stage);
+    total += s.kernel_insns;
+  }
+  EXPECT_EQ(total, 14u);
+  const std::vector<std::string> expected = {
+      "user code (CPL3, opaque)", "exception entry", "signal generation", "dequeue",
+      "DR7 write", "frame setup", "return to the handler", "handler (CPL3, opaque)",
+      "sigreturn entry", "sys_rt_sigreturn", "sigreturn exit"};
+  EXPECT_EQ(names, expected);
+}
+
+TEST(AnalysisTest, UnevenPhasesAreNotCut) {
+  Trace t = DivzeroShaped(true);
+  t.ops = 3;  // two (user, kernel) pairs between the markers: not three ops
+  const Analysis a = Analyze(t);
+  EXPECT_TRUE(a.ops.empty());
+  EXPECT_NE(a.ops_note.find("do not split evenly"), std::string::npos);
+  t.ops = 1;
+  t.complete = false;
+  EXPECT_TRUE(Analyze(t).ops.empty());
+}
+
+// ---- degenerate step streams: never an abort, ops not cut, a note saying why ---------
+
+// Every formatter over `t` and its analysis, as `sigvisor trace` runs them (the JSON
+// dumped: nlohmann throws on what is not UTF-8).
+void FormatEverything(const Trace& t, const Analysis& a) {
+  const TraceSource source{"kernel baseline (embedded)", "baseline", "workload=divzero"};
+  (void)FormatListing(t, a);
+  (void)FormatSummary(source, t, a);
+  (void)TraceToJson(source, t, a).dump(2);
+  const Trace reference = DivzeroShaped(true);
+  const Analysis reference_analysis = Analyze(reference);
+  (void)DiffTraces(source, t, a, source, reference, reference_analysis).json.dump(2);
+  (void)DiffTraces(source, reference, reference_analysis, source, t, a).json.dump(2);
+  (void)DiffTraces(source, t, a, source, t, a).json.dump(2);
+}
+
+// The hardware-KVM divzero trace that lost the kernel's signal path: the BEGIN
+// marker's kernel span, then a single (user, kernel) pair, the END marker's.
+Trace OnlyTheEndMarkersPair(uint64_t ops) {
+  Trace t;
+  t.phase = "divzero";
+  t.ops = ops;
+  t.complete = true;
+  t.host_kind = "hardware";
+  t.entries.push_back(Insn(0x100, "x86_return_from_trap", {}, {}, "iretq"));
+  t.entries.push_back(Opaque("#UD: int $0x80 (phase_end)", 1));
+  t.entries.push_back(Insn(0x210, "trap_common"));
+  t.entries.push_back(Insn(0x500, "hc_phase_end", {}, {}, "outl %eax, %dx"));
+  t.ledger_kernel_insns = 900;
+  return t;
+}
+
+TEST(AnalysisTest, OnePairIsNotCutIntoOps) {
+  for (uint64_t ops : {uint64_t{1}, uint64_t{2}, UINT64_MAX}) {
+    SCOPED_TRACE(ops);
+    const Trace t = OnlyTheEndMarkersPair(ops);
+    const Analysis a = Analyze(t);
+    EXPECT_TRUE(a.ops.empty());
+    EXPECT_NE(a.ops_note.find("END marker"), std::string::npos) << a.ops_note;
+    EXPECT_TRUE(a.stages.empty());
+    EXPECT_FALSE(a.matches_ledger.has_value());
+    // The profile is then the whole phase's: 4 kernel instructions, the int $0x80 one.
+    uint64_t self = 0;
+    for (const FunctionRow& row : a.profile) self += row.self;
+    EXPECT_EQ(self, 4u);
+    EXPECT_EQ(a.phase_kernel_insns, 4u);
+    FormatEverything(t, a);
+    const std::string listing = FormatListing(t, a);
+    EXPECT_NE(listing.find("not cut into ops"), std::string::npos) << listing;
+  }
+}
+
+TEST(AnalysisTest, UserCodeAloneIsNotCutIntoOps) {
+  Trace t = OnlyTheEndMarkersPair(1);
+  t.entries = {Opaque("#DE", 0), Opaque("#UD: int $0x80 (phase_end)", 1)};
+  const Analysis a = Analyze(t);
+  EXPECT_TRUE(a.ops.empty());
+  EXPECT_FALSE(a.ops_note.empty());
+  EXPECT_EQ(a.first_span_end, 0u);
+  EXPECT_EQ(a.marker_kernel_insns, 1u);
+  FormatEverything(t, a);
+}
+
+TEST(AnalysisTest, EmptyAndKernelOnlyTracesSayWhy) {
+  Trace t = OnlyTheEndMarkersPair(1);
+  t.entries.clear();
+  Analysis a = Analyze(t);
+  EXPECT_TRUE(a.ops.empty());
+  EXPECT_EQ(a.ops_note, "the trace holds no instructions");
+  EXPECT_EQ(a.phase_kernel_insns, 0u);
+  FormatEverything(t, a);
+
+  t.entries = {Insn(0x100, "x86_return_from_trap"), Insn(0x500, "hc_phase_end")};
+  a = Analyze(t);
+  EXPECT_TRUE(a.ops.empty());
+  EXPECT_NE(a.ops_note.find("never leaves the kernel"), std::string::npos) << a.ops_note;
+  EXPECT_EQ(a.marker_kernel_insns, 2u);
+  FormatEverything(t, a);
+}
+
+TEST(AnalysisTest, ClassifyStagesClipsItsRangeToTheTrace) {
+  const Trace t = DivzeroShaped(true);
+  const size_t n = t.entries.size();
+  std::vector<StageRow> rows;
+  EXPECT_TRUE(ClassifyStages(t, 5, 2, &rows).empty());  // reversed: nothing
+  EXPECT_TRUE(rows.empty());
+  EXPECT_EQ(ClassifyStages(t, 2, n + 1000, &rows).size(), n - 2);
+  EXPECT_TRUE(ClassifyStages(t, n + 5, n + 10, &rows).empty());
+}
+
+TEST(AnalysisTest, CountsSaturateInsteadOfWrapping) {
+  Trace t = DivzeroShaped(true);
+  t.entries[2].host_emulated = UINT64_MAX;  // the op's user code, by an absurd host
+  const Analysis a = Analyze(t);
+  ASSERT_EQ(a.ops.size(), 1u) << a.ops_note;
+  EXPECT_EQ(a.ops[0].kernel_insns, UINT64_MAX);
+  EXPECT_EQ(a.phase_kernel_insns, UINT64_MAX);
+  FormatEverything(t, a);
+}
+
+TEST(FormatTest, JsonOfNonUtf8NamesStillDumps) {
+  Trace t = DivzeroShaped(true);
+  t.entries[4].function = "force\xff_sig\xc3";  // a symbol table of random bytes
+  t.entries[4].text = "\xed\xa0\x80";          // a UTF-16 surrogate: not UTF-8 either
+  t.entries[2].exit_via = "#DE \xf4\x90\x80\x80";
+  const Analysis a = Analyze(t);
+  const TraceSource source{"kernel \xfe", "baseline", "workload=divzero"};
+  const std::string dumped = TraceToJson(source, t, a).dump();
+  EXPECT_NE(dumped.find("force\xef\xbf\xbd_sig\xef\xbf\xbd"), std::string::npos) << dumped;
+  FormatEverything(t, a);
+  // Valid UTF-8 is kept as it is.
+  t.entries[4].function = "caf\xc3\xa9";
+  EXPECT_NE(TraceToJson(source, t, Analyze(t)).dump().find("caf\xc3\xa9"), std::string::npos);
+}
+
+TEST(FormatTest, LongAddressesAlignWithoutRecursion) {
+  // The alignment key replaces addresses; a disassembly of any length must not
+  // exhaust the stack (std::regex recursed once per character).
+  Trace with = DivzeroShaped(true), without = DivzeroShaped(false);
+  with.entries[4].text = "mov 0x" + std::string(200000, 'f') + ", %rax";
+  without.entries[4].text = "mov 0x" + std::string(100, 'a') + ", %rax";
+  const TraceDiff d = DiffTraces({"a", "dr7=always", ""}, with, Analyze(with),
+                                 {"b", "dr7=lazy", ""}, without, Analyze(without));
+  // The two moves differ only by their address: aligned, so only the DR7 write differs.
+  EXPECT_EQ(d.json["instructions"]["left_only"].size(), 1u) << d.text.substr(0, 2000);
+}
+
+TEST(FormatTest, ListingSummaryAndJson) {
+  Trace t = DivzeroShaped(true);
+  t.ledger_kernel_insns = 14;
+  t.ledger_marker_kernel_insns = 5;
+  const Analysis a = Analyze(t);
+  const std::string listing = FormatListing(t, a);
+  EXPECT_NE(listing.find("== op 1: 14 kernel instructions =="), std::string::npos) << listing;
+  EXPECT_NE(listing.find("left by #DE: not single-stepped"), std::string::npos) << listing;
+  EXPECT_NE(listing.find("2 passes"), std::string::npos) << listing;
+  const TraceSource source{"kernel baseline (embedded)", "baseline", "workload=divzero ops=1"};
+  const std::string summary = FormatSummary(source, t, a);
+  EXPECT_NE(summary.find("the trace matches the ledger"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("DR7 write"), std::string::npos) << summary;
+  const nlohmann::ordered_json j = TraceToJson(source, t, a);
+  EXPECT_EQ(j["schema"], "sigvisor.trace/1");
+  EXPECT_EQ(j["counts"]["per_op"][0], 14);
+  EXPECT_EQ(j["counts"]["matches_ledger"], true);
+  EXPECT_EQ(j["entries"].size(), t.entries.size());
+  EXPECT_EQ(j["entries"][0]["op"], nullptr);
+  EXPECT_EQ(j["entries"][2]["kind"], "opaque");
+  EXPECT_EQ(j["entries"][3]["stage"], "exception entry");
+}
+
+TEST(FormatTest, DiffShowsTheDr7WriteOnlyOnItsSide) {
+  const Trace with = DivzeroShaped(true), without = DivzeroShaped(false);
+  const TraceDiff d = DiffTraces({"a", "dr7=always", ""}, with, Analyze(with),
+                                 {"b", "dr7=lazy", ""}, without, Analyze(without));
+  ASSERT_EQ(d.json["instructions"]["left_only"].size(), 1u) << d.text;
+  EXPECT_EQ(d.json["instructions"]["left_only"][0]["debug_control_write"], true);
+  EXPECT_EQ(d.json["instructions"]["right_only"].size(), 0u);
+  EXPECT_NE(d.text.find("< "), std::string::npos) << d.text;
+  EXPECT_NE(d.text.find("movq %rax, %dr7"), std::string::npos) << d.text;
+}
+
+}  // namespace
+}  // namespace sigvisor::trace

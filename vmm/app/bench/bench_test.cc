@@ -1,0 +1,568 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_format.h"
+
+#include "vmm/app/bench/bench_format.h"
+#include "vmm/app/bench/matrix.h"
+#include "vmm/app/bench/results.h"
+#include "vmm/app/bench/runner.h"
+#include "vmm/app/bench/stats.h"
+#include "vmm/report/testing/json_schema.h"
+#include "vmm/report/testing/xml_check.h"
+
+namespace sigvisor::bench {
+namespace {
+
+Matrix TwoByTwo() {
+  Matrix m;
+  m.workloads = {"divzero", "lat_sig"};
+  m.variants = {{"baseline", "dr7=always", 100, "0x0000000000000001"},
+                {"dr7=lazy", "dr7=lazy", 101, "0x0000000000000002"}};
+  m.traps = {"off", "patch"};
+  m.repetitions = 3;
+  m.ops = 10;
+  return m;
+}
+
+// A deterministic fake boot: counts depend on the variant and trap, times on the
+// run index (noise), lat_sig has two phases.
+RunSample FakeRun(const Matrix& m, const RunSpec& spec) {
+  RunSample sample;
+  sample.spec = spec;
+  sample.outcome = "exited";
+  const bool lazy = spec.variant == 1, trapped = m.traps[spec.trap] == "patch";
+  std::vector<std::string> phases = {m.workloads[spec.workload]};
+  if (phases[0] == "lat_sig") phases = {"sig_inst", "sig_hndl"};
+  for (const std::string& name : phases) {
+    PhaseSample p;
+    p.name = name;
+    p.ops = m.ops;
+    p.kernel_insns = m.ops * (lazy ? 833 : 832);
+    if (trapped) {
+      p.traps["segment_load"] = 4 * m.ops;
+      if (!lazy) p.traps["dr_write"] = m.ops;
+      p.exits = p.traps_total();
+    }
+    p.wall_ns = m.ops * (700000 + 1000 * (spec.index % 7));
+    p.tsc_cycles = *p.wall_ns * 2;
+    sample.phases.push_back(p);
+  }
+  return sample;
+}
+
+TEST(MatrixTest, ScheduleInterleavesVariantsWithinEachRepetition) {
+  const Matrix m = TwoByTwo();
+  const std::vector<RunSpec> runs = Schedule(m);
+  ASSERT_EQ(runs.size(), m.runs());
+  ASSERT_EQ(runs.size(), 24u);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    EXPECT_EQ(runs[i].index, i);
+    EXPECT_EQ(runs[i].variant, i % 2) << i;  // A B A B ...
+  }
+  EXPECT_EQ(runs[0].repetition, 0u);
+  EXPECT_EQ(runs[8].repetition, 1u);
+  EXPECT_EQ(runs[2].trap, 1u);
+  EXPECT_EQ(runs[4].workload, 1u);
+}
+
+TEST(MatrixTest, ShardsCoverEveryRunOnce) {
+  for (size_t runs : {0u, 1u, 7u, 24u, 100u}) {
+    for (uint32_t n = 1; n <= 9; ++n) {
+      size_t next = 0;
+      for (uint32_t i = 1; i <= n; ++i) {
+        RunRange r = ShardRange(runs, {i, n});
+        EXPECT_EQ(r.begin, next) << runs << " " << i << "/" << n;
+        EXPECT_LE(r.end - r.begin, runs / n + 1);
+        next = r.end;
+      }
+      EXPECT_EQ(next, runs);
+    }
+  }
+}
+
+TEST(MatrixTest, ParsesShards) {
+  EXPECT_EQ(*ParseShard("2/4"), (Shard{2, 4}));
+  EXPECT_EQ(*ParseShard("1/1"), (Shard{1, 1}));
+  for (const char* bad : {"0/4", "5/4", "4", "a/b", "1/0", "", "-1/2"}) {
+    EXPECT_FALSE(ParseShard(bad).ok()) << bad;
+  }
+}
+
+TEST(MatrixTest, ParsesWorkloadAndVariantLists) {
+  EXPECT_EQ(*ParseWorkloadList("divzero, pipe_rw"), (std::vector<std::string>{"divzero", "pipe_rw"}));
+  EXPECT_EQ(ParseWorkloadList("all")->size(), KnownWorkloads().size());
+  EXPECT_FALSE(ParseWorkloadList("divzero,nope").ok());
+  EXPECT_FALSE(ParseWorkloadList("divzero,divzero").ok());
+  EXPECT_FALSE(ParseWorkloadList("").ok());
+
+  absl::StatusOr<std::vector<VariantInfo>> v = ParseVariantList("baseline; accelerated,dr7=always");
+  ASSERT_TRUE(v.ok()) << v.status();
+  ASSERT_EQ(v->size(), 2u);
+  EXPECT_EQ((*v)[0].name, "baseline");
+  EXPECT_EQ((*v)[1].name, "accelerated,dr7=always");
+  EXPECT_GT((*v)[0].text_bytes, 0u);
+  EXPECT_NE((*v)[0].image_fnv1a64, (*v)[1].image_fnv1a64);
+  EXPECT_FALSE(ParseVariantList("baseline;dr7=always").ok());  // the same build twice
+  EXPECT_FALSE(ParseVariantList("baseline;dr7=sometimes").ok());
+  EXPECT_FALSE(ParseVariantList("dr7=lazy,pda=direct").ok());  // not built
+  EXPECT_EQ(ParseVariantList("all")->size(), 10u);
+}
+
+TEST(StatsTest, Summary) {
+  const double values[] = {5, 1, 3, 2, 4};
+  Summary s = Summarize(values);
+  EXPECT_EQ(s.n, 5u);
+  EXPECT_EQ(s.median, 3);
+  EXPECT_EQ(s.min, 1);
+  EXPECT_EQ(s.max, 5);
+  EXPECT_EQ(s.mean, 3);
+  EXPECT_NEAR(s.stddev, 1.5811388, 1e-6);
+  const double even[] = {4, 1, 3, 2};
+  EXPECT_EQ(Summarize(even).median, 2.5);
+  EXPECT_EQ(Summarize(std::span<const double>()).n, 0u);
+}
+
+TEST(StatsTest, MannWhitney) {
+  const double low[] = {1, 2, 3}, high[] = {4, 5, 6};
+  EXPECT_NEAR(MannWhitneyP(low, high), 0.1, 1e-12);  // 2 / C(6,3)
+  EXPECT_NEAR(MannWhitneyP(high, low), 0.1, 1e-12);
+  const double a[] = {1, 3, 5, 7}, b[] = {2, 4, 6, 8};
+  EXPECT_GT(MannWhitneyP(a, b), 0.5);
+  std::vector<double> x, y;
+  for (int i = 0; i < 10; ++i) {
+    x.push_back(100 + i);
+    y.push_back(200 + i);
+  }
+  EXPECT_LT(MannWhitneyP(x, y), 0.001);  // exact: 2 / C(20,10)
+  EXPECT_NEAR(MannWhitneyP(x, y), 2.0 / 184756.0, 1e-12);
+  const double same[] = {1, 1, 1};
+  EXPECT_EQ(MannWhitneyP(same, same), 1.0);
+  const double tied_a[] = {1, 1, 2, 2, 3}, tied_b[] = {4, 4, 5, 5, 6};
+  EXPECT_LT(MannWhitneyP(tied_a, tied_b), 0.02);  // normal approximation
+}
+
+BenchResult RunFake(const Matrix& m, Shard shard, std::function<bool()> stop = {}) {
+  RunnerOptions options;
+  options.shard = shard;
+  options.host = {"pvm", true};
+  options.stop_requested = std::move(stop);
+  return RunMatrix(m, [&](const RunSpec& spec) -> absl::StatusOr<RunSample> { return FakeRun(m, spec); },
+                   options);
+}
+
+TEST(RunnerTest, MeasuresEveryCellWithExactCounts) {
+  const Matrix m = TwoByTwo();
+  BenchResult r = RunFake(m, {1, 1});
+  EXPECT_TRUE(r.complete());
+  EXPECT_EQ(r.runs.size(), 24u);
+  std::vector<Cell> cells = Cells(r);
+  ASSERT_EQ(cells.size(), 12u);  // (divzero + sig_inst + sig_hndl) x 2 traps x 2 variants
+  const Cell* always = FindCell(cells, r, "divzero", "divzero", "baseline", "patch");
+  const Cell* lazy = FindCell(cells, r, "divzero", "divzero", "dr7=lazy", "patch");
+  ASSERT_TRUE(always && lazy);
+  EXPECT_EQ(always->samples.size(), 3u);
+  EXPECT_TRUE(always->counts_agree);
+  EXPECT_EQ(always->per_op.traps_by_kind.at("dr_write"), 1.0);
+  EXPECT_EQ(lazy->per_op.traps_by_kind.at("dr_write"), 0.0);
+  EXPECT_EQ(*lazy->per_op.kernel_insns, 833.0);
+  EXPECT_EQ(always->ns.n, 3u);
+  EXPECT_LE(always->ns.min, always->ns.median);
+  EXPECT_LE(always->ns.median, always->ns.max);
+  EXPECT_NE(FindCell(cells, r, "lat_sig", "sig_hndl", "dr7=lazy", "off"), nullptr);
+}
+
+TEST(RunnerTest, CountsThatDisagreeAreFlagged) {
+  Matrix m = TwoByTwo();
+  m.workloads = {"divzero"};
+  RunnerOptions options;
+  options.host = {"pvm", true};
+  BenchResult r = RunMatrix(
+      m,
+      [&](const RunSpec& spec) -> absl::StatusOr<RunSample> {
+        RunSample s = FakeRun(m, spec);
+        if (spec.repetition == 2) *s.phases[0].kernel_insns += m.ops;
+        return s;
+      },
+      options);
+  std::vector<Cell> cells = Cells(r);
+  ASSERT_FALSE(cells.empty());
+  EXPECT_FALSE(cells[0].counts_agree);
+  ASSERT_EQ(cells[0].mismatches.size(), 1u);
+  EXPECT_EQ(cells[0].mismatches[0], "kernel_insns per op: 832 (2 runs), 833 (1 run)");
+  EXPECT_NE(FormatBenchText(r).find("COUNTS DIFFER"), std::string::npos);
+}
+
+TEST(RunnerTest, AFailedRunIsRecordedAndTheRestStillRun) {
+  const Matrix m = TwoByTwo();
+  RunnerOptions options;
+  options.host = {"pvm", true};
+  BenchResult r = RunMatrix(
+      m,
+      [&](const RunSpec& spec) -> absl::StatusOr<RunSample> {
+        if (spec.index == 5) return absl::InternalError("KVM_RUN: boom");
+        RunSample s = FakeRun(m, spec);
+        if (spec.index == 6) {
+          s.outcome = "timeout";
+          s.exit_code = 1;
+          s.diagnosis = "the watchdog fired";
+          s.phases.clear();
+        }
+        return s;
+      },
+      options);
+  EXPECT_EQ(r.runs.size(), 24u);
+  EXPECT_EQ(r.runs_failed(), 2u);
+  EXPECT_FALSE(r.complete());
+  EXPECT_EQ(r.runs[5].outcome, "host_error");
+  EXPECT_EQ(r.runs[5].diagnosis, "KVM_RUN: boom");
+  EXPECT_EQ(r.warnings.size(), 2u);
+  nlohmann::json doc = BenchToJson(r);
+  EXPECT_FALSE(doc["complete"].get<bool>());
+  EXPECT_EQ(doc["runs_measured"], 22);
+  EXPECT_EQ(doc["runs_failed"], 2);
+  EXPECT_NE(FormatBenchText(r).find("INCOMPLETE: 22 of 24 runs measured (2 failed;"),
+            std::string::npos);
+}
+
+// A guest that exits 1 after its phases ended (a workload's own check failing, as
+// lat_sig's did under --inject sig=usr1) fails the run, but the phases it ended
+// normally are measurements all the same: the cells keep them.
+TEST(RunnerTest, PhasesThatEndedBeforeAFailureAreKept) {
+  const Matrix m = TwoByTwo();
+  RunnerOptions options;
+  options.host = {"pvm", true};
+  BenchResult r = RunMatrix(
+      m,
+      [&](const RunSpec& spec) -> absl::StatusOr<RunSample> {
+        RunSample s = FakeRun(m, spec);
+        s.exit_code = 1;
+        return s;
+      },
+      options);
+  EXPECT_EQ(r.runs_ok(), 0u);
+  EXPECT_FALSE(r.complete());
+  const std::vector<Cell> cells = Cells(r);
+  ASSERT_FALSE(cells.empty());
+  for (const Cell& cell : cells) EXPECT_EQ(cell.samples.size(), m.repetitions) << cell.phase;
+  const std::string text = FormatBenchText(r);
+  EXPECT_NE(text.find("INCOMPLETE: 0 of 24 runs measured (24 failed"), std::string::npos) << text;
+  EXPECT_NE(text.find("phases that ended normally"), std::string::npos) << text;
+}
+
+TEST(RunnerTest, AStopRequestKeepsWhatWasMeasured) {
+  const Matrix m = TwoByTwo();
+  int calls = 0;
+  BenchResult r = RunFake(m, {1, 1}, [&] { return ++calls > 5; });
+  EXPECT_EQ(r.runs.size(), 5u);
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_FALSE(r.complete());
+  EXPECT_FALSE(Cells(r).empty());
+  EXPECT_NE(CompletenessLine(r).find("interrupted"), std::string::npos);
+}
+
+// Per-op counts of every cell, for comparing results.
+std::map<std::string, std::string> CountsOf(const BenchResult& r) {
+  std::map<std::string, std::string> out;
+  for (const Cell& c : Cells(r)) {
+    out[absl::StrFormat("%d/%s/%d/%d", c.workload, c.phase, c.variant, c.trap)] = absl::StrFormat(
+        "%d samples, %g exits %g traps %g dr_write %g insns", c.samples.size(), c.per_op.exits,
+        c.per_op.traps, c.per_op.traps_by_kind.at("dr_write"), c.per_op.kernel_insns.value_or(-1));
+  }
+  return out;
+}
+
+TEST(MergeTest, ShardsThroughJsonMergeToTheFullRun) {
+  const Matrix m = TwoByTwo();
+  const BenchResult full = RunFake(m, {1, 1});
+  for (uint32_t n : {2u, 3u, 5u}) {
+    std::vector<BenchResult> parts;
+    for (uint32_t i = n; i >= 1; --i) {  // any order
+      const std::string text = BenchToJson(RunFake(m, {i, n})).dump();
+      absl::StatusOr<BenchResult> parsed = BenchFromJson(nlohmann::json::parse(text));
+      ASSERT_TRUE(parsed.ok()) << parsed.status();
+      parts.push_back(*std::move(parsed));
+    }
+    absl::StatusOr<BenchResult> merged = MergeResults(parts);
+    ASSERT_TRUE(merged.ok()) << merged.status();
+    EXPECT_TRUE(merged->complete()) << n;
+    EXPECT_EQ(merged->runs.size(), full.runs.size());
+    EXPECT_EQ(CountsOf(*merged), CountsOf(full)) << n;
+    for (size_t i = 0; i < full.runs.size(); ++i) {
+      EXPECT_EQ(merged->runs[i].phases, full.runs[i].phases);
+    }
+  }
+}
+
+TEST(MergeTest, MissingShardLeavesTheResultIncomplete) {
+  const Matrix m = TwoByTwo();
+  absl::StatusOr<BenchResult> merged = MergeResults({RunFake(m, {1, 3}), RunFake(m, {3, 3})});
+  ASSERT_TRUE(merged.ok());
+  EXPECT_FALSE(merged->complete());
+  EXPECT_EQ(merged->warnings.back(), "missing shards: 2/3");
+}
+
+TEST(MergeTest, RefusesWhatDoesNotBelongTogether) {
+  const Matrix m = TwoByTwo();
+  Matrix other = m;
+  other.ops = 20;
+  EXPECT_FALSE(MergeResults({RunFake(m, {1, 2}), RunFake(m, {1, 2})}).ok());      // twice
+  EXPECT_FALSE(MergeResults({RunFake(m, {1, 2}), RunFake(other, {2, 2})}).ok());  // matrices
+  EXPECT_FALSE(MergeResults({RunFake(m, {1, 2}), RunFake(m, {2, 3})}).ok());      // counts
+  Matrix rebuilt = m;
+  rebuilt.variants[1].image_fnv1a64 = "0x0000000000000003";  // another build of the kernel
+  EXPECT_FALSE(MergeResults({RunFake(m, {1, 2}), RunFake(rebuilt, {2, 2})}).ok());
+  EXPECT_FALSE(MergeResults({}).ok());
+}
+
+TEST(MergeTest, ARefusalNamesBothPartsAndTheFieldThatDiffers) {
+  const Matrix m = TwoByTwo();
+  Matrix other = m;
+  other.ops = 20;
+  auto why = [](absl::StatusOr<BenchResult> merged) {
+    return merged.ok() ? std::string("merged") : std::string(merged.status().message());
+  };
+  EXPECT_EQ(why(MergeResults({RunFake(m, {1, 2}), RunFake(other, {2, 2})}, {"a.json", "b.json"})),
+            "'a.json' and 'b.json' are not shards of one bench: matrix.ops is 10 in 'a.json' and "
+            "20 in 'b.json'");
+  Matrix rebuilt = m;
+  rebuilt.variants[1].image_fnv1a64 = "0x0000000000000003";
+  EXPECT_NE(why(MergeResults({RunFake(m, {1, 2}), RunFake(rebuilt, {2, 2})}, {"a.json", "b.json"}))
+                .find("matrix.variants[1].image_fnv1a64"),
+            std::string::npos);
+  EXPECT_EQ(why(MergeResults({RunFake(m, {1, 2}), RunFake(m, {2, 3})}, {"a.json", "b.json"})),
+            "'a.json' and 'b.json' are not shards of one bench: shards.count is 2 in 'a.json' and "
+            "3 in 'b.json'");
+  EXPECT_EQ(why(MergeResults({RunFake(m, {1, 2}), RunFake(m, {2, 2}), RunFake(m, {1, 2})},
+                             {"a.json", "b.json", "c.json"})),
+            "shard 1/2 is in both 'a.json' and 'c.json' (shards.included)");
+  // Without names, by position.
+  EXPECT_NE(why(MergeResults({RunFake(m, {1, 2}), RunFake(other, {2, 2})})).find("result 2"),
+            std::string::npos);
+}
+
+TEST(JsonTest, RefusesOtherDocuments) {
+  EXPECT_FALSE(BenchFromJson(nlohmann::json::parse(R"({"schema": "sigvisor.run/1"})")).ok());
+  EXPECT_FALSE(BenchFromJson(nlohmann::json::parse("[]")).ok());
+  nlohmann::json doc = BenchToJson(RunFake(TwoByTwo(), {1, 1}));
+  doc["runs"][0]["variant"] = "accelerated";
+  EXPECT_FALSE(BenchFromJson(doc).ok());
+  doc = BenchToJson(RunFake(TwoByTwo(), {1, 1}));
+  doc["runs"][0]["phases"][0]["wall_ns"] = "soon";
+  EXPECT_FALSE(BenchFromJson(doc).ok());
+}
+
+nlohmann::json LoadSchema() {
+  std::ifstream file("docs/schema/sigvisor.bench-1.schema.json");
+  EXPECT_TRUE(file.good()) << "missing the schema runfile";
+  return nlohmann::json::parse(file);
+}
+
+TEST(JsonTest, ValidatesAgainstTheDocumentedSchema) {
+  const nlohmann::json schema = LoadSchema();
+  Matrix m = TwoByTwo();
+  RunnerOptions options;
+  options.host = {"hardware", false};
+  BenchResult r = RunMatrix(
+      m,
+      [&](const RunSpec& spec) -> absl::StatusOr<RunSample> {
+        if (spec.index == 3) return absl::InternalError("no VM");
+        RunSample s = FakeRun(m, spec);
+        for (PhaseSample& p : s.phases) p.kernel_insns.reset();  // not counted on hardware
+        return s;
+      },
+      options);
+  const nlohmann::json doc = nlohmann::json::parse(BenchToJson(r).dump());
+  std::vector<std::string> errors = testing::ValidateJson(doc, schema);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  const nlohmann::json merged =
+      nlohmann::json::parse(BenchToJson(*MergeResults({RunFake(m, {2, 2}), RunFake(m, {1, 2})})).dump());
+  errors = testing::ValidateJson(merged, schema);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+
+  // The validator is not vacuous: an undocumented field, a missing one, a wrong type.
+  nlohmann::json bad = doc;
+  bad["cells"][0]["surprise"] = 1;
+  EXPECT_FALSE(testing::ValidateJson(bad, schema).empty());
+  bad = doc;
+  bad["runs"][0].erase("outcome");
+  EXPECT_FALSE(testing::ValidateJson(bad, schema).empty());
+  bad = doc;
+  bad["matrix"]["ops"] = "ten";
+  EXPECT_FALSE(testing::ValidateJson(bad, schema).empty());
+  bad = doc;
+  bad["cells"][0]["per_op"]["traps_by_kind"].erase("dr_write");
+  EXPECT_FALSE(testing::ValidateJson(bad, schema).empty());
+}
+
+TEST(FormatTest, TextCsvAndSvgNameEveryVariant) {
+  const BenchResult r = RunFake(TwoByTwo(), {1, 1});
+  const std::string text = FormatBenchText(r), csv = FormatBenchCsv(r), svg = FormatBenchSvg(r);
+  EXPECT_NE(text.find("complete: 24 of 24 runs measured"), std::string::npos) << text;
+  EXPECT_NE(text.find("lat_sig, phase sig_hndl"), std::string::npos) << text;
+  // Header plus one line per cell, every line with the header's field count.
+  size_t lines = 0;
+  for (char c : csv) lines += c == '\n';
+  EXPECT_EQ(lines, 1 + Cells(r).size());
+  for (const char* name : {"baseline", "dr7=lazy", "divzero, phase divzero", " patch "}) {
+    EXPECT_NE(text.find(name), std::string::npos) << name;
+  }
+  testing::XmlCheck check = testing::CheckXml(svg);
+  ASSERT_TRUE(check.ok) << check.error;
+  for (const char* name : {"baseline", "dr7=lazy", "trap off", "trap patch", "divzero, phase divzero"}) {
+    EXPECT_NE(check.text.find(name), std::string::npos) << name;
+  }
+}
+
+// A zero time written the way results were before time_status: the run's JSON of
+// a one-repetition matrix whose `variant` ran divzero (trap off) with its time at 0.
+BenchResult WithAZeroTime(size_t variant) {
+  Matrix m = TwoByTwo();
+  m.workloads = {"divzero"};
+  m.traps = {"off"};
+  m.repetitions = 1;
+  nlohmann::json doc = BenchToJson(RunFake(m, {1, 1}));
+  for (nlohmann::json& run : doc["runs"]) {
+    if (run["variant"] != m.variants[variant].name) continue;
+    for (nlohmann::json& phase : run["phases"]) {
+      phase.erase("time_status");
+      phase.erase("clocks_agree");
+      phase["wall_ns"] = 0;
+      phase["tsc_cycles"] = 0;
+    }
+  }
+  absl::StatusOr<BenchResult> parsed = BenchFromJson(doc);
+  EXPECT_TRUE(parsed.ok()) << parsed.status();
+  return parsed.ok() ? *std::move(parsed) : BenchResult{};
+}
+
+TEST(UnmeasuredTimeTest, AZeroTimeIsNeitherACheapBarNorAMedian) {
+  const BenchResult r = WithAZeroTime(1);
+  const std::string text = FormatBenchText(r);
+  testing::XmlCheck svg = testing::CheckXml(FormatBenchSvg(r));
+  ASSERT_TRUE(svg.ok) << svg.error;
+  EXPECT_EQ(svg.text.find("0.000x"), std::string::npos) << svg.text;
+  EXPECT_NE(svg.text.find("time not measured in 1 of 1 run (below the marker calibration's noise)"),
+            std::string::npos)
+      << svg.text;
+  EXPECT_NE(text.find("time not measured in 1 of 1 run"), std::string::npos) << text;
+  EXPECT_EQ(text.find("0 ns"), std::string::npos) << text;
+  // The counts of that run are still counted.
+  const std::vector<Cell> cells = Cells(r);  // FindCell points into it
+  const Cell* cell = FindCell(cells, r, "divzero", "divzero", "dr7=lazy", "off");
+  ASSERT_NE(cell, nullptr);
+  EXPECT_EQ(cell->samples.size(), 1u);
+  EXPECT_EQ(*cell->per_op.kernel_insns, 833.0);
+}
+
+TEST(UnmeasuredTimeTest, TheFirstBarWithoutATimeTakesAwayTheRatiosAndSaysSo) {
+  const BenchResult r = WithAZeroTime(0);
+  testing::XmlCheck svg = testing::CheckXml(FormatBenchSvg(r));
+  ASSERT_TRUE(svg.ok) << svg.error;
+  EXPECT_NE(svg.text.find("no ratio: the first bar's time is not measured"), std::string::npos)
+      << svg.text;
+  const std::string csv = FormatBenchCsv(r);
+  // The first variant's row: counts, no times, no ratio, one run unmeasured.
+  EXPECT_NE(csv.find(",832,,,,,,,,,,1,0\n"), std::string::npos) << csv;
+  EXPECT_NE(FormatBenchText(r).find("unmeasured"), std::string::npos);
+}
+
+// FakeRun, but the runs of `variant` in repetition `repetition` have no time.
+std::function<absl::StatusOr<RunSample>(const RunSpec&)> FakeWithUnmeasured(const Matrix& m,
+                                                                             size_t variant,
+                                                                             uint32_t repetition) {
+  return [&m, variant, repetition](const RunSpec& spec) -> absl::StatusOr<RunSample> {
+    RunSample s = FakeRun(m, spec);
+    if (spec.variant == variant && spec.repetition == repetition) {
+      for (PhaseSample& p : s.phases) {
+        p.wall_ns.reset();
+        p.tsc_cycles.reset();
+      }
+    }
+    if (spec.variant == 1 && spec.repetition == 0) s.phases[0].clocks_agree = false;
+    return s;
+  };
+}
+
+TEST(UnmeasuredTimeTest, CellsCountRunsWithoutATimeAndTimeTheOthers) {
+  const Matrix m = TwoByTwo();
+  RunnerOptions options;
+  options.host = {"pvm", true};
+  const BenchResult r = RunMatrix(m, FakeWithUnmeasured(m, 0, 1), options);
+  const std::vector<Cell> cells = Cells(r);
+  const Cell* cell = FindCell(cells, r, "divzero", "divzero", "baseline", "patch");
+  ASSERT_NE(cell, nullptr);
+  EXPECT_EQ(cell->samples.size(), 3u);
+  EXPECT_EQ(cell->times_unmeasured, 1u);
+  EXPECT_EQ(cell->ns.n, 2u);
+  EXPECT_EQ(cell->tsc.n, 2u);
+  EXPECT_TRUE(cell->counts_agree);
+  EXPECT_EQ(cell->per_op.traps_by_kind.at("dr_write"), 1.0);
+  const Cell* lazy = FindCell(cells, r, "divzero", "divzero", "dr7=lazy", "patch");
+  ASSERT_NE(lazy, nullptr);
+  EXPECT_EQ(lazy->clocks_disagree, 1u);
+  EXPECT_EQ(lazy->ns.n, 3u);  // flagged, still a time
+
+  const nlohmann::json doc = nlohmann::json::parse(BenchToJson(r).dump());
+  std::vector<std::string> errors = testing::ValidateJson(doc, LoadSchema());
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  bool seen_null = false;
+  for (const nlohmann::json& run : doc["runs"]) {
+    for (const nlohmann::json& phase : run["phases"]) {
+      if (!phase["wall_ns"].is_null()) continue;
+      seen_null = true;
+      EXPECT_TRUE(phase["tsc_cycles"].is_null());
+      EXPECT_EQ(phase["time_status"], "below_calibration_noise");
+    }
+  }
+  EXPECT_TRUE(seen_null);
+  for (const nlohmann::json& c : doc["cells"]) {
+    if (c["variant"] == "baseline" && c["phase"] == "divzero" && c["trap"] == "patch") {
+      EXPECT_EQ(c["times_unmeasured"], 1);
+      EXPECT_EQ(c["samples"], 3);
+    }
+  }
+  const std::string text = FormatBenchText(r);
+  EXPECT_NE(text.find("time not measured in 1 of 3 runs (below the marker calibration's noise); "
+                      "the time is over the others"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("ns and tsc_cycles disagree beyond the TSC rate in 1 of 3 runs"),
+            std::string::npos)
+      << text;
+}
+
+TEST(UnmeasuredTimeTest, MergeKeepsWhatIsUnmeasured) {
+  const Matrix m = TwoByTwo();
+  RunnerOptions options;
+  options.host = {"pvm", true};
+  const BenchResult full = RunMatrix(m, FakeWithUnmeasured(m, 1, 2), options);
+  std::vector<BenchResult> parts;
+  for (uint32_t i = 1; i <= 3; ++i) {
+    RunnerOptions shard = options;
+    shard.shard = {i, 3};
+    const std::string text = BenchToJson(RunMatrix(m, FakeWithUnmeasured(m, 1, 2), shard)).dump();
+    absl::StatusOr<BenchResult> parsed = BenchFromJson(nlohmann::json::parse(text));
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    parts.push_back(*std::move(parsed));
+  }
+  absl::StatusOr<BenchResult> merged = MergeResults(parts);
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  ASSERT_EQ(merged->runs.size(), full.runs.size());
+  for (size_t i = 0; i < full.runs.size(); ++i) EXPECT_EQ(merged->runs[i].phases, full.runs[i].phases);
+  const std::vector<Cell> a = Cells(full), b = Cells(*merged);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].times_unmeasured, b[i].times_unmeasured);
+    EXPECT_EQ(a[i].clocks_disagree, b[i].clocks_disagree);
+    EXPECT_EQ(a[i].ns.n, b[i].ns.n);
+  }
+  EXPECT_EQ(FindCell(b, *merged, "lat_sig", "sig_hndl", "dr7=lazy", "off")->times_unmeasured, 1u);
+}
+
+}  // namespace
+}  // namespace sigvisor::bench

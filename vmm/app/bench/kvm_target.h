@@ -1,0 +1,56 @@
+// The bench's runs under KVM: each boots the bundled kernel's variant in a fresh VM
+// with `workload=W ops=N` on its command line and the run's trap mechanism.
+#ifndef SIGVISOR_VMM_BENCH_KVM_TARGET_H_
+#define SIGVISOR_VMM_BENCH_KVM_TARGET_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "arch/x86_64/vmm/trap/trap_engine.h"
+#include "vmm/app/bench/matrix.h"
+#include "vmm/app/bench/results.h"
+#include "vmm/app/cli/machine_config/machine_config.h"
+#include "vmm/inject/injection_spec.h"
+#include "vmm/kvm/kvm.h"
+#include "vmm/loader/elf_image.h"
+
+namespace sigvisor::bench {
+
+class KvmBenchTarget {
+ public:
+  // Parses every variant's image once and checks the trap names. `kvm` must outlive
+  // the target. A pv run boots the variant's debugreg=pv counterpart (the same seed
+  // settings): a variant that has none is refused with the builds that do. Every run
+  // has `settings` (timeout, sandbox), with the matrix's memory.
+  static absl::StatusOr<KvmBenchTarget> Create(const KvmSystem& kvm, const Matrix& matrix,
+                                               bool cpl0_emulated, RunSettings settings);
+
+  // --inject: every run injects these (the same points in every run: --seed is fixed)
+  // and records how its injections ended.
+  void SetInjection(std::vector<InjectionSpec> specs, uint64_t seed) {
+    inject_specs_ = std::move(specs);
+    inject_seed_ = seed;
+  }
+
+  absl::StatusOr<RunSample> Run(const RunSpec& spec) const;
+
+ private:
+  KvmBenchTarget(const KvmSystem& kvm, const Matrix& matrix) : kvm_(&kvm), matrix_(matrix) {}
+
+  const KvmSystem* kvm_;
+  Matrix matrix_;
+  std::vector<ElfImage> images_;                 // per variant
+  // --traps pv: per variant, its debugreg=pv counterpart (the build whose kernel
+  // writes its debug registers into the VMM's page); empty without pv.
+  std::vector<ElfImage> pv_images_;
+  std::vector<x86::TrapMechanism> mechanisms_;   // per trap name
+  bool cpl0_emulated_ = false;
+  uint64_t guest_tsc_khz_ = 0;  // KVM's TSC rate: each phase's clocks are checked at it
+  RunSettings settings_;
+  std::vector<InjectionSpec> inject_specs_;
+  uint64_t inject_seed_ = 1;
+};
+
+}  // namespace sigvisor::bench
+
+#endif  // SIGVISOR_VMM_BENCH_KVM_TARGET_H_

@@ -1,0 +1,146 @@
+#include "vmm/app/bench/matrix.h"
+
+#include <algorithm>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "vmm/app/images/embedded_images.h"
+
+namespace sigvisor::bench {
+namespace {
+
+constexpr std::string_view kKnownWorkloads[] = {"divzero",  "lat_sig", "sigpingpong",
+                                                "pipe_rw",  "hello",   "console"};
+
+uint64_t Fnv1a64(std::span<const uint8_t> bytes) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (uint8_t b : bytes) {
+    hash ^= b;
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+
+std::vector<std::string> Split(std::string_view list, std::string_view separators) {
+  std::vector<std::string> items;
+  size_t begin = 0;
+  while (begin <= list.size()) {
+    size_t end = list.find_first_of(separators, begin);
+    if (end == std::string_view::npos) end = list.size();
+    if (end > begin) items.emplace_back(list.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return items;
+}
+
+// Debian's Abseil has its own string_view type.
+absl::string_view Absl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+
+}  // namespace
+
+std::vector<RunSpec> Schedule(const Matrix& matrix) {
+  std::vector<RunSpec> runs;
+  runs.reserve(matrix.runs());
+  for (uint32_t rep = 0; rep < matrix.repetitions; ++rep) {
+    for (size_t w = 0; w < matrix.workloads.size(); ++w) {
+      for (size_t t = 0; t < matrix.traps.size(); ++t) {
+        for (size_t v = 0; v < matrix.variants.size(); ++v) {
+          runs.push_back({runs.size(), w, v, t, rep});
+        }
+      }
+    }
+  }
+  return runs;
+}
+
+std::span<const std::string_view> KnownWorkloads() { return kKnownWorkloads; }
+std::span<const std::string_view> DefaultWorkloads() {
+  return std::span<const std::string_view>(kKnownWorkloads).subspan(0, 4);
+}
+
+std::vector<std::string> SplitList(std::string_view list) { return Split(list, ", \t\n"); }
+
+absl::StatusOr<std::vector<std::string>> ParseWorkloadList(std::string_view list) {
+  std::vector<std::string> names = SplitList(list);
+  if (names.size() == 1 && names[0] == "all") {
+    return std::vector<std::string>(KnownWorkloads().begin(), KnownWorkloads().end());
+  }
+  if (names.empty()) return absl::InvalidArgumentError("--workloads is empty");
+  for (size_t i = 0; i < names.size(); ++i) {
+    const auto& known = KnownWorkloads();
+    if (std::find(known.begin(), known.end(), names[i]) == known.end()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--workloads: '%s' is not a workload to bench (give some of: %s, or all)", names[i],
+          absl::StrJoin(std::vector<std::string>(known.begin(), known.end()), ", ")));
+    }
+    if (std::find(names.begin(), names.begin() + i, names[i]) != names.begin() + i) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--workloads: '%s' is listed twice", names[i]));
+    }
+  }
+  return names;
+}
+
+absl::StatusOr<VariantInfo> DescribeBuiltVariant(std::string_view spec) {
+  absl::StatusOr<const KernelVariant*> build = ResolveVariant(spec);
+  if (!build.ok()) return build.status();
+  absl::StatusOr<ElfImage> elf = ParseKernel(**build);
+  if (!elf.ok()) return elf.status();
+  VariantInfo info;
+  info.name = std::string((*build)->name);
+  info.settings = DescribeVariant(**build);
+  for (const ElfSection& section : elf->executable_sections()) info.text_bytes += section.bytes.size();
+  info.image_fnv1a64 = absl::StrFormat("%#018x", Fnv1a64((*build)->bytes));
+  return info;
+}
+
+absl::StatusOr<std::vector<VariantInfo>> ParseVariantList(std::string_view list) {
+  std::vector<std::string> specs = Split(list, "; \t\n");
+  if (specs.size() == 1 && specs[0] == "all") {
+    specs.clear();
+    // The seed builds: a pv build is what --traps pv boots in place of its seed build.
+    for (const KernelVariant& variant : KernelVariants()) {
+      if (IsSeedBuild(variant)) specs.emplace_back(variant.name);
+    }
+  }
+  if (specs.empty()) return absl::InvalidArgumentError("--variants is empty");
+  std::vector<VariantInfo> variants;
+  for (const std::string& spec : specs) {
+    absl::StatusOr<VariantInfo> info = DescribeBuiltVariant(spec);
+    if (!info.ok()) {
+      // ResolveVariant's message starts with "--variant '<spec>'"; say which flag.
+      std::string message(info.status().message());
+      if (message.rfind("--variant ", 0) == 0) message = "--variants: " + message.substr(10);
+      return absl::Status(info.status().code(), message);
+    }
+    for (const VariantInfo& seen : variants) {
+      if (seen.name == info->name) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "--variants: '%s' is the build '%s', which is listed already", spec, seen.name));
+      }
+    }
+    variants.push_back(*std::move(info));
+  }
+  return variants;
+}
+
+absl::StatusOr<Shard> ParseShard(std::string_view text) {
+  const size_t slash = text.find('/');
+  Shard shard;
+  if (slash == std::string_view::npos ||
+      !absl::SimpleAtoi(Absl(text.substr(0, slash)), &shard.index) ||
+      !absl::SimpleAtoi(Absl(text.substr(slash + 1)), &shard.count) || shard.count == 0 ||
+      shard.index == 0 || shard.index > shard.count) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--shard '%s': give i/n with 1 <= i <= n (e.g. 2/4, the second of four slices)", text));
+  }
+  return shard;
+}
+
+RunRange ShardRange(size_t runs, Shard shard) {
+  const size_t i = shard.index - 1, n = shard.count;
+  return {runs * i / n, runs * (i + 1) / n};
+}
+
+}  // namespace sigvisor::bench

@@ -1,0 +1,95 @@
+// The bench matrix: workloads x variants x trap mechanisms x repetitions, the order
+// its runs go in, and the slices (--shard i/n) that independent jobs run.
+//
+// Order: repetition-major, then workload, then trap mechanism, then variant, so the
+// variants of one workload alternate (A B A B ...) and drift over the whole bench
+// touches every variant alike. A shard is a contiguous slice of that order: whole
+// A B groups, so each shard is interleaved too.
+#ifndef SIGVISOR_VMM_APP_BENCH_MATRIX_H_
+#define SIGVISOR_VMM_APP_BENCH_MATRIX_H_
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace sigvisor::bench {
+
+// One build of the bundled kernel, as the matrix names it.
+struct VariantInfo {
+  std::string name;      // canonical ("baseline", "dr7=lazy", "accelerated,dr7=always")
+  std::string settings;  // "dr7=always pda=gs uaccess=err_or dequeue=copy"
+  uint64_t text_bytes = 0;     // the ELF's executable sections
+  std::string image_fnv1a64;   // "0x..." of the image bytes: which build was measured
+
+  bool operator==(const VariantInfo&) const = default;
+};
+
+struct Matrix {
+  std::vector<std::string> workloads;   // guest workloads (see KnownWorkloads)
+  std::vector<VariantInfo> variants;
+  std::vector<std::string> traps;       // mechanism names: "off", "patch", "hw-gd"
+  uint32_t repetitions = 5;
+  uint64_t ops = 100;                   // measured operations per run
+  uint32_t memory_mib = 32;
+
+  size_t runs() const {
+    return workloads.size() * variants.size() * traps.size() * repetitions;
+  }
+  bool operator==(const Matrix&) const = default;
+};
+
+// One run: indices into the matrix's lists; `repetition` counts from 0.
+struct RunSpec {
+  size_t index = 0;  // position in Schedule()
+  size_t workload = 0;
+  size_t variant = 0;
+  size_t trap = 0;
+  uint32_t repetition = 0;
+};
+
+// Every run of the matrix in the order they go.
+std::vector<RunSpec> Schedule(const Matrix& matrix);
+
+// The workloads of the bundled kernel that measure a phase per op
+// (docs/guest-kernel.md), in the order bench runs them by default.
+std::span<const std::string_view> KnownWorkloads();
+std::span<const std::string_view> DefaultWorkloads();  // the four classic ones
+
+// "divzero,pipe_rw" -> names, each checked against KnownWorkloads(); "all" is every
+// known one. Duplicates and unknown names are refused.
+absl::StatusOr<std::vector<std::string>> ParseWorkloadList(std::string_view list);
+
+// Variant specs, separated by ';' or white space (a spec has commas of its own:
+// "baseline; accelerated,dr7=always"); "all" is every built variant. Each resolves
+// through ResolveVariant; two specs naming one build are refused.
+absl::StatusOr<std::vector<VariantInfo>> ParseVariantList(std::string_view list);
+
+// The VariantInfo of a built variant, by canonical name or any --variant spec.
+absl::StatusOr<VariantInfo> DescribeBuiltVariant(std::string_view spec);
+
+// --shard i/n: 1 <= i <= n.
+struct Shard {
+  uint32_t index = 1;  // 1-based
+  uint32_t count = 1;
+  bool operator==(const Shard&) const = default;
+};
+absl::StatusOr<Shard> ParseShard(std::string_view text);
+
+// The runs [begin, end) of Schedule() that shard `shard` runs: contiguous slices of
+// nearly equal size (they differ by at most one run) that cover every run once.
+struct RunRange {
+  size_t begin = 0;
+  size_t end = 0;
+};
+RunRange ShardRange(size_t runs, Shard shard);
+
+// A list flag split at commas (and white space), empty items dropped.
+std::vector<std::string> SplitList(std::string_view list);
+
+}  // namespace sigvisor::bench
+
+#endif  // SIGVISOR_VMM_APP_BENCH_MATRIX_H_

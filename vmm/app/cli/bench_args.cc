@@ -1,0 +1,101 @@
+#include <algorithm>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "vmm/app/bench/matrix.h"
+#include "vmm/app/cli/bench_commands.h"
+#include "vmm/app/cli/run_setup.h"
+
+namespace sigvisor::cli {
+
+absl::StatusOr<BenchOutput> OpenOutput(const OutputOptions& options) {
+  BenchOutput output;
+  if (options.json && options.csv) {
+    return absl::InvalidArgumentError("--json and --csv both print on stdout: give one");
+  }
+  output.format = options.json  ? OutputFormat::kJson
+                  : options.csv ? OutputFormat::kCsv
+                                : OutputFormat::kText;
+  output.svg_path = options.svg;
+  if (!output.svg_path.empty()) {
+    output.svg = std::make_unique<std::ofstream>(output.svg_path, std::ios::out | std::ios::trunc);
+    if (!output.svg->is_open()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--svg '%s': cannot create the file: %s", output.svg_path, strerror(errno)));
+    }
+  }
+  return output;
+}
+
+bool WriteSvg(BenchOutput& output, const std::string& svg) {
+  if (!output.svg) return true;
+  *output.svg << svg;
+  output.svg->flush();
+  if (!output.svg->good()) {
+    std::fprintf(stderr, "sigvisor: error: --svg '%s': writing failed\n", output.svg_path.c_str());
+    return false;
+  }
+  output.svg->close();
+  return true;
+}
+
+absl::StatusOr<std::optional<uint64_t>> ParseCountFlag(const char* name, const std::string& value,
+                                                       uint64_t max) {
+  if (value.empty()) return std::optional<uint64_t>();
+  uint64_t count;
+  if (!absl::SimpleAtoi(value, &count) || count == 0 || count > max) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--%s '%s' is not a count from 1 to %d", name, value, max));
+  }
+  return std::optional<uint64_t>(count);
+}
+
+absl::Status CheckRunLimits(absl::Duration timeout, uint32_t memory_mib) {
+  if (timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--timeout must be positive");
+  }
+  if (memory_mib < 2 || memory_mib > 1024 || memory_mib % 2) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--memory %d: give MiB from 2 to 1024, a multiple of 2", memory_mib));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<BenchHost> OpenBenchHost(const std::string& kvm_path,
+                                        const std::string& traps_flag,
+                                        const std::vector<std::string>& defaults) {
+  std::vector<std::string> wanted = bench::SplitList(traps_flag);
+  if (!traps_flag.empty() && wanted.empty()) return absl::InvalidArgumentError("--traps is empty");
+  // Names first, so a typo is reported before KVM is touched.
+  for (const std::string& name : wanted) {
+    if (name != "auto" && name != "off" && name != "patch" && name != "hw-gd" && name != "pv") {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--traps: '%s' is not a trap mechanism (give off, auto, patch, hw-gd or pv)", name));
+    }
+  }
+  if (wanted.empty()) wanted = defaults;
+  absl::StatusOr<KvmSystem> kvm = KvmSystem::Open(kvm_path);
+  if (!kvm.ok()) return kvm.status();
+  absl::StatusOr<HostInfo> info = DetectHost(*kvm);
+  if (!info.ok()) return info.status();
+  BenchHost host{*std::move(kvm), *std::move(info), {}};
+  for (const std::string& name : wanted) {
+    absl::StatusOr<TrapChoice> choice = ChooseTrap(name, host.kvm, host.info);
+    if (!choice.ok()) {
+      return absl::Status(choice.status().code(), "--traps: " + std::string(choice.status().message()));
+    }
+    std::string mechanism(x86::TrapMechanismName(choice->mechanism));
+    auto seen = std::find(host.traps.begin(), host.traps.end(), mechanism);
+    if (seen != host.traps.end()) {
+      const std::string& earlier = wanted[static_cast<size_t>(seen - host.traps.begin())];
+      return absl::InvalidArgumentError(
+          earlier == name
+              ? absl::StrFormat("--traps: %s is listed twice", name)
+              : absl::StrFormat("--traps: %s and %s are both %s here", earlier, name, mechanism));
+    }
+    host.traps.push_back(std::move(mechanism));
+  }
+  return host;
+}
+
+}  // namespace sigvisor::cli

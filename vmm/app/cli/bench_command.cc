@@ -1,0 +1,191 @@
+// `sigvisor bench`: a matrix of workloads x kernel variants x trap mechanisms x
+// repetitions in one process, the variants interleaved.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+#include "absl/strings/str_format.h"
+#include "vmm/app/bench/bench_format.h"
+#include "vmm/app/bench/kvm_target.h"
+#include "vmm/app/bench/peer.h"
+#include "vmm/app/bench/progress.h"
+#include "vmm/app/bench/runner.h"
+#include "vmm/app/bench/scheduler_shard.h"
+#include "vmm/app/cli/build_info/build_info.h"
+#include "vmm/app/cli/bench_commands.h"
+#include "vmm/app/cli/run_setup.h"
+#include "vmm/app/cli/command.h"
+#include "vmm/app/images/embedded_images.h"
+
+namespace sigvisor::cli {
+
+constexpr uint64_t kDefaultOps = 100;
+constexpr uint32_t kDefaultRepetitions = 5;
+constexpr const char* kDefaultVariants = "baseline;accelerated";
+
+int PrintBench(const bench::BenchResult& result, BenchOutput& output) {
+  switch (output.format) {
+    case OutputFormat::kJson:
+      std::printf("%s\n", WithBuildInfo(bench::BenchToJson(result)).dump(2).c_str());
+      break;
+    case OutputFormat::kCsv:
+      std::printf("%s", bench::FormatBenchCsv(result).c_str());
+      break;
+    case OutputFormat::kText:
+      std::printf("%s", bench::FormatBenchText(result).c_str());
+      break;
+  }
+  std::fflush(stdout);
+  if (!WriteSvg(output, bench::FormatBenchSvg(result))) return 1;
+  if (!result.complete()) {
+    std::fprintf(stderr, "sigvisor: %s\n", bench::CompletenessLine(result).c_str());
+    return 1;
+  }
+  return 0;
+}
+
+// --peer: the sigvisor runs (`result`) beside the same workloads on the same image under
+// QEMU; prints the side-by-side table (or the bench JSON with a "peers" member).
+int RunPeers(const bench::BenchResult& result, const std::vector<bench::PeerKind>& peers,
+             const BenchOutput& output, const BenchOptions& options, const KvmSystem& kvm) {
+  absl::StatusOr<const KernelVariant*> variant =
+      ResolveVariant(result.matrix.variants.at(0).name);
+  if (!variant.ok()) return ReportError(variant.status());
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string image = absl::StrFormat("%s/sigvisor-%d-peer-kernel.elf", tmp ? tmp : "/tmp",
+                                            getpid());
+  {
+    std::ofstream out(image, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>((*variant)->bytes.data()),
+              static_cast<std::streamsize>((*variant)->bytes.size()));
+    if (!out.good()) {
+      return ReportError(absl::StrFormat("--peer: cannot write the image to '%s'", image));
+    }
+  }
+  std::vector<bench::PeerResult> measured;
+  for (const bench::PeerKind& peer : peers) {
+    std::fprintf(stderr, "bench: %s: %zu run(s) under qemu -accel %s\n", peer.name.c_str(),
+                 result.matrix.workloads.size() * result.matrix.repetitions, peer.accel.c_str());
+    measured.push_back(bench::RunPeer(peer, image, result.matrix.workloads, result.matrix.ops,
+                                      result.matrix.repetitions, options.runs.memory_mib,
+                                      options.runs.timeout));
+    if (measured.back().skipped) {
+      std::fprintf(stderr, "bench: %s: skipped: %s\n", peer.name.c_str(),
+                   measured.back().skip_reason.c_str());
+    }
+  }
+  std::remove(image.c_str());
+  const uint64_t tsc_khz = bench::HostTscKhz(kvm.fd());
+  if (output.format == OutputFormat::kJson) {
+    nlohmann::ordered_json doc = bench::BenchToJson(result);
+    doc["peers"] = bench::PeersToJson(measured, tsc_khz);
+    std::printf("%s\n", WithBuildInfo(std::move(doc)).dump(2).c_str());
+  } else {
+    std::printf("%s", bench::FormatPeerTable(result, measured, tsc_khz).c_str());
+  }
+  std::fflush(stdout);
+  bool failed = !result.complete();
+  for (const bench::PeerResult& p : measured) {
+    for (const bench::PeerRun& r : p.runs) failed = failed || !r.ok;
+  }
+  if (!result.complete()) {
+    std::fprintf(stderr, "sigvisor: %s\n", bench::CompletenessLine(result).c_str());
+  }
+  return failed ? 1 : 0;
+}
+
+int BenchCommand(const BenchOptions& options) {
+  if (!options.args.empty()) {
+    return ReportError(
+        absl::StrFormat("`sigvisor bench` takes no argument '%s' (see --help)", options.args[0]));
+  }
+  absl::StatusOr<BenchOutput> output = OpenOutput(options.output);
+  if (!output.ok()) return ReportError(output.status());
+  if (absl::Status s = CheckRunLimits(options.runs.timeout, options.runs.memory_mib); !s.ok()) {
+    return ReportError(s);
+  }
+
+  bench::Matrix matrix;
+  if (options.workloads.empty()) {
+    for (std::string_view w : bench::DefaultWorkloads()) matrix.workloads.emplace_back(w);
+  } else {
+    absl::StatusOr<std::vector<std::string>> list = bench::ParseWorkloadList(options.workloads);
+    if (!list.ok()) return ReportError(list.status());
+    matrix.workloads = *std::move(list);
+  }
+  absl::StatusOr<std::vector<bench::VariantInfo>> variant_list =
+      bench::ParseVariantList(options.variants.empty() ? kDefaultVariants : options.variants);
+  if (!variant_list.ok()) return ReportError(variant_list.status());
+  matrix.variants = *std::move(variant_list);
+  absl::StatusOr<std::optional<uint64_t>> ops = ParseCountFlag("ops", options.ops, 1u << 24);
+  if (!ops.ok()) return ReportError(ops.status());
+  matrix.ops = ops->value_or(kDefaultOps);
+  absl::StatusOr<std::optional<uint64_t>> reps =
+      ParseCountFlag("repetitions", options.repetitions, 100000);
+  if (!reps.ok()) return ReportError(reps.status());
+  matrix.repetitions = static_cast<uint32_t>(reps->value_or(kDefaultRepetitions));
+  matrix.memory_mib = options.runs.memory_mib;
+  bench::Shard shard;
+  if (options.shard == "auto") {
+    absl::StatusOr<bench::ScheduledShard> scheduled =
+        bench::ShardFromScheduler(bench::ProcessEnvironment());
+    if (!scheduled.ok()) return ReportError(scheduled.status());
+    std::fprintf(stderr, "sigvisor bench: --shard auto: slice %u/%u from %s\n",
+                 scheduled->shard.index, scheduled->shard.count, scheduled->source.c_str());
+    shard = scheduled->shard;
+  } else if (!options.shard.empty()) {
+    absl::StatusOr<bench::Shard> parsed = bench::ParseShard(options.shard);
+    if (!parsed.ok()) return ReportError(parsed.status());
+    shard = *parsed;
+  }
+
+  // --peer: one kernel build, traps off (QEMU cannot trap), one process (no shards).
+  std::vector<bench::PeerKind> peers;
+  if (!options.peer.empty()) {
+    absl::StatusOr<std::vector<bench::PeerKind>> parsed = bench::ParsePeerList(options.peer);
+    if (!parsed.ok()) return ReportError(parsed.status());
+    peers = *std::move(parsed);
+    if (options.variants.empty()) {
+      absl::StatusOr<std::vector<bench::VariantInfo>> baseline = bench::ParseVariantList("baseline");
+      if (!baseline.ok()) return ReportError(baseline.status());
+      matrix.variants = *std::move(baseline);
+    } else if (matrix.variants.size() != 1) {
+      return ReportError("--peer compares one kernel build side by side: give one --variants entry");
+    }
+    if (!options.traps.empty() && options.traps != "off") {
+      return ReportError("--peer measures with --traps off (QEMU has no trap mechanism); drop --traps");
+    }
+    if (!options.shard.empty()) return ReportError("--peer runs in one process: drop --shard");
+    if (output->format == OutputFormat::kCsv || output->svg) {
+      return ReportError("--peer prints its table as text or --json (no --csv, no --svg)");
+    }
+  }
+  absl::StatusOr<BenchHost> host =
+      OpenBenchHost(options.runs.kvm, peers.empty() ? options.traps : "off", {"off", "auto"});
+  if (!host.ok()) return ReportError(host.status());
+  matrix.traps = host->traps;
+  absl::StatusOr<bench::KvmBenchTarget> target = bench::KvmBenchTarget::Create(
+      host->kvm, matrix, host->info.cpl0_emulated, SettingsFrom(options.runs, nullptr));
+  if (!target.ok()) return ReportError(target.status());
+  absl::StatusOr<std::vector<InjectionSpec>> injections = ParseInjectionSpecs(options.runs.inject);
+  if (!injections.ok()) return ReportError(injections.status());
+  target->SetInjection(*std::move(injections), options.runs.seed);
+
+  const bench::RunRange range = bench::ShardRange(matrix.runs(), shard);
+  bench::InstallInterruptHandler();
+  bench::ProgressPrinter progress(range.end - range.begin);
+  bench::RunnerOptions runner;
+  runner.shard = shard;
+  runner.host = {host->info.kind, host->info.cpl0_emulated};
+  runner.on_progress = progress.Callback(matrix, "bench");
+  runner.stop_requested = bench::InterruptRequested;
+  bench::BenchResult result = bench::RunMatrix(
+      matrix, [&](const bench::RunSpec& spec) { return target->Run(spec); }, runner);
+  progress.Finish();
+  if (!peers.empty()) return RunPeers(result, peers, *output, options, host->kvm);
+  return PrintBench(result, *output);
+}
+
+}  // namespace sigvisor::cli

@@ -1,0 +1,68 @@
+// `sigvisor bench`, `sigvisor study` and `sigvisor merge` (vmm/bench, vmm/app/study),
+// and what they parse alike.
+#ifndef SIGVISOR_VMM_CLI_BENCH_COMMANDS_H_
+#define SIGVISOR_VMM_CLI_BENCH_COMMANDS_H_
+
+#include <cstdint>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "vmm/app/bench/results.h"
+#include "vmm/app/cli/options.h"
+#include "vmm/kvm/kvm.h"
+#include "arch/x86_64/vmm/probe/probe.h"
+
+namespace sigvisor::cli {
+
+// `study tramp` (study_tramp_command.cc), which StudyCommand hands over to.
+int StudyTrampCommand(const StudyOptions& options);
+
+enum class OutputFormat { kText, kJson, kCsv };
+
+// What bench, study and merge read from their flags.
+struct BenchOutput {
+  OutputFormat format = OutputFormat::kText;
+  std::string svg_path;                 // empty: no chart
+  std::unique_ptr<std::ofstream> svg;   // opened (created) up front, written at the end
+};
+
+// Prints a bench result in the chosen format (and the chart); the exit status: 0
+// when complete, 1 when runs failed or are missing.
+int PrintBench(const bench::BenchResult& result, BenchOutput& output);
+
+// --json / --csv (not both) and --svg FILE, which is opened at once so that a bad
+// path fails before anything runs.
+absl::StatusOr<BenchOutput> OpenOutput(const OutputOptions& options);
+
+// Writes `svg` to the file ParseOutput opened; false (after one line on stderr) when
+// the write fails.
+bool WriteSvg(BenchOutput& output, const std::string& svg);
+
+// A count flag (--ops, --repetitions): nullopt when empty, an error unless a whole
+// number from 1 to `max`.
+absl::StatusOr<std::optional<uint64_t>> ParseCountFlag(const char* name, const std::string& value,
+                                                       uint64_t max);
+
+// What the runs need from the host: KVM, what kind of host it is, and --traps
+// resolved (auto -> patch, hw-gd checked) into mechanism names, duplicates refused.
+struct BenchHost {
+  KvmSystem kvm;
+  HostInfo info;
+  std::vector<std::string> traps;  // empty when --traps was empty and `defaults` too
+};
+absl::StatusOr<BenchHost> OpenBenchHost(const std::string& kvm_path,
+                                        const std::string& traps_flag,
+                                        const std::vector<std::string>& defaults);
+
+// --timeout and --memory (of bench or study), checked.
+absl::Status CheckRunLimits(absl::Duration timeout, uint32_t memory_mib);
+
+}  // namespace sigvisor::cli
+
+#endif  // SIGVISOR_VMM_CLI_BENCH_COMMANDS_H_

@@ -1,0 +1,123 @@
+#include "vmm/app/cli/image_arg.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "vmm/app/images/embedded_images.h"
+
+namespace sigvisor::cli {
+namespace {
+
+constexpr uint64_t kMaxImageBytes = 256ull << 20;
+constexpr char kBundledKernel[] = "kernel";
+constexpr uint16_t kElfMachine386 = 3;
+constexpr uint16_t kElfMachineMips = 8;
+constexpr uint16_t kElfMachineX86_64 = 62;
+
+// e_machine of an ELF file (ELF32 or ELF64, either byte order), 0 when `bytes` is
+// not one: to say which --arch an image the parser refused is for.
+uint16_t ElfMachine(const std::vector<uint8_t>& bytes) {
+  if (bytes.size() < 20 || bytes[0] != 0x7f || bytes[1] != 'E' || bytes[2] != 'L' ||
+      bytes[3] != 'F') {
+    return 0;
+  }
+  const bool big_endian = bytes[5] == 2;  // EI_DATA
+  return big_endian ? static_cast<uint16_t>(bytes[18] << 8 | bytes[19])
+                    : static_cast<uint16_t>(bytes[19] << 8 | bytes[18]);
+}
+
+// The bytes of the image file at `path`, at most kMaxImageBytes.
+absl::StatusOr<std::vector<uint8_t>> ReadImageFile(const std::string& path, GuestArch arch) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    const int open_errno = errno;
+    // `sigvisor images` lists --variant values; one given to --image is a slip worth
+    // naming.
+    if (ResolveVariant(path, arch).ok()) {
+      return absl::NotFoundError(absl::StrFormat(
+          "--image '%s': no such file; '%s' is a build of the bundled kernel: give --variant "
+          "%s (with --image kernel, the default)",
+          path, path, path));
+    }
+    return absl::NotFoundError(absl::StrFormat(
+        "cannot open image '%s': %s (give the path of an ELF file, or 'kernel' for the bundled "
+        "kernel, whose builds `sigvisor images` lists as --variant values)",
+        path, strerror(open_errno)));
+  }
+  std::vector<uint8_t> bytes;
+  char buffer[65536];
+  while (file.read(buffer, sizeof(buffer)) || file.gcount() > 0) {
+    bytes.insert(bytes.end(), buffer, buffer + file.gcount());
+    if (bytes.size() > kMaxImageBytes) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("image '%s' is larger than %d MiB", path, kMaxImageBytes >> 20));
+    }
+  }
+  if (file.bad()) return absl::DataLossError(absl::StrFormat("cannot read image '%s'", path));
+  return bytes;
+}
+
+absl::Status VariantNeedsBundledKernel(const std::string& image, const std::string& variant) {
+  if (variant == "baseline") return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "--variant '%s' selects a build of the bundled kernel; it does not apply to --image '%s'",
+      variant, image));
+}
+
+}  // namespace
+
+absl::StatusOr<LoadedImage> LoadImage(const std::string& image, const std::string& variant) {
+  if (image == kBundledKernel) {
+    absl::StatusOr<const KernelVariant*> build = ResolveVariant(variant);
+    if (!build.ok()) return build.status();
+    absl::StatusOr<ElfImage> elf = ParseKernel(**build);
+    if (!elf.ok()) return elf.status();
+    return LoadedImage{absl::StrFormat("%s %s (embedded)", image, (*build)->name), *std::move(elf),
+                       std::string((*build)->name), DescribeVariant(**build)};
+  }
+  if (absl::Status s = VariantNeedsBundledKernel(image, variant); !s.ok()) return s;
+  absl::StatusOr<std::vector<uint8_t>> bytes = ReadImageFile(image, GuestArch::kX86_64);
+  if (!bytes.ok()) return bytes.status();
+  const bool mips = ElfMachine(*bytes) == kElfMachineMips;
+  absl::StatusOr<ElfImage> elf = ElfImage::Parse(*std::move(bytes));
+  if (!elf.ok()) {
+    return absl::Status(elf.status().code(),
+                        absl::StrFormat("image '%s': %s%s", image, elf.status().message(),
+                                        mips ? "; it is a MIPS image: `sigvisor run --arch mips` "
+                                               "boots it"
+                                             : ""));
+  }
+  return LoadedImage{image, *std::move(elf)};
+}
+
+absl::StatusOr<LoadedMipsImage> LoadMipsImage(const std::string& image,
+                                              const std::string& variant) {
+  if (image == kBundledKernel) {
+    absl::StatusOr<const KernelVariant*> build = ResolveVariant(variant, GuestArch::kMips);
+    if (!build.ok()) return build.status();
+    absl::StatusOr<mips::MipsElfImage> elf = mips::MipsElfImage::Parse(
+        std::vector<uint8_t>((*build)->bytes.begin(), (*build)->bytes.end()));
+    if (!elf.ok()) return elf.status();
+    return LoadedMipsImage{absl::StrFormat("%s %s (embedded, mips)", image, (*build)->name),
+                           *std::move(elf), std::string((*build)->name),
+                           DescribeVariant(**build)};
+  }
+  if (absl::Status s = VariantNeedsBundledKernel(image, variant); !s.ok()) return s;
+  absl::StatusOr<std::vector<uint8_t>> bytes = ReadImageFile(image, GuestArch::kMips);
+  if (!bytes.ok()) return bytes.status();
+  const uint16_t machine = ElfMachine(*bytes);
+  const bool x86 = machine == kElfMachineX86_64 || machine == kElfMachine386;
+  absl::StatusOr<mips::MipsElfImage> elf = mips::MipsElfImage::Parse(*std::move(bytes));
+  if (!elf.ok()) {
+    return absl::Status(
+        elf.status().code(),
+        absl::StrFormat("image '%s': %s%s", image, elf.status().message(),
+                        x86 ? "; it is an x86 image: drop --arch mips" : ""));
+  }
+  return LoadedMipsImage{image, *std::move(elf)};
+}
+
+}  // namespace sigvisor::cli

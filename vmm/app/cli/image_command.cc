@@ -1,0 +1,65 @@
+// `sigvisor image --variant V -o FILE`: writes one build of the bundled kernel out as
+// an ELF file, to boot under sigvisor (`run --image FILE`), under QEMU (its Multiboot
+// header: `qemu-system-x86_64 -kernel FILE`), or to read with gdb/objdump.
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "absl/strings/str_format.h"
+#include "vmm/app/cli/command.h"
+#include "vmm/app/images/embedded_images.h"
+
+namespace sigvisor::cli {
+
+int ImageCommand(const ImageOptions& options) {
+  if (!options.args.empty()) {
+    return ReportError(absl::StrFormat(
+        "`sigvisor image` takes no argument '%s'; give the file with -o FILE", options.args[0]));
+  }
+  const std::string& path = options.o;
+  if (path.empty()) {
+    return ReportError("`sigvisor image` needs -o FILE, the file to write (see --help)");
+  }
+  const std::string& arch = options.arch;
+  if (arch != "x86_64" && arch != "mips") {
+    return ReportError(absl::StrFormat("--arch=%s: give x86_64 or mips", arch));
+  }
+  absl::StatusOr<const KernelVariant*> variant = ResolveVariant(
+      options.variant, arch == "mips" ? GuestArch::kMips : GuestArch::kX86_64);
+  if (!variant.ok()) return ReportError(variant.status());
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return ReportError(absl::StrFormat("-o '%s' is a directory; give the path of a file", path));
+  }
+  // Written to a temporary name and renamed: a failed write leaves no partial image.
+  const std::string temporary = path + ".partial";
+  FILE* out = std::fopen(temporary.c_str(), "wb");
+  if (out == nullptr) {
+    return ReportError(absl::StrFormat("-o '%s': cannot write there: %s", path,
+                                       std::strerror(errno)));
+  }
+  const std::span<const uint8_t> bytes = (*variant)->bytes;
+  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), out) == bytes.size();
+  const int write_errno = errno;
+  const bool closed = std::fclose(out) == 0;
+  if (!written || !closed) {
+    std::remove(temporary.c_str());
+    return ReportError(absl::StrFormat("-o '%s': the write failed: %s", path,
+                                       std::strerror(written ? errno : write_errno)));
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int rename_errno = errno;
+    std::remove(temporary.c_str());
+    return ReportError(absl::StrFormat("-o '%s': cannot write there: %s", path,
+                                       std::strerror(rename_errno)));
+  }
+  std::printf("wrote the bundled kernel, variant %s (%s), %zu bytes, to %s\n",
+              std::string((*variant)->name).c_str(), DescribeVariant(**variant).c_str(),
+              bytes.size(), path.c_str());
+  return 0;
+}
+
+}  // namespace sigvisor::cli

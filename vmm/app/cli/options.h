@@ -1,0 +1,141 @@
+// Each command's options: a plain struct with the command's own defaults, and the
+// flag table that parses the command line into it (options.cc). A command reads its
+// struct and nothing else; the helpers it calls take the values they need.
+#ifndef SIGVISOR_VMM_CLI_OPTIONS_H_
+#define SIGVISOR_VMM_CLI_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "vmm/app/cli/flag_table.h"
+
+namespace sigvisor::cli {
+
+inline constexpr uint64_t kDefaultMaxOutputBytes = uint64_t{64} << 20;
+
+// `sigvisor run` (x86-64 under KVM, or --arch mips on the interpreter).
+struct RunOptions : CommandLine {
+  std::string image = "kernel";
+  std::string variant = "baseline";
+  std::string workload;  // empty: the image's default
+  std::string ops;       // empty: the workload's default
+  std::string cmdline;
+  uint32_t memory_mib = 32;
+  absl::Duration timeout = absl::Seconds(60);
+  bool json = false;
+  bool quiet = false;
+  std::string kvm = "/dev/kvm";
+  std::string trap = "off";
+  std::string gdb;
+  bool no_sandbox = false;
+  uint64_t max_output = kDefaultMaxOutputBytes;
+  std::vector<std::string> modules;
+  bool irqchip = false;
+  int32_t vcpus = 1;
+  std::vector<std::string> inject;
+  uint64_t seed = 1;
+  std::string arch = "x86_64";
+  uint32_t cores = 1;
+};
+FlagTable RunFlags(RunOptions& options);
+
+// `sigvisor trace`: one op of divzero unless told otherwise.
+struct TraceOptions : CommandLine {
+  std::string image = "kernel";
+  std::string variant = "baseline";
+  std::string workload = "divzero";
+  std::string ops = "1";
+  std::string phase;
+  std::string cmdline;
+  uint32_t memory_mib = 32;
+  absl::Duration timeout = absl::Seconds(60);
+  bool json = false;
+  std::string kvm = "/dev/kvm";
+  std::string trap = "off";
+  std::string diff;
+  bool stages = false;
+  bool no_sandbox = false;
+};
+FlagTable TraceFlags(TraceOptions& options);
+
+// `sigvisor probe` (arch/x86_64/vmm/probe's own ProbeOptions is what it measures with).
+struct ProbeCommandOptions : CommandLine {
+  uint32_t iterations = 200;
+  uint32_t repeats = 3;
+  bool json = false;
+  std::string kvm = "/dev/kvm";
+};
+FlagTable ProbeFlags(ProbeCommandOptions& options);
+
+struct ImagesOptions : CommandLine {
+  bool json = false;
+};
+FlagTable ImagesFlags(ImagesOptions& options);
+
+struct ImageOptions : CommandLine {
+  std::string variant = "baseline";
+  std::string o;
+  std::string arch = "x86_64";
+};
+FlagTable ImageFlags(ImageOptions& options);
+
+struct SitesOptions : CommandLine {
+  std::string image = "kernel";
+  std::string variant = "baseline";
+  bool json = false;
+  bool uaccess = false;
+};
+FlagTable SitesFlags(SitesOptions& options);
+
+// How bench, study and merge print: --json or --csv (text without either), --svg.
+struct OutputOptions {
+  bool json = false;
+  bool csv = false;
+  std::string svg;
+};
+
+// How bench and study run each of their guests under KVM.
+struct KvmRunsOptions {
+  uint32_t memory_mib = 32;
+  absl::Duration timeout = absl::Seconds(60);
+  std::string kvm = "/dev/kvm";
+  std::vector<std::string> inject;
+  uint64_t seed = 1;
+  bool no_sandbox = false;
+};
+
+// `sigvisor bench`: empty lists and counts take the bench's defaults (bench_command.cc).
+struct BenchOptions : CommandLine {
+  std::string workloads;
+  std::string variants;
+  std::string traps;
+  std::string ops;
+  std::string repetitions;
+  std::string shard;
+  OutputOptions output;
+  KvmRunsOptions runs;
+  std::string peer;
+};
+FlagTable BenchFlags(BenchOptions& options);
+
+// `sigvisor study NAME...`: empty counts and --traps take each study's own.
+struct StudyOptions : CommandLine {
+  std::string ops;
+  std::string repetitions;
+  std::string traps;
+  OutputOptions output;
+  KvmRunsOptions runs;
+  uint32_t cores = 4;  // study tramp's several-core rows
+};
+FlagTable StudyFlags(StudyOptions& options);
+
+struct MergeOptions : CommandLine {
+  OutputOptions output;
+};
+FlagTable MergeFlags(MergeOptions& options);
+
+}  // namespace sigvisor::cli
+
+#endif  // SIGVISOR_VMM_CLI_OPTIONS_H_

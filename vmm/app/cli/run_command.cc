@@ -1,0 +1,127 @@
+// `sigvisor run`: boot one guest and report what it cost.
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "arch/x86_64/vmm/machine/x86_machine.h"
+#include "vmm/base/clock.h"
+#include "vmm/app/bench/peer.h"
+#include "vmm/app/cli/build_info/build_info.h"
+#include "vmm/app/cli/command.h"
+#include "vmm/app/cli/image_arg.h"
+#include "vmm/app/cli/run_setup.h"
+#include "vmm/kvm/kvm.h"
+#include "arch/x86_64/vmm/probe/probe.h"
+#include "vmm/report/json_report.h"
+#include "vmm/report/text_report.h"
+
+namespace sigvisor::cli {
+
+namespace {
+
+// Flags of one architecture's guests, refused with the other's (as the run would
+// ignore them).
+constexpr std::string_view kX86Only[] = {"kvm",   "trap",  "gdb",    "module",
+                                         "irqchip", "vcpus", "inject", "seed"};
+constexpr std::string_view kMipsOnly[] = {"cores"};
+
+}  // namespace
+
+int RunCommand(const RunOptions& options) {
+  const uint64_t start_ns = MonotonicNs();
+  if (!options.args.empty()) {
+    return ReportError(absl::StrFormat("`sigvisor run` takes no argument '%s' (see --help)",
+                                       options.args[0]));
+  }
+  if (options.timeout <= absl::ZeroDuration()) return ReportError("--timeout must be positive");
+  if (options.arch == "mips") {
+    if (std::string flag = FirstGiven(options, kX86Only); !flag.empty()) {
+      return ReportError(absl::StrFormat(
+          "%s is for x86-64 guests under KVM; it does not apply to `sigvisor run --arch mips`",
+          flag));
+    }
+    return RunMips(options, start_ns);
+  }
+  if (options.arch != "x86_64") {
+    return ReportError(absl::StrFormat("--arch=%s: give x86_64 or mips", options.arch));
+  }
+  if (std::string flag = FirstGiven(options, kMipsOnly); !flag.empty()) {
+    return ReportError(absl::StrFormat(
+        "%s is for the MIPS interpreter; it applies to `sigvisor run --arch mips` only (x86-64 "
+        "Multiboot kernels take --vcpus)",
+        flag));
+  }
+
+  absl::StatusOr<std::string> cmdline =
+      GuestCmdline(options.workload, options.ops, options.cmdline);
+  if (!cmdline.ok()) return ReportError(cmdline.status());
+  absl::StatusOr<LoadedImage> image = LoadImage(options.image, options.variant);
+  if (!image.ok()) return ReportError(image.status());
+  absl::StatusOr<RunHost> run_host = OpenRunHost(options.kvm, options.trap);
+  if (!run_host.ok()) return ReportError(run_host.status());
+  const KvmSystem* kvm = &run_host->kvm;
+  const HostInfo* host = &run_host->info;
+  const TrapChoice* trap = &run_host->trap;
+
+  ConsoleEcho console(RunConsoleStream(options));
+  // The guest's TSC runs at the host's rate: each phase's two clocks are checked at it.
+  x86::MachineConfig config =
+      MachineConfigFor(RunSettingsFor(options, console),
+                       {.cmdline = *cmdline,
+                        .cpl0_emulated = host->cpl0_emulated,
+                        .trap = trap->mechanism,
+                        .guest_tsc_khz = bench::HostTscKhz(kvm->fd())});
+  config.irqchip = options.irqchip;
+  config.vcpus = options.vcpus;
+  if (image->elf.multiboot() && !image->elf.abi_version()) {  // a Multiboot kernel
+    config.image_name = image->label;
+    for (const std::string& spec : options.modules) {
+      absl::StatusOr<x86::MultibootModule> module = x86::ReadMultibootModule(spec);
+      if (!module.ok()) return ReportError(module.status());
+      config.modules.push_back(*std::move(module));
+    }
+  } else if (!options.modules.empty()) {
+    return ReportError("--module passes modules to a Multiboot kernel; this image is not one");
+  }
+  absl::StatusOr<std::vector<InjectionSpec>> specs = ParseInjectionSpecs(options.inject);
+  if (!specs.ok()) return ReportError(specs.status());
+  std::string gdb_symbols;  // --gdb: the image written out for gdb, removed at the end
+  if (absl::Status s = AddGdbStub(config, options, *image, *host, &gdb_symbols); !s.ok()) {
+    return ReportError(s);
+  }
+  std::vector<InjectionRecord> injections;
+  AddFaultInjector(config, *std::move(specs), options.seed, &injections);
+  absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(*kvm, image->elf, config);
+  if (!gdb_symbols.empty()) std::remove(gdb_symbols.c_str());
+  console.EndLine();
+  if (!report.ok()) return ReportError(report.status());
+
+  RunRecord record;
+  record.image = image->label;
+  record.variant = image->variant;
+  record.variant_settings = image->variant_settings;
+  record.cmdline = *cmdline;
+  record.host = {host->kind, host->cpl0_emulated};
+  record.guest_makes_hypercalls = !(image->elf.multiboot() && !image->elf.abi_version());
+  record.trap = {std::string(x86::TrapMechanismName(trap->mechanism)), trap->reason,
+                 report->trap_sites};
+  record.result = std::move(report->result);
+  record.vm_create_ns = report->vm_create_ns;
+  record.setup_ns = report->setup_ns;
+  record.wall_ns = MonotonicNs() - start_ns;
+  record.injections = std::move(injections);
+  record.inject_seed = options.seed;
+
+  if (options.json) {
+    std::printf("%s\n", WithBuildInfo(RunRecordToJson(record)).dump(2).c_str());
+  } else {
+    std::printf("%s", FormatRunReport(record).c_str());
+  }
+  return ReportRunEnd(record.result, !record.variant.empty());
+}
+
+}  // namespace sigvisor::cli

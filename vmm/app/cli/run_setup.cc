@@ -1,0 +1,184 @@
+#include "vmm/app/cli/run_setup.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "vmm/app/cli/build_info/build_info.h"
+#include "arch/x86_64/vmm/gdb/gdb_stub.h"
+#include "vmm/app/cli/exit_status.h"
+
+namespace sigvisor::cli {
+
+std::span<const std::string_view> BundledKernelWorkloads() {
+  // As guest-kit/user/init.c's table (and its "unknown workload" line, which
+  // tests/cli_test.cc compares with this list), plus fault and selftest, which init
+  // dispatches before the table.
+  static constexpr std::string_view kWorkloads[] = {
+      "summary", "divzero", "lat_sig", "sigpingpong", "pipe_rw",
+      "hello",   "console", "hostsig", "fault",       "selftest",
+  };
+  return kWorkloads;
+}
+
+// The guest command line from --workload, --ops and --cmdline.
+absl::StatusOr<std::string> GuestCmdline(const std::string& workload, const std::string& ops,
+                                         const std::string& extra) {
+  std::vector<std::string> words;
+  if (!workload.empty()) {
+    const auto known = BundledKernelWorkloads();
+    // Refused here, before a VM exists: the guest's own refusal would cost a boot and
+    // read as the guest's exit status 127.
+    if (std::find(known.begin(), known.end(), workload) == known.end()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--workload '%s' is not a workload of the bundled kernel (give one of: %s; another "
+          "image's own: --cmdline workload=NAME)",
+          workload, absl::StrJoin(std::vector<std::string>(known.begin(), known.end()), ", ")));
+    }
+    words.push_back("workload=" + workload);
+  }
+  if (!ops.empty()) {
+    uint64_t count;
+    if (!absl::SimpleAtoi(ops, &count)) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--ops '%s' is not a count (a whole number >= 0)", ops));
+    }
+    words.push_back(absl::StrCat("ops=", count));
+  }
+  if (!extra.empty()) words.push_back(extra);
+  return absl::StrJoin(words, " ");
+}
+
+
+// --trap: which mechanism, and why. `auto` takes patch on every kind of host: `hlt`
+// at CPL0 without an in-kernel irqchip reaches the VMM on PVM and on hardware KVM
+// alike (the probe's hlt_cpl0 row), and it is the one mechanism that sees segment
+// loads as well as debug-register accesses; hw-gd costs the same one exit per trap
+// where it works at all, and on PVM it does not (the probe's vmm_dr7_gd row). So
+// auto needs no probe run beyond DetectHost. An explicit hw-gd runs the probe (a few
+// tens of milliseconds) and refuses when the host's DR7.GD does not exit.
+absl::StatusOr<TrapChoice> ChooseTrap(const std::string& flag, const KvmSystem& kvm,
+                                      const HostInfo& host) {
+  if (flag == "auto") {
+    return TrapChoice{x86::TrapMechanism::kPatch,
+                      absl::StrFormat("--trap=auto on a %s host: hlt at CPL0 exits here and "
+                                      "patching covers debug registers and segment loads",
+                                      host.kind)};
+  }
+  std::optional<x86::TrapMechanism> mechanism = x86::ParseTrapMechanism(flag);
+  if (!mechanism) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--trap '%s': give auto, hw-gd, patch, pv or off", flag));
+  }
+  if (*mechanism == x86::TrapMechanism::kPv) {
+    return TrapChoice{*mechanism, absl::StrFormat("--trap=pv covers %s",
+                                                  x86::TrapCoverage(x86::TrapMechanism::kPv))};
+  }
+  if (*mechanism != x86::TrapMechanism::kHwGd) return TrapChoice{*mechanism, ""};
+  ProbeOptions quick;
+  quick.iterations = 1;
+  quick.repeats = 1;
+  absl::StatusOr<ProbeReport> probe = RunProbe(kvm, quick);
+  if (!probe.ok()) return probe.status();
+  for (const MechanismResult& m : probe->mechanisms) {
+    if (m.name != "vmm_dr7_gd") continue;
+    if (m.works) return TrapChoice{*mechanism, "the probe's vmm_dr7_gd case works here"};
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "--trap=hw-gd does not work on this %s host: the probe found %s (see `sigvisor "
+        "probe`; use --trap=patch or --trap=auto)",
+        probe->host_kind, m.note));
+  }
+  return absl::InternalError("the probe has no vmm_dr7_gd case");
+}
+
+absl::StatusOr<RunHost> OpenRunHost(const std::string& kvm_path, const std::string& trap_flag) {
+  absl::StatusOr<KvmSystem> kvm = KvmSystem::Open(kvm_path);
+  if (!kvm.ok()) return kvm.status();
+  absl::StatusOr<HostInfo> info = DetectHost(*kvm);
+  if (!info.ok()) return info.status();
+  absl::StatusOr<TrapChoice> trap = ChooseTrap(trap_flag, *kvm, *info);
+  if (!trap.ok()) return trap.status();
+  return RunHost{*std::move(kvm), *std::move(info), *std::move(trap)};
+}
+
+RunSettings RunSettingsFor(const RunOptions& options, ConsoleEcho& console) {
+  RunSettings settings = SettingsFrom(options, options.quiet ? nullptr : &console);
+  settings.max_output_bytes = options.max_output;
+  settings.gdb_sockets = !options.gdb.empty();
+  return settings;
+}
+
+absl::Status AddGdbStub(x86::MachineConfig& config, const RunOptions& run,
+                        const LoadedImage& image, const HostInfo& host,
+                        std::string* symbols_file) {
+  symbols_file->clear();
+  if (run.gdb.empty()) return absl::OkStatus();
+  x86::GdbStubOptions options;
+  options.listen = run.gdb;
+  options.host_emulates_cpl0 = host.cpl0_emulated;
+  if (!image.variant.empty()) {  // embedded: give gdb a file to read the symbols from
+    std::error_code error;
+    const std::filesystem::path path =
+        std::filesystem::temp_directory_path(error) /
+        absl::StrFormat("sigvisor-%d-kernel-%s.elf", getpid(), image.variant);
+    std::ofstream out(path, std::ios::binary);
+    const auto bytes = image.elf.bytes();
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    if (out.good()) {
+      options.symbols_path = path.string();
+      *symbols_file = path.string();
+    }
+    // The bundled kernel's DWARF names its files relative to the source tree (its
+    // compilation directory is /proc/self/cwd): gdb finds them through `directory`.
+    const std::string& built_from = ThisBuild().source_dir;
+    if (!built_from.empty() &&
+        std::filesystem::exists(std::filesystem::path(built_from) / "guest-kit/kernel/signal.c",
+                                error)) {
+      options.source_dir = built_from;
+    } else {
+      options.no_source_dir_reason =
+          built_from.empty() ? "not known (a build without its workspace status)"
+                             : absl::StrFormat("not here (built from %s)", built_from);
+    }
+  } else {
+    options.symbols_path = image.label;
+  }
+  absl::StatusOr<x86::InterceptorFactory> stub = x86::GdbStub::Factory(options);
+  if (!stub.ok()) {
+    if (!symbols_file->empty()) std::remove(symbols_file->c_str());
+    return stub.status();
+  }
+  config.interceptors.push_back(*std::move(stub));
+  if (!run.Given("timeout")) config.session.timeout = absl::InfiniteDuration();
+  return absl::OkStatus();
+}
+
+int ReportRunEnd(const RunResult& result, bool bundled_kernel) {
+  if (result.outcome != Outcome::kExited) {
+    std::fprintf(stderr, "sigvisor: %s: %s\n", std::string(OutcomeName(result.outcome)).c_str(),
+                 result.diagnosis.c_str());
+  } else if (std::string note = GuestStatusNote(result, bundled_kernel); !note.empty()) {
+    std::fprintf(stderr, "%s\n", note.c_str());
+  }
+  return RunExitStatus(result);
+}
+
+absl::StatusOr<std::vector<InjectionSpec>> ParseInjectionSpecs(
+    const std::vector<std::string>& inject) {
+  std::vector<InjectionSpec> specs;
+  for (const std::string& text : inject) {
+    absl::StatusOr<InjectionSpec> spec = ParseInjectionSpec(text);
+    if (!spec.ok()) return spec.status();
+    specs.push_back(*std::move(spec));
+  }
+  return specs;
+}
+
+}  // namespace sigvisor::cli

@@ -1,0 +1,169 @@
+// `sigvisor trace`: single-step one measured phase of the bundled kernel's workload
+// and show every instruction, the per-function profile and the stages of one op.
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "arch/x86_64/vmm/trace/step_tracer.h"
+#include "arch/x86_64/vmm/machine/x86_machine.h"
+#include "vmm/app/cli/build_info/build_info.h"
+#include "vmm/app/cli/command.h"
+#include "vmm/app/cli/exit_status.h"
+#include "vmm/app/cli/image_arg.h"
+#include "vmm/app/cli/run_setup.h"
+#include "vmm/kvm/kvm.h"
+#include "arch/x86_64/vmm/probe/probe.h"
+#include "vmm/trace/analysis.h"
+#include "vmm/trace/format.h"
+
+namespace sigvisor::cli {
+namespace {
+
+constexpr char kOpaqueOnPvm[] =
+    "this host (PVM) does not single-step CPL3 code: KVM_GUESTDBG_SINGLESTEP stops at CPL0 "
+    "only, so each stretch of user code is one opaque step from the kernel's iretq to the "
+    "next kernel entry (docs/host-notes.md; `sigvisor probe`)";
+
+struct Traced {
+  trace::TraceSource source;
+  trace::Trace trace;
+  trace::Analysis analysis;
+  RunResult result;
+};
+
+absl::StatusOr<Traced> TraceOnce(const TraceOptions& flags, const KvmSystem& kvm,
+                                 const HostInfo& host, const LoadedImage& image,
+                                 const std::string& cmdline, const TrapChoice& trap) {
+  Traced t;
+  t.source = {image.label, image.variant, cmdline};
+  t.trace.variant = image.variant;
+  t.trace.host_kind = host.kind;
+  t.trace.trap = std::string(x86::TrapMechanismName(trap.mechanism));
+  // The console goes to stderr: stdout is the listing's (or the JSON document's).
+  ConsoleEcho console(stderr);
+  // Single-stepped, the guest's clocks do not run at its TSC rate: no clock check.
+  x86::MachineConfig config = MachineConfigFor(
+      SettingsFrom(flags, &console),
+      {.cmdline = cmdline, .cpl0_emulated = host.cpl0_emulated, .trap = trap.mechanism});
+  x86::StepTracerOptions options;
+  options.phase = flags.phase;
+  options.opaque_reason = host.cpl0_emulated
+                              ? kOpaqueOnPvm
+                              : "the tracer steps only the kernel: on this host (CPL0 runs "
+                                "directly) it lets user code run and stops again at the next "
+                                "kernel entry, through the guest's IDT redirected while it traces";
+  config.interceptors.push_back(x86::StepTracer::Factory(options, &t.trace));
+  absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(kvm, image.elf, config);
+  console.EndLine();
+  if (!report.ok()) return report.status();
+  t.result = std::move(report->result);
+  if (t.trace.phase.empty()) {
+    return absl::NotFoundError(absl::StrFormat(
+        "the guest measured no phase%s to trace (%s; the run's outcome: %s)",
+        options.phase.empty() ? "" : absl::StrCat(" called '", options.phase, "'"), cmdline,
+        OutcomeName(t.result.outcome)));
+  }
+  // The ledger's count for the same phase, where the host counts kernel instructions.
+  if (host.cpl0_emulated) {
+    for (const PhaseResult& phase : t.result.phases) {
+      if (phase.name != t.trace.phase) continue;
+      if (auto it = phase.kvm_stats.find("insn_emulation"); it != phase.kvm_stats.end()) {
+        t.trace.ledger_kernel_insns = it->second;
+      }
+      if (phase.marker_overhead) {
+        auto it = phase.marker_overhead->kvm_stats.find("insn_emulation");
+        if (it != phase.marker_overhead->kvm_stats.end()) {
+          t.trace.ledger_marker_kernel_insns = it->second;
+        }
+      }
+      break;
+    }
+  }
+  t.analysis = trace::Analyze(t.trace);
+  return t;
+}
+
+}  // namespace
+
+int TraceCommand(const TraceOptions& options) {
+  if (!options.args.empty()) {
+    return ReportError(absl::StrFormat("`sigvisor trace` takes no argument '%s' (see --help)",
+                                       options.args[0]));
+  }
+  if (options.timeout <= absl::ZeroDuration()) return ReportError("--timeout must be positive");
+  absl::StatusOr<std::string> cmdline =
+      GuestCmdline(options.workload, options.ops, options.cmdline);
+  if (!cmdline.ok()) return ReportError(cmdline.status());
+  absl::StatusOr<LoadedImage> image = LoadImage(options.image, options.variant);
+  if (!image.ok()) return ReportError(image.status());
+  std::optional<LoadedImage> other;
+  if (!options.diff.empty()) {
+    absl::StatusOr<LoadedImage> loaded = LoadImage(options.image, options.diff);
+    if (!loaded.ok()) return ReportError(loaded.status());
+    other = *std::move(loaded);
+  }
+  absl::StatusOr<RunHost> run_host = OpenRunHost(options.kvm, options.trap);
+  if (!run_host.ok()) return ReportError(run_host.status());
+  const KvmSystem* kvm = &run_host->kvm;
+  const HostInfo* host = &run_host->info;
+  const TrapChoice* trap = &run_host->trap;
+
+  absl::StatusOr<Traced> left = TraceOnce(options, *kvm, *host, *image, *cmdline, *trap);
+  if (!left.ok()) return ReportError(left.status());
+  std::optional<Traced> right;
+  if (other) {
+    absl::StatusOr<Traced> traced = TraceOnce(options, *kvm, *host, *other, *cmdline, *trap);
+    if (!traced.ok()) return ReportError(traced.status());
+    right = *std::move(traced);
+  }
+
+  if (options.json) {
+    nlohmann::ordered_json doc =
+        trace::TraceToJson(left->source, left->trace, left->analysis);
+    if (right) {
+      trace::TraceDiff d = trace::DiffTraces(left->source, left->trace, left->analysis,
+                                             right->source, right->trace, right->analysis);
+      nlohmann::ordered_json both;
+      both["schema"] = "sigvisor.trace-diff/1";
+      both["left"] = std::move(doc);
+      both["right"] = trace::TraceToJson(right->source, right->trace, right->analysis);
+      both["diff"] = std::move(d.json);
+      doc = std::move(both);
+    }
+    std::printf("%s\n", WithBuildInfo(std::move(doc)).dump(2).c_str());
+  } else if (right) {
+    std::printf("%s\n", trace::FormatSummary(left->source, left->trace, left->analysis).c_str());
+    std::printf("%s\n",
+                trace::FormatSummary(right->source, right->trace, right->analysis).c_str());
+    std::printf("%s", trace::DiffTraces(left->source, left->trace, left->analysis, right->source,
+                                        right->trace, right->analysis)
+                          .text.c_str());
+  } else {
+    if (!options.stages) {
+      std::printf("%s\n", trace::FormatListing(left->trace, left->analysis).c_str());
+    }
+    std::printf("%s", trace::FormatSummary(left->source, left->trace, left->analysis).c_str());
+  }
+
+  // The exit status as for `run` (exit_status.h): a guest that failed first, then a
+  // trace the tracer could not finish (sigvisor's failure), then the guest's status.
+  for (const Traced* t : {&*left, right ? &*right : nullptr}) {
+    if (t == nullptr) continue;
+    if (t->result.outcome != Outcome::kExited) {
+      return ReportRunEnd(t->result, !t->source.variant.empty());
+    }
+    if (!t->trace.complete) {
+      std::fprintf(stderr, "sigvisor: the trace of %s is incomplete: %s\n", t->source.image.c_str(),
+                   t->trace.stopped_why.c_str());
+      return kExitSigvisorFailed;
+    }
+  }
+  for (const Traced* t : {&*left, right ? &*right : nullptr}) {
+    if (t != nullptr && t->result.exit_code != 0) {
+      return ReportRunEnd(t->result, !t->source.variant.empty());
+    }
+  }
+  return 0;
+}
+
+}  // namespace sigvisor::cli

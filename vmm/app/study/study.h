@@ -1,0 +1,138 @@
+// `sigvisor study dr7|pda|cerr|dequeue|all`: each reproduces one seed's experiment
+// (a published kernel patch and the benchmark its author ran) with the baseline
+// kernel and the variant that has the seed's change, prints a table shaped like the
+// seed's, then the VM-level figures (kernel instructions, exits and traps per op next
+// to time), and says for each figure whether it goes the seed's way.
+//
+// study_core.cc holds what every study shares (Comparison, the verdicts, JSON, CSV
+// and SVG); study_<name>.cc holds one seed's definition, its claims and its table.
+#ifndef SIGVISOR_VMM_STUDY_STUDY_H_
+#define SIGVISOR_VMM_STUDY_STUDY_H_
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/status/statusor.h"
+#include "vmm/app/bench/matrix.h"
+#include "vmm/app/bench/results.h"
+
+namespace sigvisor::study {
+
+inline constexpr const char* kStudySchema = "sigvisor.study/1";
+
+struct StudyContext;  // one analysis in progress (study_internal.h)
+
+struct StudyDef {
+  std::string_view name;         // "dr7"
+  std::string_view seed;         // "000"
+  std::string_view title;        // what the seed changed
+  std::string_view workload;     // the guest workload that reproduces its benchmark
+  std::string_view old_variant;  // "baseline"
+  std::string_view new_variant;  // "dr7=lazy"
+  uint64_t default_ops;
+  uint32_t default_repetitions;
+  std::vector<std::string_view> default_traps;  // resolved mechanism names
+  // Adds the seed's figures to the context and writes its seed-shaped table.
+  void (*analyze)(StudyContext&) = nullptr;
+};
+
+std::span<const StudyDef> Studies();
+const StudyDef* FindStudy(std::string_view name);
+
+// "dr7 pda" / "all" -> the studies, in the order given (all: dr7, pda, cerr,
+// dequeue). Unknown names and repeats are refused.
+absl::StatusOr<std::vector<const StudyDef*>> ParseStudyNames(std::span<const std::string> names);
+
+// The bench matrix of a study (ops/repetitions/traps: the study's defaults unless
+// given).
+absl::StatusOr<bench::Matrix> StudyMatrix(const StudyDef& study, std::optional<uint64_t> ops,
+                                          std::optional<uint32_t> repetitions,
+                                          const std::vector<std::string>& traps,
+                                          uint32_t memory_mib);
+
+// Which way a figure went, or which way the seed says it went.
+enum class Direction {
+  kNone,  // the seed does not say
+  kLower,
+  kHigher,
+  kSame,
+};
+std::string_view DirectionName(Direction d);  // "lower", "higher", "same"; "" for kNone
+
+enum class Unit { kNs, kInstructions, kBytes, kTraps, kExits, kLoads };
+std::string_view UnitName(Unit u);  // "ns", "instructions", ...: the JSON and CSV "unit"
+
+// What a seed says about one figure: its direction, its own numbers when it gives
+// them, and where they come from. The claims are static data written down beside
+// each study's table, so the note is a view of a literal.
+struct SeedClaim {
+  Direction direction = Direction::kNone;
+  std::optional<double> old_value, new_value;
+  std::string_view note;
+};
+
+// One figure of the old build against the new one.
+struct Comparison {
+  std::string metric;   // "ns_per_op_median", "kernel_insns_per_op", "text_bytes", ... (docs/bench-and-studies.md)
+  std::string label;    // for people: "time per signal (median)"
+  std::string phase;    // "" for a static figure (sizes)
+  std::string trap;     // "" for a static figure
+  Unit unit = Unit::kNs;
+  double old_value = 0;
+  double new_value = 0;
+  std::optional<double> p_value;  // for times: Mann-Whitney over the runs
+  // For times: the smallest p the test can give runs as few as these (two and two:
+  // 0.33). At or above the significance level no result can be significant.
+  std::optional<double> p_floor;
+  bool exact = false;             // a count or a size: no noise
+  SeedClaim seed;
+
+  double change() const { return new_value - old_value; }
+  double change_percent() const;
+  Direction direction() const;  // kLower, kHigher or kSame
+  // Times: p < 0.05. Nullopt for exact counts and sizes: no test applies to them, any
+  // difference is a difference.
+  std::optional<bool> significant() const;
+  // A time whose runs are too few for any p below 0.05.
+  bool too_few_runs() const;
+  // true: goes the seed's way; false: against it (a finding); nullopt: a time with no
+  // evidence either way (not significant, too few runs), or the seed does not say. A
+  // time never agrees with a seed that saw no change: a test that finds no difference
+  // does not show there is none.
+  std::optional<bool> agrees() const;
+  // "agrees with the seed", "GOES AGAINST THE SEED (...): a finding", "no evidence
+  // either way (p=0.41)", "too few runs for significance (...)", "the seed does not say".
+  std::string Verdict() const;
+  // How strong a time's evidence is: "p=0.01", "no evidence either way (p=0.41)",
+  // "too few runs for significance (p cannot go below 0.33)"; "exact" for counts.
+  std::string Evidence() const;
+};
+
+struct StudyReport {
+  const StudyDef* def = nullptr;
+  bench::BenchResult bench;
+  std::vector<Comparison> comparisons;
+  std::string text;              // the seed-shaped table and the VM-level figures
+  nlohmann::ordered_json extra;  // study-specific static data (sizes, stack, bloat)
+  bool complete() const { return bench.complete(); }
+};
+
+// Analyses a study's bench result: the comparisons, the text and the static data.
+StudyReport AnalyzeStudy(const StudyDef& study, bench::BenchResult bench);
+
+nlohmann::ordered_json StudyToJson(const StudyReport& report);
+// `not_run`: studies that were asked for but not started (the command was interrupted).
+nlohmann::ordered_json StudiesToJson(const std::vector<StudyReport>& reports,
+                                     const std::vector<std::string>& not_run = {});
+std::string StudiesToCsv(const std::vector<StudyReport>& reports);
+std::string StudiesToSvg(const std::vector<StudyReport>& reports);
+
+}  // namespace sigvisor::study
+
+#endif  // SIGVISOR_VMM_STUDY_STUDY_H_
