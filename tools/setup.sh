@@ -42,7 +42,11 @@ if ((${#missing[@]} > 0)); then
   echo "setup: installing ${missing[*]}" >&2
   "${sudo_cmd[@]}" apt-get update -q
   updated=1
-  "${sudo_cmd[@]}" apt-get install -y -q "${missing[@]}"
+  # Without recommends: QEMU's and Slurm's would bring desktop, audio, video and
+  # plugin stacks that nothing here uses. Counted from an empty system with apt's
+  # simulation, this list needs 305 packages and 1.42 GiB installed instead of 685
+  # packages and 2.55 GiB.
+  "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
 # The hardware-KVM test lane (tests/hwkvm/lane.sh) boots Debian's own kernel, with
