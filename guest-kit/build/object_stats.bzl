@@ -14,7 +14,7 @@ binutils' `size` and `nm` on the object. The result is a few X-macro lines for C
 Why not the kernel's own object: Bazel keeps cc_binary's object files internal and
 drops any undeclared output such as the `.su` file; a rule that declares both outputs
 and takes its command line from the toolchain is the way to measure the same object.
-(vmm/app/study/object_stats_test.cc checks it against the linked kernel: every function
+(vmm/app/study/study_test.cc, ObjectStatsTest, checks it against the linked kernel: every function
 the object defines has the same size in the kernel image's symbol table.)
 """
 

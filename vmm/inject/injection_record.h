@@ -1,6 +1,6 @@
 // One injection as it happened: what, when, where in the guest, and what came of it.
 // Filled by the arch's injector during a run; reported in text and in JSON
-// (`injections[]`, docs/schema/run.schema.json).
+// (`injections[]`, docs/schema/sigvisor.run-2.schema.json).
 #ifndef SIGVISOR_VMM_INJECT_INJECTION_RECORD_H_
 #define SIGVISOR_VMM_INJECT_INJECTION_RECORD_H_
 

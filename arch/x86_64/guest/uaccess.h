@@ -118,7 +118,7 @@ static inline int access_ok(uint64_t addr, uint64_t size) {
 uint64_t copy_to_user(void *to, const void *from, uint64_t n);
 uint64_t copy_from_user(void *to, const void *from, uint64_t n);
 
-/* The fixup address for a faulting kernel instruction, or 0 (arch/x86_64/guest/extable.c). */
+/* The fixup address for a faulting kernel instruction, or 0 (arch/x86_64/guest/uaccess.c). */
 uint64_t search_exception_table(uint64_t rip);
 
 #endif /* SIGVISOR_ARCH_X86_64_GUEST_UACCESS_H_ */
