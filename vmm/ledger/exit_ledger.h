@@ -43,8 +43,10 @@ struct ExitKey {
 // and `text` is a kText key's words.
 std::string ExitDetail(const ExitKey& key, std::string_view access_name, std::string_view text);
 
-// Exit counts by reason: what a phase boundary remembers.
-using ExitCounts = std::map<std::string, uint64_t>;
+// Exit counts by reason: what a phase boundary remembers. Transparent, so a count
+// can be found by a view without making a string (the trap ledger counts inside an
+// exit's timed interval).
+using ExitCounts = std::map<std::string, uint64_t, std::less<>>;
 
 class ExitLedger {
  public:

@@ -4,6 +4,19 @@
 
 namespace sigvisor {
 
+namespace {
+
+// counts[name] += count, making the key string only for a name not yet counted.
+void AddCount(TrapCounts& counts, std::string_view name, uint64_t count) {
+  if (auto it = counts.find(name); it != counts.end()) {
+    it->second += count;
+  } else {
+    counts.emplace(std::string(name), count);
+  }
+}
+
+}  // namespace
+
 TrapTally Subtract(const TrapTally& after, const TrapTally& before) {
   TrapTally delta;
   delta.by_kind = Subtract(after.by_kind, before.by_kind);
@@ -16,8 +29,10 @@ TrapTally Subtract(const TrapTally& after, const TrapTally& before) {
 void TrapLedger::Record(std::string_view kind, uint64_t address, std::string_view site,
                         uint64_t count) {
   if (count == 0) return;
-  tally_.by_kind[std::string(kind)] += count;
-  tally_.by_site[std::string(site)] += count;
+  AddCount(tally_.by_kind, kind, count);
+  AddCount(tally_.by_site, site, count);
+  // The kind is one of four short names: its key string stays in the small-string
+  // buffer, no allocation to look the row up.
   TrapSiteCount& row = by_site_[{address, std::string(kind)}];
   if (row.count == 0) {
     row.site = std::string(site);

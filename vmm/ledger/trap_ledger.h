@@ -43,6 +43,8 @@ class TrapLedger {
  public:
   // `count` traps of `kind` at `address` (symbolized as `site`): 1 for a trapped
   // instruction, a paravirtual guest's count since the last batch for --trap=pv.
+  // Copies `kind` and `site` only the first time it sees them (it runs inside a
+  // trapped exit's timed interval).
   void Record(std::string_view kind, uint64_t address, std::string_view site, uint64_t count = 1);
   void AddDrLoads(uint64_t loads) { tally_.dr_loads += loads; }
   void AddHypercalls(uint64_t calls) { tally_.hypercalls += calls; }

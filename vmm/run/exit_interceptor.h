@@ -10,6 +10,16 @@
 // Then every interceptor observes the exit as it was handled, and the phase markers
 // the guest set during it, before the guest re-enters.
 //
+// An interceptor's words are views, not copies: the exit's handling is timed (the
+// run loop's exit ledger), and an interceptor that formats or allocates there adds to
+// it. Lifetime contract: the text an Interception's `detail` and `trap` view stays
+// valid and unchanged until that interceptor's next Intercept() call (its Observe
+// and OnPhaseMarker for the same exit included); the session copies what it keeps
+// (the ledgers copy a name the first time they see it). Literals qualify; a text
+// made at run time is made once and kept by the interceptor (the trap engine's
+// per-kind details, its site table's symbols). A TrapBatch, collected outside any
+// timed interval, owns its strings.
+//
 // Several interceptors coexist because each takes only what it caused or asked for:
 // the trap engine its patched `hlt`s and DR7.GD exits, the tracer its single steps,
 // the debugger its breakpoints and its own steps (x86: GuestDebug arbitrates the one
@@ -31,11 +41,12 @@
 
 namespace sigvisor {
 
-// One trapped guest instruction, for the trap ledger.
+// One trapped guest instruction, for the trap ledger. Views: see the lifetime
+// contract above.
 struct TrapRecord {
-  std::string kind;      // "dr_write", "dr_read", "segment_load", "msr_write"
-  uint64_t address = 0;  // the site
-  std::string site;      // its symbol+offset
+  std::string_view kind;  // "dr_write", "dr_read", "segment_load", "msr_write"
+  uint64_t address = 0;   // the site
+  std::string_view site;  // its symbol+offset
 };
 
 struct Interception {
@@ -47,7 +58,8 @@ struct Interception {
     kKill,        // the run ends now at the mechanism's request (a debugger's kill)
   };
   Verdict verdict = Verdict::kNotMine;
-  std::string detail;              // kHandled: the exit's detail in the ledger
+  // kHandled: the exit's detail in the ledger (a view: see the lifetime contract).
+  std::string_view detail;
   std::optional<TrapRecord> trap;  // kHandled: the trap it was, if any
   uint64_t dr_loads = 0;           // hardware debug-register loads it caused
   uint64_t trap_hypercalls = 0;    // --trap=pv: the guest's load requests it served
@@ -58,9 +70,13 @@ struct Interception {
 };
 
 // Traps a paravirtual guest counted itself (--trap=pv: no exit per trap), as the
-// interceptor collected them: `count` of `trap`'s kind at its site.
+// interceptor collected them: `count` of `kind` at `address` (`site`). Owning
+// strings: batches are collected at phase boundaries and the end, outside any
+// exit's timed interval, and their sites are symbolized there.
 struct TrapBatch {
-  TrapRecord trap;
+  std::string kind;
+  uint64_t address = 0;
+  std::string site;
   uint64_t count = 0;
 };
 

@@ -115,7 +115,8 @@ void Session::RunLoop() {
       // owner's work (bus lookup included). Not in it: the END marker's sample
       // below, the ledger's own record, the observers, the BEGIN marker's sample and
       // the re-entry. Nothing is formatted inside it (the ledger keys the exit and
-      // names it after the run), unless an interceptor formats its own detail.
+      // names it after the run), and an interceptor's words are views of texts it
+      // keeps (exit_interceptor.h).
       const uint64_t handle_ns = MonotonicNs() - exit_ns;
       for (uint64_t guest_tsc : pending_ends_) EndPhase(guest_tsc);
       pending_ends_.clear();
@@ -159,7 +160,7 @@ void Session::Notify(const VmExit& exit, const HandledExit& handled) {
   std::vector<PhaseMarker> markers = std::move(pending_markers_);
   pending_markers_.clear();
   auto detail = [&]() -> std::string {
-    if (handled.intercepted) return handled.text;
+    if (handled.intercepted) return std::string(handled.text);
     const ExitKey key = ExitKeyOf(exit);
     return ExitDetail(
         key, key.detail == ExitKey::Detail::kAccess ? AccessNameOf(bus_, key) : "", "");
@@ -196,7 +197,7 @@ std::optional<bool> Session::Intercept(const VmExit& exit, HandledExit& handled)
     Interception seen = interceptor->Intercept(exit);
     if (seen.verdict == Interception::Verdict::kNotMine) continue;
     handled.intercepted = true;
-    handled.text = std::move(seen.detail);
+    handled.text = seen.detail;
     switch (seen.verdict) {
       case Interception::Verdict::kNotMine: break;
       case Interception::Verdict::kHandled:
@@ -256,7 +257,7 @@ void Session::CollectGuestCountedTraps() {
   for (ExitInterceptor* interceptor : options_.interceptors) {
     if (interceptor == nullptr) continue;
     for (const TrapBatch& batch : interceptor->CollectTraps()) {
-      result_.traps.Record(batch.trap.kind, batch.trap.address, batch.trap.site, batch.count);
+      result_.traps.Record(batch.kind, batch.address, batch.site, batch.count);
     }
   }
 }

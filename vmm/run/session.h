@@ -101,7 +101,9 @@ class Session {
   // What the loop learns while handling one exit.
   struct HandledExit {
     bool intercepted = false;  // an interceptor took it; `text` is its detail
-    std::string text;
+    // The interceptor's view (exit_interceptor.h: valid until its next Intercept(),
+    // so through this exit's ledger record and observers).
+    std::string_view text;
     bool instrument = false;   // an instrument's exit: not in the ledger
     std::optional<TrapRecord> trap;
   };

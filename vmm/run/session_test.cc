@@ -399,7 +399,7 @@ struct Instrument : ExitInterceptor {
   void Observe(const ObservedExit& observed) override {
     log.push_back(std::string(ExitKindName(observed.exit.kind)) +
                   (observed.instrument ? " (instrument)" : "") +
-                  (observed.trap != nullptr ? " trap " + observed.trap->kind : ""));
+                  (observed.trap != nullptr ? " trap " + std::string(observed.trap->kind) : ""));
   }
   void OnPhaseMarker(const PhaseMarker& marker) override {
     log.push_back(marker.begin ? "begin " + marker.name + (marker.calibration ? " (cal)" : "")

@@ -719,11 +719,13 @@ class FaultInjector : public ExitInterceptor {
     if (!status.ok() && !host_error_) host_error_ = status;
   }
 
-  Interception Instrument(std::string detail) {
+  // `detail`: a literal, which outlives the next Intercept() as an Interception's
+  // words must (exit_interceptor.h).
+  Interception Instrument(std::string_view detail) {
     Interception handled;
     if (host_error_) return HostError(*host_error_);
     handled.verdict = Interception::Verdict::kHandled;
-    handled.detail = std::move(detail);
+    handled.detail = detail;
     handled.instrument = true;
     return handled;
   }

@@ -12,6 +12,7 @@ namespace {
 constexpr uint64_t kDr6StatusBits = 0xe00f;  // B0-B3, BD, BS, BT
 constexpr size_t kMaxInsnBytes = 15;
 constexpr uint64_t kPageSize = 4096;
+constexpr uint64_t kPvLoadPort = SIGVISOR_HC_PORT_BASE + SIGVISOR_HC_PV_DEBUGREG_LOAD;
 
 // RTM and bus-lock detection decide which DR6 bits the guest can clear.
 trap::Dr6Layout Dr6LayoutFor(std::span<const kvm_cpuid_entry2> cpuid) {
@@ -76,7 +77,9 @@ TrapEngine::TrapEngine(TrapMechanism mechanism, const ElfImage& image, GuestMemo
       cpu_(vcpu, memory, sync_regs, guest_debug),
       decoder_(std::move(decoder)),
       sites_(std::move(sites)),
-      shadow_(std::move(shadow)) {}
+      shadow_(std::move(shadow)),
+      pv_load_detail_(
+          absl::StrFormat("port %#x out (hypercall pv_debugreg_load)", kPvLoadPort)) {}
 
 std::string_view TrapCoverage(TrapMechanism mechanism) {
   switch (mechanism) {
@@ -155,8 +158,7 @@ absl::StatusOr<std::unique_ptr<TrapEngine>> TrapEngine::InstallPv(
 
 Interception TrapEngine::Intercept(const VmExit& exit) {
   if (mechanism_ == TrapMechanism::kPv) {
-    if (exit.kind == ExitKind::kIo &&
-        exit.address == SIGVISOR_HC_PORT_BASE + SIGVISOR_HC_PV_DEBUGREG_LOAD) {
+    if (exit.kind == ExitKind::kIo && exit.address == kPvLoadPort) {
       return OnPvLoad(exit);
     }
     return {};  // nothing is patched: every other exit is the session's
@@ -186,12 +188,11 @@ Interception TrapEngine::OnHalt() {
 }
 
 Interception TrapEngine::OnPvLoad(const VmExit& exit) {
-  constexpr uint64_t kPort = SIGVISOR_HC_PORT_BASE + SIGVISOR_HC_PV_DEBUGREG_LOAD;
   if (!exit.is_write || exit.size != 4 || exit.count != 1 || exit.data.size() < 4) {
     return Failure(Interception::Verdict::kGuestError,
                    absl::StrFormat("hypercall pv_debugreg_load: a %d-byte %s of port %#x; the "
                                    "ABI takes one 4-byte write of the pv page's address",
-                                   exit.size, exit.is_write ? "write" : "read", kPort));
+                                   exit.size, exit.is_write ? "write" : "read", kPvLoadPort));
   }
   const uint64_t argument = uint64_t{exit.data[0]} | uint64_t{exit.data[1]} << 8 |
                             uint64_t{exit.data[2]} << 16 | uint64_t{exit.data[3]} << 24;
@@ -205,7 +206,7 @@ Interception TrapEngine::OnPvLoad(const VmExit& exit) {
   }
   Interception result;
   result.verdict = Interception::Verdict::kHandled;
-  result.detail = absl::StrFormat("port %#x out (hypercall pv_debugreg_load)", kPort);
+  result.detail = pv_load_detail_;
   result.dr_loads = *loads;
   result.trap_hypercalls = 1;
   return result;
@@ -216,10 +217,9 @@ std::vector<TrapBatch> TrapEngine::CollectTraps() {
   if (!pv_) return batches;
   for (const trap::PvTraps& traps : pv_->Collect()) {
     // The guest records its call's return address: the instruction after the call.
-    const std::string site = traps.address == 0
-                                 ? std::string("(no site recorded)")
-                                 : image_.symbols().Symbolize(traps.address);
-    batches.push_back({TrapRecord{std::string(traps.kind), traps.address, site}, traps.count});
+    std::string site = traps.address == 0 ? std::string("(no site recorded)")
+                                          : image_.symbols().Symbolize(traps.address);
+    batches.push_back({std::string(traps.kind), traps.address, std::move(site), traps.count});
   }
   return batches;
 }
@@ -242,15 +242,15 @@ Interception TrapEngine::OnDebug(const VmExit& exit) {
       bytes.resize(first);
     }
     std::optional<trap::DecodedInsn> decoded = decoder_.Decode(bytes, regs->rip);
-    const std::string label = image_.symbols().Symbolize(regs->rip);
     if (!decoded || !decoded->trap || (decoded->trap->op != trap::TrapOp::kMovToDr &&
                                        decoded->trap->op != trap::TrapOp::kMovFromDr)) {
       return Failure(Interception::Verdict::kGuestError,
                      absl::StrFormat("debug exit (DR6.BD) at %#x (%s), which is not a "
                                      "debug-register move (%s)",
-                                     regs->rip, label, decoded ? decoded->text : "undecodable"));
+                                     regs->rip, image_.symbols().Symbolize(regs->rip),
+                                     decoded ? decoded->text : "undecodable"));
     }
-    return Emulate(*decoded->trap, regs->rip, label, decoded->text, *regs);
+    return Emulate(*decoded->trap, regs->rip, LabelAt(regs->rip), decoded->text, *regs);
   }
   if (guest_debug_ != nullptr &&
       (guest_debug_->IsVmmStep(dr6) || guest_debug_->VmmBreakpointHit(dr6))) {
@@ -270,26 +270,42 @@ Interception TrapEngine::OnDebug(const VmExit& exit) {
 }
 
 Interception TrapEngine::Emulate(const trap::TrapInsn& insn, uint64_t address,
-                                 const std::string& label, const std::string& text,
+                                 std::string_view label, std::string_view text,
                                  kvm_regs& regs) {
   const uint64_t loads_before = shadow_.loads();
   absl::StatusOr<trap::Emulation> done = trap::Emulate(insn, address, regs, cpu_, shadow_);
-  if (!done.ok()) return HostFailure(done.status(), absl::StrCat("emulating ", text, " at ", label));
+  if (!done.ok()) return HostFailure(done.status(), absl::StrFormat("emulating %s at %s", text, label));
   if (absl::Status s = cpu_.SetRegs(regs); !s.ok()) {
     return HostFailure(s, "writing registers after a trap");
   }
   Interception result;
   result.verdict = Interception::Verdict::kHandled;
-  result.detail = "trap " + std::string(trap::TrapKindName(done->kind));
   if (done->fault) {
     if (absl::Status s = cpu_.InjectFault(*done->fault); !s.ok()) {
       return HostFailure(s, "injecting the fault of a trapped instruction");
     }
-    absl::StrAppend(&result.detail, " raising ", FaultName(*done->fault));
   }
-  result.trap = TrapRecord{std::string(trap::TrapKindName(done->kind)), address, label};
+  result.detail = DetailFor(done->kind, done->fault);
+  // TrapKindName's names are literals.
+  result.trap = TrapRecord{trap::TrapKindName(done->kind), address, label};
   result.dr_loads = shadow_.loads() - loads_before;
   return result;
+}
+
+std::string_view TrapEngine::DetailFor(trap::TrapKind kind,
+                                       const std::optional<trap::Fault>& fault) {
+  auto [it, inserted] = details_.try_emplace({kind, fault ? int{fault->vector} : -1});
+  if (inserted) {
+    it->second.append("trap ").append(trap::TrapKindName(kind));
+    if (fault) it->second.append(" raising ").append(FaultName(*fault));
+  }
+  return it->second;
+}
+
+std::string_view TrapEngine::LabelAt(uint64_t rip) {
+  auto [it, inserted] = labels_.try_emplace(rip);
+  if (inserted) it->second = image_.symbols().Symbolize(rip);
+  return it->second;
 }
 
 }  // namespace sigvisor::x86

@@ -21,11 +21,14 @@
 
 #include <linux/kvm.h>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
-#include <vector>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "arch/x86_64/vmm/trap/kvm_trap_cpu.h"
@@ -79,8 +82,15 @@ class TrapEngine : public ExitInterceptor {
   Interception OnHalt();
   Interception OnPvLoad(const VmExit& exit);
   Interception OnDebug(const VmExit& exit);
-  Interception Emulate(const trap::TrapInsn& insn, uint64_t address, const std::string& label,
-                       const std::string& text, kvm_regs& regs);
+  // `label` must stay valid per exit_interceptor.h's contract (a site's symbol, or
+  // LabelAt's); `text` is used only in a failure's diagnosis.
+  Interception Emulate(const trap::TrapInsn& insn, uint64_t address, std::string_view label,
+                       std::string_view text, kvm_regs& regs);
+  // The ledger's detail for a trap of `kind` raising `fault`: "trap dr_write", "trap
+  // dr_read raising #GP", formatted the first time and kept.
+  std::string_view DetailFor(trap::TrapKind kind, const std::optional<trap::Fault>& fault);
+  // hw-gd: the symbol+offset of a DR access at `rip`, symbolized the first time.
+  std::string_view LabelAt(uint64_t rip);
 
   TrapMechanism mechanism_;
   const ElfImage& image_;
@@ -90,6 +100,13 @@ class TrapEngine : public ExitInterceptor {
   trap::SiteTable sites_;
   trap::DrShadow shadow_;
   std::optional<trap::PvPage> pv_;  // kPv
+  // Texts an Interception views (exit_interceptor.h: they must outlive the next
+  // Intercept()), made once so a trapped exit's timed handling neither formats nor
+  // allocates after the first of its kind. std::map: its nodes never move, so a view
+  // of a short (in-object) string stays valid as entries are added.
+  std::string pv_load_detail_;                                // kPv's load hypercall
+  std::map<std::pair<trap::TrapKind, int>, std::string> details_;  // (kind, vector or -1)
+  std::map<uint64_t, std::string> labels_;                    // hw-gd: RIP -> symbol+offset
 };
 
 // The kinds of trap each mechanism counts, for reports: patch and hw-gd all four
