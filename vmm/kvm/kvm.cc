@@ -25,6 +25,20 @@ int Ioctl(int fd, unsigned long request, Arg arg) {
   return ret;
 }
 
+absl::StatusOr<std::vector<kvm_cpuid_entry2>> ReadSupportedCpuid(int kvm_fd) {
+  constexpr size_t kMaxEntries = 256;
+  std::vector<uint8_t> buffer(sizeof(KvmCpuid2Header) + kMaxEntries * sizeof(kvm_cpuid_entry2));
+  auto* cpuid = reinterpret_cast<KvmCpuid2Header*>(buffer.data());
+  cpuid->nent = kMaxEntries;
+  if (Ioctl(kvm_fd, kKvmGetSupportedCpuid, cpuid) < 0) {
+    return ErrnoError("KVM_GET_SUPPORTED_CPUID", errno);
+  }
+  std::vector<kvm_cpuid_entry2> entries(std::min<size_t>(cpuid->nent, kMaxEntries));
+  std::memcpy(entries.data(), buffer.data() + sizeof(KvmCpuid2Header),
+              entries.size() * sizeof(kvm_cpuid_entry2));
+  return entries;
+}
+
 }  // namespace
 
 absl::StatusOr<KvmSystem> KvmSystem::Open(const std::string& path) {
@@ -56,7 +70,8 @@ absl::StatusOr<KvmSystem> KvmSystem::Open(const std::string& path) {
   if (run_size < static_cast<int>(sizeof(kvm_run))) {
     return ErrnoError("KVM_GET_VCPU_MMAP_SIZE", errno);
   }
-  return KvmSystem(std::move(kvm), static_cast<size_t>(run_size));
+  absl::StatusOr<std::vector<kvm_cpuid_entry2>> cpuid = ReadSupportedCpuid(kvm.get());
+  return KvmSystem(std::move(kvm), static_cast<size_t>(run_size), std::move(cpuid));
 }
 
 int KvmSystem::CheckExtension(int capability) const {
@@ -68,20 +83,6 @@ absl::StatusOr<KvmVm> KvmSystem::CreateVm() const {
   int fd = Ioctl(fd_.get(), KVM_CREATE_VM, 0);
   if (fd < 0) return ErrnoError("KVM_CREATE_VM", errno);
   return KvmVm(UniqueFd(fd), run_size_);
-}
-
-absl::StatusOr<std::vector<kvm_cpuid_entry2>> KvmSystem::SupportedCpuid() const {
-  constexpr size_t kMaxEntries = 256;
-  std::vector<uint8_t> buffer(sizeof(KvmCpuid2Header) + kMaxEntries * sizeof(kvm_cpuid_entry2));
-  auto* cpuid = reinterpret_cast<KvmCpuid2Header*>(buffer.data());
-  cpuid->nent = kMaxEntries;
-  if (Ioctl(fd_.get(), kKvmGetSupportedCpuid, cpuid) < 0) {
-    return ErrnoError("KVM_GET_SUPPORTED_CPUID", errno);
-  }
-  std::vector<kvm_cpuid_entry2> entries(std::min<size_t>(cpuid->nent, kMaxEntries));
-  std::memcpy(entries.data(), buffer.data() + sizeof(KvmCpuid2Header),
-              entries.size() * sizeof(kvm_cpuid_entry2));
-  return entries;
 }
 
 absl::Status KvmVm::SetMemoryRegion(uint32_t slot, uint64_t gpa, uint64_t size, void* host) {
@@ -201,6 +202,12 @@ absl::Status KvmVcpu::SetMsrs(std::span<const kvm_msr_entry> msrs) {
         msrs.size()));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> KvmVcpu::TscKhz() const {
+  int khz = Ioctl(fd_.get(), KVM_GET_TSC_KHZ, 0);
+  if (khz < 0) return ErrnoError("KVM_GET_TSC_KHZ", errno);
+  return static_cast<uint64_t>(khz);
 }
 
 absl::StatusOr<StatsFd> KvmVcpu::OpenStats() const {

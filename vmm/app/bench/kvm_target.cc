@@ -16,7 +16,6 @@ absl::StatusOr<KvmBenchTarget> KvmBenchTarget::Create(const KvmSystem& kvm, cons
   target.cpl0_emulated_ = cpl0_emulated;
   target.settings_ = settings;
   target.settings_.memory_mib = matrix.memory_mib;  // the matrix records what its runs had
-  target.guest_tsc_khz_ = HostTscKhz(kvm.fd());
   for (const VariantInfo& variant : matrix.variants) {
     absl::StatusOr<const KernelVariant*> build = ResolveVariant(variant.name);
     if (!build.ok()) return build.status();
@@ -61,7 +60,7 @@ absl::StatusOr<RunSample> KvmBenchTarget::Run(const RunSpec& spec) const {
                                   matrix_.ops),
        .cpl0_emulated = cpl0_emulated_,
        .trap = mechanisms_[spec.trap],
-       .guest_tsc_khz = guest_tsc_khz_});
+       .check_clocks = true});  // each phase's clocks, at the vCPU's TSC rate
   std::vector<InjectionRecord> injections;
   AddFaultInjector(config, inject_specs_, inject_seed_, &injections);
   const ElfImage& image = config.trap == x86::TrapMechanism::kPv ? pv_images_[spec.variant]

@@ -45,7 +45,6 @@ class KvmBenchTarget {
   std::vector<ElfImage> pv_images_;
   std::vector<x86::TrapMechanism> mechanisms_;   // per trap name
   bool cpl0_emulated_ = false;
-  uint64_t guest_tsc_khz_ = 0;  // KVM's TSC rate: each phase's clocks are checked at it
   RunSettings settings_;
   std::vector<InjectionSpec> inject_specs_;
   uint64_t inject_seed_ = 1;

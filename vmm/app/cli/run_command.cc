@@ -9,7 +9,6 @@
 #include "absl/strings/str_join.h"
 #include "arch/x86_64/vmm/machine/x86_machine.h"
 #include "vmm/base/clock.h"
-#include "vmm/app/bench/peer.h"
 #include "vmm/app/cli/build_info/build_info.h"
 #include "vmm/app/cli/command.h"
 #include "vmm/app/cli/image_arg.h"
@@ -68,13 +67,13 @@ int RunCommand(const RunOptions& options) {
   const TrapChoice* trap = &run_host->trap;
 
   ConsoleEcho console(RunConsoleStream(options));
-  // The guest's TSC runs at the host's rate: each phase's two clocks are checked at it.
+  // The guest's TSC runs in real time: each phase's two clocks are checked at its rate.
   x86::MachineConfig config =
       MachineConfigFor(RunSettingsFor(options, console),
                        {.cmdline = *cmdline,
                         .cpl0_emulated = host->cpl0_emulated,
                         .trap = trap->mechanism,
-                        .guest_tsc_khz = bench::HostTscKhz(kvm->fd())});
+                        .check_clocks = true});
   config.irqchip = options.irqchip;
   config.vcpus = options.vcpus;
   if (image->elf.multiboot() && !image->elf.abi_version()) {  // a Multiboot kernel

@@ -72,6 +72,10 @@ struct MachineConfig {
   bool cpl0_emulated = false;   // tells the guest (boot-info flag)
   bool injection_events = false;  // the guest reports injection outcomes (boot-info flag)
   SessionOptions session;       // timeout, console sink (describe, interceptor filled in here)
+  // Check each phase's wall time against its TSC cycles at vCPU 0's TSC rate
+  // (KVM_GET_TSC_KHZ, filled into session.guest_tsc_khz here); false where the guest
+  // does not run in real time (single-stepped).
+  bool check_clocks = false;
   // How guest debug-register accesses and segment loads reach the VMM (trap_engine.h).
   // Decided by the caller: kOff runs the guest untouched.
   TrapMechanism trap = TrapMechanism::kOff;
@@ -81,7 +85,9 @@ struct MachineConfig {
 
 struct MachineReport {
   RunResult result;
-  uint64_t vm_create_ns = 0;  // KVM_CREATE_VM to a vCPU ready to run (incl. CPUID)
+  // KVM_CREATE_VM to a vCPU ready to run (the supported CPUID is the KvmSystem's,
+  // read when it was opened).
+  uint64_t vm_create_ns = 0;
   uint64_t setup_ns = 0;      // image load, boot tables, registers
   size_t trap_sites = 0;      // sites the trap mechanism armed (all found, for patch)
 };

@@ -40,7 +40,7 @@ x86::MachineConfig MachineConfigFor(const RunSettings& run, X86Guest guest) {
   config.cmdline = std::move(guest.cmdline);
   config.cpl0_emulated = guest.cpl0_emulated;
   config.trap = guest.trap;
-  config.session.guest_tsc_khz = guest.guest_tsc_khz;
+  config.check_clocks = guest.check_clocks;
   ApplySettings(run, config.session);
   return config;
 }

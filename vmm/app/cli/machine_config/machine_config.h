@@ -57,9 +57,9 @@ struct X86Guest {
   std::string cmdline;
   bool cpl0_emulated = false;  // the host emulates guest CPL0 (the guest is told)
   x86::TrapMechanism trap = x86::TrapMechanism::kOff;
-  // The guest TSC's rate, to check each phase's two clocks at; 0 where the guest does
-  // not run in real time (single-stepped by trace).
-  uint64_t guest_tsc_khz = 0;
+  // Check each phase's two clocks at the guest TSC's rate (which the machine asks its
+  // vCPU for); false where the guest does not run in real time (single-stepped by trace).
+  bool check_clocks = false;
 };
 
 x86::MachineConfig MachineConfigFor(const RunSettings& run, X86Guest guest);
