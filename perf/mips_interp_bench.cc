@@ -11,6 +11,7 @@
 //   bazel run -c opt //perf:mips_interp_bench
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -83,7 +84,7 @@ void BM_MipsSelfTests(benchmark::State& state) {
   const MipsElfImage image = Kernel("baseline");
   MipsMachineConfig config;
   config.cmdline = "workload=selftest case=all";
-  uint64_t instructions = 0;
+  uint64_t instructions = 0, exceptions = 0;
   double cpu_ips = 0;
   for (auto _ : state) {
     absl::StatusOr<MipsMachineReport> report = BootAndRun(image, config);
@@ -92,8 +93,13 @@ void BM_MipsSelfTests(benchmark::State& state) {
       return;
     }
     instructions += report->total.instructions;
+    exceptions += report->total.exceptions;
     cpu_ips = report->instructions_per_cpu_second;
   }
+  // How often the kernel's paths leave straight-line code: each exception entry also
+  // drops the core's soft TLB and fetch page.
+  state.counters["insns_per_exception"] =
+      static_cast<double>(instructions) / static_cast<double>(std::max<uint64_t>(exceptions, 1));
   state.counters["guest_ips"] = benchmark::Counter(static_cast<double>(instructions),
                                                    benchmark::Counter::kIsRate);
   state.counters["run_guest_ips"] = cpu_ips;  // the last run's, over its run loop only

@@ -12,6 +12,9 @@ namespace {
 
 constexpr uint32_t kPageShift = 12;
 constexpr uint32_t kPageOffsetMask = 0xfff;
+// A fetch address's page and its alignment bits: equal to fetch_tag_ (a page's base)
+// only for an aligned address in that page.
+constexpr uint32_t kFetchTagMask = ~kPageOffsetMask | 3u;
 constexpr uint32_t kKseg0 = 0x80000000u;
 constexpr uint32_t kKseg1 = 0xa0000000u;
 constexpr uint32_t kKseg2 = 0xc0000000u;
@@ -121,7 +124,7 @@ void MipsCore::InvalidateTranslations() {
     write_cache_.fill({});
     generation_ = 1;
   }
-  fetch_generation_ = 0;
+  fetch_tag_ = kNoFetchPage;
 }
 
 void MipsCore::SetInterruptLine(uint32_t cause_bit, bool raised) {
@@ -169,7 +172,12 @@ StopReason MipsCore::Run(uint64_t budget, uint64_t& steps) {
     waiting_ = false;
     check_irq_ = true;
   }
-  for (uint64_t& n = steps; n < budget; ++n) {
+  // The VMM sets or clears a watch only between runs.
+  const bool watching = task_watch_.has_value();
+  // A local count, stored to `steps` on the way out: counting in the caller's
+  // variable cost a store per instruction.
+  uint64_t n = 0;
+  for (; n < budget; ++n) {
     gpr_[0] = 0;
     if (check_irq_ && !(resuming_mmio && n == 0)) {
       check_irq_ = false;
@@ -181,43 +189,46 @@ StopReason MipsCore::Run(uint64_t budget, uint64_t& steps) {
     cur_pc_ = pc_;
     cur_in_delay_slot_ = delay_slot_;
     uint32_t insn;
-    if (fetch_generation_ == generation_ && (cur_pc_ >> kPageShift) == fetch_vpage_ &&
-        (cur_pc_ & 3) == 0) {
+    // One compare checks both the page and the alignment (fetch_tag_'s low bits are 0).
+    if ((cur_pc_ & kFetchTagMask) == fetch_tag_) {
       insn = ReadLe(fetch_host_ + (cur_pc_ & kPageOffsetMask), 4);  // the common case
     } else if (!Fetch(cur_pc_, insn)) {
       fault_ = false;
       continue;
     }
-    const bool watched = task_watch_ && (entry_hi_ & kEntryHiAsidMask) == task_watch_->asid &&
+    const bool watched = watching && (entry_hi_ & kEntryHiAsidMask) == task_watch_->asid &&
                          user_mode();
     const uint32_t saved_npc = npc_;
     pc_ = npc_;
     npc_ += 4;
     delay_slot_ = false;
     Execute(insn);
-    if (mmio_stop_) {
-      // Undo the step: the instruction runs again once the VMM has the answer.
-      mmio_stop_ = false;
-      pc_ = cur_pc_;
-      npc_ = saved_npc;
-      delay_slot_ = cur_in_delay_slot_;
-      ++counters_.mmio_exits;
-      return StopReason::kMmio;  // steps excludes the undone instruction
-    }
-    if (fault_) {
+    // One test on the common path for both ways an instruction does not retire.
+    if (__builtin_expect(mmio_stop_ | fault_, false)) {
+      if (mmio_stop_) {
+        // Undo the step: the instruction runs again once the VMM has the answer.
+        mmio_stop_ = false;
+        pc_ = cur_pc_;
+        npc_ = saved_npc;
+        delay_slot_ = cur_in_delay_slot_;
+        ++counters_.mmio_exits;
+        steps = n;  // excludes the undone instruction
+        return StopReason::kMmio;
+      }
       fault_ = false;
       continue;
     }
     ++counters_.instructions;
     if (watched) ++watched_user_instructions_;
     if (++ticks_ == timer_at_) FireTimer();
-    if (waiting_ || yield_) {
-      ++n;
+    if (__builtin_expect(waiting_ | yield_, false)) {
+      steps = n + 1;
       if (waiting_) return StopReason::kWaiting;
       yield_ = false;
       return StopReason::kYield;
     }
   }
+  steps = n;
   return StopReason::kBudget;
 }
 
@@ -376,7 +387,7 @@ bool MipsCore::Fetch(uint32_t vaddr, uint32_t& insn) {
     return false;
   }
   const uint32_t vpage = vaddr >> kPageShift;
-  if (fetch_generation_ == generation_ && fetch_vpage_ == vpage) {
+  if ((vaddr & kFetchTagMask) == fetch_tag_) {
     insn = ReadLe(fetch_host_ + (vaddr & kPageOffsetMask), 4);
     return true;
   }
@@ -401,8 +412,7 @@ bool MipsCore::Fetch(uint32_t vaddr, uint32_t& insn) {
   const SoftTlbEntry& e = read_cache_[vpage % kSoftTlbSize];
   if (e.generation == generation_ && e.vpage == vpage) {  // a whole page of RAM
     fetch_host_ = e.host;
-    fetch_vpage_ = vpage;
-    fetch_generation_ = generation_;
+    fetch_tag_ = vaddr & ~kPageOffsetMask;
   }
   insn = ReadLe(host, 4);
   return true;
@@ -521,18 +531,115 @@ void MipsCore::BranchLikely(bool taken, uint32_t target) {
 void MipsCore::Execute(uint32_t insn) {
   const uint32_t rs = Rs(insn), rt = Rt(insn);
   const uint32_t a = gpr_[rs], b = gpr_[rt];
-  const uint32_t branch_target = pc_ + (SImm(insn) << 2);  // pc_ is the delay slot
-  switch (Op(insn)) {
-    case opc::kSpecial: return ExecuteSpecial(insn);
+  // The other fields (and a branch's target, a load's or store's address) are
+  // computed where a case uses them, not before the dispatch: computed up front they
+  // were spilled to the stack on every instruction.
+  const auto branch_target = [&] { return pc_ + (SImm(insn) << 2); };  // pc_: the delay slot
+  const auto vaddr = [&] { return a + SImm(insn); };
+  uint32_t v = 0;
+  auto trap_if = [&](bool cond) {
+    if (cond) RaiseException(ExcCode::kTrap);
+  };
+  // One switch for every instruction, inlined into Run: SPECIAL's function field
+  // extends the major opcode's 64 values (key 64 + funct), so the common ALU forms
+  // no longer cost a call into a second function.
+  const uint32_t key = Op(insn) == opc::kSpecial ? 64 + Funct(insn) : Op(insn);
+  switch (key) {
+    case 64 + special::kSll: gpr_[Rd(insn)] = b << Sa(insn); return;  // also nop, ssnop, ehb, pause
+    case 64 + special::kMovci: return RaiseException(ExcCode::kCoprocessorUnusable, false, 1);  // movf/movt
+    case 64 + special::kSrl:  // and rotr (rs bit 0)
+      gpr_[Rd(insn)] = (rs & 1) != 0 ? std::rotr(b, static_cast<int>(Sa(insn))) : b >> Sa(insn);
+      return;
+    case 64 + special::kSra: gpr_[Rd(insn)] = static_cast<uint32_t>(S(b) >> Sa(insn)); return;
+    case 64 + special::kSllv: gpr_[Rd(insn)] = b << (a & 31); return;
+    case 64 + special::kSrlv:  // and rotrv (sa bit 0)
+      gpr_[Rd(insn)] = (Sa(insn) & 1) != 0 ? std::rotr(b, static_cast<int>(a & 31)) : b >> (a & 31);
+      return;
+    case 64 + special::kSrav: gpr_[Rd(insn)] = static_cast<uint32_t>(S(b) >> (a & 31)); return;
+    case 64 + special::kJr: return Branch(true, a);  // also jr.hb
+    case 64 + special::kJalr:
+      gpr_[Rd(insn)] = cur_pc_ + 8;
+      return Branch(true, a);
+    case 64 + special::kMovz:
+      if (b == 0) gpr_[Rd(insn)] = a;
+      return;
+    case 64 + special::kMovn:
+      if (b != 0) gpr_[Rd(insn)] = a;
+      return;
+    case 64 + special::kSyscall:
+      if (task_watch_ && task_watch_->syscall == gpr_[2] &&
+          (entry_hi_ & kEntryHiAsidMask) == task_watch_->asid && user_mode()) {
+        bus_.OnWatchedSyscall(number_);
+      }
+      return RaiseException(ExcCode::kSyscall);
+    case 64 + special::kBreak: return RaiseException(ExcCode::kBreakpoint);
+    case 64 + special::kSync: return;  // sync: one memory order here
+    case 64 + special::kMfhi: gpr_[Rd(insn)] = hi_; return;
+    case 64 + special::kMthi: hi_ = a; return;
+    case 64 + special::kMflo: gpr_[Rd(insn)] = lo_; return;
+    case 64 + special::kMtlo: lo_ = a; return;
+    case 64 + special::kMult: {
+      const int64_t p = int64_t{S(a)} * int64_t{S(b)};
+      lo_ = static_cast<uint32_t>(p);
+      hi_ = static_cast<uint32_t>(static_cast<uint64_t>(p) >> 32);
+      return;
+    }
+    case 64 + special::kMultu: {
+      const uint64_t p = uint64_t{a} * uint64_t{b};
+      lo_ = static_cast<uint32_t>(p);
+      hi_ = static_cast<uint32_t>(p >> 32);
+      return;
+    }
+    case 64 + special::kDiv:  // by zero the result is unpredictable; here HI/LO stay as they were
+      if (b == 0) return;
+      if (a == 0x80000000u && b == 0xffffffffu) {  // the one quotient that overflows
+        lo_ = 0x80000000u;
+        hi_ = 0;
+        return;
+      }
+      lo_ = static_cast<uint32_t>(S(a) / S(b));
+      hi_ = static_cast<uint32_t>(S(a) % S(b));
+      return;
+    case 64 + special::kDivu:
+      if (b == 0) return;
+      lo_ = a / b;
+      hi_ = a % b;
+      return;
+    case 64 + special::kAdd: {
+      int32_t r;
+      if (__builtin_add_overflow(S(a), S(b), &r)) return RaiseException(ExcCode::kOverflow);
+      gpr_[Rd(insn)] = static_cast<uint32_t>(r);
+      return;
+    }
+    case 64 + special::kAddu: gpr_[Rd(insn)] = a + b; return;
+    case 64 + special::kSub: {
+      int32_t r;
+      if (__builtin_sub_overflow(S(a), S(b), &r)) return RaiseException(ExcCode::kOverflow);
+      gpr_[Rd(insn)] = static_cast<uint32_t>(r);
+      return;
+    }
+    case 64 + special::kSubu: gpr_[Rd(insn)] = a - b; return;
+    case 64 + special::kAnd: gpr_[Rd(insn)] = a & b; return;
+    case 64 + special::kOr: gpr_[Rd(insn)] = a | b; return;
+    case 64 + special::kXor: gpr_[Rd(insn)] = a ^ b; return;
+    case 64 + special::kNor: gpr_[Rd(insn)] = ~(a | b); return;
+    case 64 + special::kSlt: gpr_[Rd(insn)] = S(a) < S(b) ? 1 : 0; return;
+    case 64 + special::kSltu: gpr_[Rd(insn)] = a < b ? 1 : 0; return;
+    case 64 + special::kTge: return trap_if(S(a) >= S(b));
+    case 64 + special::kTgeu: return trap_if(a >= b);
+    case 64 + special::kTlt: return trap_if(S(a) < S(b));
+    case 64 + special::kTltu: return trap_if(a < b);
+    case 64 + special::kTeq: return trap_if(a == b);
+    case 64 + special::kTne: return trap_if(a != b);
     case opc::kRegimm: return ExecuteRegimm(insn);
     case opc::kJ: return Branch(true, (pc_ & 0xf0000000u) | ((insn & 0x03ffffffu) << 2));
     case opc::kJal:
       gpr_[31] = cur_pc_ + 8;
       return Branch(true, (pc_ & 0xf0000000u) | ((insn & 0x03ffffffu) << 2));
-    case opc::kBeq: return Branch(a == b, branch_target);
-    case opc::kBne: return Branch(a != b, branch_target);
-    case opc::kBlez: return Branch(S(a) <= 0, branch_target);
-    case opc::kBgtz: return Branch(S(a) > 0, branch_target);
+    case opc::kBeq: return Branch(a == b, branch_target());
+    case opc::kBne: return Branch(a != b, branch_target());
+    case opc::kBlez: return Branch(S(a) <= 0, branch_target());
+    case opc::kBgtz: return Branch(S(a) > 0, branch_target());
     case opc::kAddi: {
       int32_t r;
       if (__builtin_add_overflow(S(a), S(SImm(insn)), &r))
@@ -561,186 +668,84 @@ void MipsCore::Execute(uint32_t insn) {
     case opc::kSwc2:
     case opc::kSdc2:
       return RaiseException(ExcCode::kCoprocessorUnusable, false, 2);
-    case opc::kBeql: return BranchLikely(a == b, branch_target);
-    case opc::kBnel: return BranchLikely(a != b, branch_target);
-    case opc::kBlezl: return BranchLikely(S(a) <= 0, branch_target);
-    case opc::kBgtzl: return BranchLikely(S(a) > 0, branch_target);
+    case opc::kBeql: return BranchLikely(a == b, branch_target());
+    case opc::kBnel: return BranchLikely(a != b, branch_target());
+    case opc::kBlezl: return BranchLikely(S(a) <= 0, branch_target());
+    case opc::kBgtzl: return BranchLikely(S(a) > 0, branch_target());
     case opc::kSpecial2: return ExecuteSpecial2(insn);
     case opc::kSpecial3: return ExecuteSpecial3(insn);
-    default: break;
-  }
-  // Loads and stores.
-  const uint32_t vaddr = a + SImm(insn);
-  uint32_t v = 0;
-  switch (Op(insn)) {
+    // Loads and stores.
     case opc::kLb:
-      if (Load(vaddr, 1, v)) gpr_[rt] = SignExtend8(v);
+      if (Load(vaddr(), 1, v)) gpr_[rt] = SignExtend8(v);
       return;
     case opc::kLh:
-      if (Load(vaddr, 2, v)) gpr_[rt] = SignExtend16(v);
+      if (Load(vaddr(), 2, v)) gpr_[rt] = SignExtend16(v);
       return;
     case opc::kLw:
-      if (Load(vaddr, 4, v)) gpr_[rt] = v;
+      if (Load(vaddr(), 4, v)) gpr_[rt] = v;
       return;
     case opc::kLbu:
-      if (Load(vaddr, 1, v)) gpr_[rt] = v;
+      if (Load(vaddr(), 1, v)) gpr_[rt] = v;
       return;
     case opc::kLhu:
-      if (Load(vaddr, 2, v)) gpr_[rt] = v;
+      if (Load(vaddr(), 2, v)) gpr_[rt] = v;
       return;
-    case opc::kLwl: {  // the word's low bytes up to vaddr into rt's high bytes
-      const uint8_t* word = RamWord(vaddr, Access::kLoad);
+    case opc::kLwl: {  // the word's low bytes up to vaddr() into rt's high bytes
+      const uint8_t* word = RamWord(vaddr(), Access::kLoad);
       if (word == nullptr) return;
-      const uint32_t shift = 8 * (3 - (vaddr & 3));
+      const uint32_t shift = 8 * (3 - (vaddr() & 3));
       const uint32_t keep = shift == 0 ? 0 : (0xffffffffu >> (32 - shift));
       gpr_[rt] = (ReadLe(word, 4) << shift) | (b & keep);
       return;
     }
-    case opc::kLwr: {  // the word's high bytes from vaddr into rt's low bytes
-      const uint8_t* word = RamWord(vaddr, Access::kLoad);
+    case opc::kLwr: {  // the word's high bytes from vaddr() into rt's low bytes
+      const uint8_t* word = RamWord(vaddr(), Access::kLoad);
       if (word == nullptr) return;
-      const uint32_t shift = 8 * (vaddr & 3);
+      const uint32_t shift = 8 * (vaddr() & 3);
       const uint32_t keep = shift == 0 ? 0 : ~(0xffffffffu >> shift);
       gpr_[rt] = (ReadLe(word, 4) >> shift) | (b & keep);
       return;
     }
-    case opc::kSb: Store(vaddr, 1, b); return;
-    case opc::kSh: Store(vaddr, 2, b); return;
-    case opc::kSw: Store(vaddr, 4, b); return;
-    case opc::kSwl: {  // rt's high bytes into the word's low bytes up to vaddr
-      uint8_t* word = RamWord(vaddr, Access::kStore);
+    case opc::kSb: Store(vaddr(), 1, b); return;
+    case opc::kSh: Store(vaddr(), 2, b); return;
+    case opc::kSw: Store(vaddr(), 4, b); return;
+    case opc::kSwl: {  // rt's high bytes into the word's low bytes up to vaddr()
+      uint8_t* word = RamWord(vaddr(), Access::kStore);
       if (word == nullptr) return;
-      const uint32_t shift = 8 * (3 - (vaddr & 3));
+      const uint32_t shift = 8 * (3 - (vaddr() & 3));
       const uint32_t keep = shift == 0 ? 0 : ~(0xffffffffu >> shift);
       WriteLe(word, 4, (ReadLe(word, 4) & keep) | (b >> shift));
       return;
     }
-    case opc::kSwr: {  // rt's low bytes into the word's high bytes from vaddr
-      uint8_t* word = RamWord(vaddr, Access::kStore);
+    case opc::kSwr: {  // rt's low bytes into the word's high bytes from vaddr()
+      uint8_t* word = RamWord(vaddr(), Access::kStore);
       if (word == nullptr) return;
-      const uint32_t shift = 8 * (vaddr & 3);
+      const uint32_t shift = 8 * (vaddr() & 3);
       const uint32_t keep = shift == 0 ? 0 : (0xffffffffu >> (32 - shift));
       WriteLe(word, 4, (ReadLe(word, 4) & keep) | (b << shift));
       return;
     }
     case opc::kLl:
-      if (Load(vaddr, 4, v)) {
+      if (Load(vaddr(), 4, v)) {
         gpr_[rt] = v;
         ll_bit_ = true;
-        ll_addr_ = vaddr;
+        ll_addr_ = vaddr();
       }
       return;
     case opc::kSc:
       if (!ll_bit_) {
         // Still an access: a bad address faults even when the store would not happen.
-        if ((vaddr & 3) != 0) return RaiseAddressError(vaddr, Access::kStore);
+        if ((vaddr() & 3) != 0) return RaiseAddressError(vaddr(), Access::kStore);
         gpr_[rt] = 0;
         return;
       }
-      if (Store(vaddr, 4, b)) {
+      if (Store(vaddr(), 4, b)) {
         gpr_[rt] = 1;
         ll_bit_ = false;
       }
       return;
     case opc::kCache: return ExecuteCache(insn, /*synci=*/false);
     case opc::kPref: return;  // a hint
-    default: return RaiseException(ExcCode::kReservedInstruction);
-  }
-}
-
-void MipsCore::ExecuteSpecial(uint32_t insn) {
-  const uint32_t rs = Rs(insn), rt = Rt(insn), rd = Rd(insn), sa = Sa(insn);
-  const uint32_t a = gpr_[rs], b = gpr_[rt];
-  auto trap_if = [&](bool cond) {
-    if (cond) RaiseException(ExcCode::kTrap);
-  };
-  switch (Funct(insn)) {
-    case special::kSll: gpr_[rd] = b << sa; return;  // also nop, ssnop, ehb, pause
-    case special::kMovci: return RaiseException(ExcCode::kCoprocessorUnusable, false, 1);  // movf/movt
-    case special::kSrl:  // and rotr (rs bit 0)
-      gpr_[rd] = (rs & 1) != 0 ? std::rotr(b, static_cast<int>(sa)) : b >> sa;
-      return;
-    case special::kSra: gpr_[rd] = static_cast<uint32_t>(S(b) >> sa); return;
-    case special::kSllv: gpr_[rd] = b << (a & 31); return;
-    case special::kSrlv:  // and rotrv (sa bit 0)
-      gpr_[rd] = (sa & 1) != 0 ? std::rotr(b, static_cast<int>(a & 31)) : b >> (a & 31);
-      return;
-    case special::kSrav: gpr_[rd] = static_cast<uint32_t>(S(b) >> (a & 31)); return;
-    case special::kJr: return Branch(true, a);  // also jr.hb
-    case special::kJalr:
-      gpr_[rd] = cur_pc_ + 8;
-      return Branch(true, a);
-    case special::kMovz:
-      if (b == 0) gpr_[rd] = a;
-      return;
-    case special::kMovn:
-      if (b != 0) gpr_[rd] = a;
-      return;
-    case special::kSyscall:
-      if (task_watch_ && task_watch_->syscall == gpr_[2] &&
-          (entry_hi_ & kEntryHiAsidMask) == task_watch_->asid && user_mode()) {
-        bus_.OnWatchedSyscall(number_);
-      }
-      return RaiseException(ExcCode::kSyscall);
-    case special::kBreak: return RaiseException(ExcCode::kBreakpoint);
-    case special::kSync: return;  // sync: one memory order here
-    case special::kMfhi: gpr_[rd] = hi_; return;
-    case special::kMthi: hi_ = a; return;
-    case special::kMflo: gpr_[rd] = lo_; return;
-    case special::kMtlo: lo_ = a; return;
-    case special::kMult: {
-      const int64_t p = int64_t{S(a)} * int64_t{S(b)};
-      lo_ = static_cast<uint32_t>(p);
-      hi_ = static_cast<uint32_t>(static_cast<uint64_t>(p) >> 32);
-      return;
-    }
-    case special::kMultu: {
-      const uint64_t p = uint64_t{a} * uint64_t{b};
-      lo_ = static_cast<uint32_t>(p);
-      hi_ = static_cast<uint32_t>(p >> 32);
-      return;
-    }
-    case special::kDiv:  // by zero the result is unpredictable; here HI/LO stay as they were
-      if (b == 0) return;
-      if (a == 0x80000000u && b == 0xffffffffu) {  // the one quotient that overflows
-        lo_ = 0x80000000u;
-        hi_ = 0;
-        return;
-      }
-      lo_ = static_cast<uint32_t>(S(a) / S(b));
-      hi_ = static_cast<uint32_t>(S(a) % S(b));
-      return;
-    case special::kDivu:
-      if (b == 0) return;
-      lo_ = a / b;
-      hi_ = a % b;
-      return;
-    case special::kAdd: {
-      int32_t r;
-      if (__builtin_add_overflow(S(a), S(b), &r)) return RaiseException(ExcCode::kOverflow);
-      gpr_[rd] = static_cast<uint32_t>(r);
-      return;
-    }
-    case special::kAddu: gpr_[rd] = a + b; return;
-    case special::kSub: {
-      int32_t r;
-      if (__builtin_sub_overflow(S(a), S(b), &r)) return RaiseException(ExcCode::kOverflow);
-      gpr_[rd] = static_cast<uint32_t>(r);
-      return;
-    }
-    case special::kSubu: gpr_[rd] = a - b; return;
-    case special::kAnd: gpr_[rd] = a & b; return;
-    case special::kOr: gpr_[rd] = a | b; return;
-    case special::kXor: gpr_[rd] = a ^ b; return;
-    case special::kNor: gpr_[rd] = ~(a | b); return;
-    case special::kSlt: gpr_[rd] = S(a) < S(b) ? 1 : 0; return;
-    case special::kSltu: gpr_[rd] = a < b ? 1 : 0; return;
-    case special::kTge: return trap_if(S(a) >= S(b));
-    case special::kTgeu: return trap_if(a >= b);
-    case special::kTlt: return trap_if(S(a) < S(b));
-    case special::kTltu: return trap_if(a < b);
-    case special::kTeq: return trap_if(a == b);
-    case special::kTne: return trap_if(a != b);
     default: return RaiseException(ExcCode::kReservedInstruction);
   }
 }

@@ -151,8 +151,8 @@ class MipsCore {
   static constexpr int kSoftTlbSize = 256;
   static constexpr uint64_t kVdsoPageMask = 0xfff;
 
-  void Execute(uint32_t insn);
-  void ExecuteSpecial(uint32_t insn);
+  // Inlined into Run: the interpreter's one dispatch per instruction.
+  [[gnu::always_inline]] inline void Execute(uint32_t insn);
   void ExecuteRegimm(uint32_t insn);
   void ExecuteSpecial2(uint32_t insn);
   void ExecuteSpecial3(uint32_t insn);
@@ -234,9 +234,10 @@ class MipsCore {
   uint32_t generation_ = 1;
   std::array<SoftTlbEntry, kSoftTlbSize> read_cache_{};
   std::array<SoftTlbEntry, kSoftTlbSize> write_cache_{};
-  // The page instructions are being fetched from.
-  uint32_t fetch_vpage_ = 0;
-  uint32_t fetch_generation_ = 0;
+  // The page instructions are being fetched from: its virtual base, or kNoFetchPage
+  // (which no address masked with kFetchTagMask equals) since translations changed.
+  static constexpr uint32_t kNoFetchPage = 0xffffffffu;
+  uint32_t fetch_tag_ = kNoFetchPage;
   const uint8_t* fetch_host_ = nullptr;
 
   // The machine's vdso page (null: none), and the I-cache line of it this core
