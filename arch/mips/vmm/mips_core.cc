@@ -124,6 +124,7 @@ void MipsCore::InvalidateTranslations() {
     write_cache_.fill({});
     generation_ = 1;
   }
+  tag_generation_ = uint64_t{generation_} << 32;
   fetch_tag_ = kNoFetchPage;
 }
 
@@ -356,14 +357,16 @@ uint8_t* MipsCore::HostAddress(uint32_t vaddr, uint32_t size, Access access, uin
   const uint32_t vpage = vaddr >> kPageShift;
   auto& cache = access == Access::kStore ? write_cache_ : read_cache_;
   SoftTlbEntry& e = cache[vpage % kSoftTlbSize];
-  if (e.generation == generation_ && e.vpage == vpage) return e.host + (vaddr & kPageOffsetMask);
+  if (e.tag == (tag_generation_ | (vaddr & ~kPageOffsetMask))) {
+    return e.host + (vaddr & kPageOffsetMask);
+  }
   if (!Translate(vaddr, access, paddr)) {
     ok = false;
     return nullptr;
   }
   const uint64_t ppage = paddr & ~uint64_t{kPageOffsetMask};
   if (ppage < ram_size_ && ram_size_ - ppage >= (kPageOffsetMask + 1)) {
-    e = {vpage, generation_, ram_ + ppage};
+    e = {tag_generation_ | (vaddr & ~kPageOffsetMask), ram_ + ppage};
     return e.host + (vaddr & kPageOffsetMask);
   }
   if (paddr < ram_size_ && ram_size_ - paddr >= size) return ram_ + paddr;  // a partial page
@@ -375,7 +378,7 @@ uint8_t* MipsCore::HostAddress(uint32_t vaddr, uint32_t size, Access access, uin
     }
     // Loads and fetches read the one shared host page; only the read side of the soft
     // TLB ever points at it. (An access is aligned to its size, so it stays inside.)
-    e = {vpage, generation_, vdso_host_};
+    e = {tag_generation_ | (vaddr & ~kPageOffsetMask), vdso_host_};
     return vdso_host_ + (vaddr & kPageOffsetMask);
   }
   return nullptr;
@@ -410,7 +413,7 @@ bool MipsCore::Fetch(uint32_t vaddr, uint32_t& insn) {
     return true;
   }
   const SoftTlbEntry& e = read_cache_[vpage % kSoftTlbSize];
-  if (e.generation == generation_ && e.vpage == vpage) {  // a whole page of RAM
+  if (e.tag == (tag_generation_ | (vaddr & ~kPageOffsetMask))) {  // a whole page of RAM
     fetch_host_ = e.host;
     fetch_tag_ = vaddr & ~kPageOffsetMask;
   }
@@ -464,8 +467,8 @@ bool MipsCore::DeviceAccess(uint64_t paddr, uint32_t size, bool is_write, uint32
 
 inline bool MipsCore::Load(uint32_t vaddr, uint32_t size, uint32_t& value) {
   const SoftTlbEntry& e = read_cache_[(vaddr >> kPageShift) % kSoftTlbSize];
-  if ((vaddr & (size - 1)) == 0 && e.generation == generation_ &&
-      e.vpage == (vaddr >> kPageShift)) {
+  // One compare: the generation, the page, and the alignment (the tag's low bits are 0).
+  if (e.tag == (tag_generation_ | (vaddr & (~kPageOffsetMask | (size - 1))))) {
     value = ReadLe(e.host + (vaddr & kPageOffsetMask), size);
     return true;
   }
@@ -489,8 +492,8 @@ bool MipsCore::LoadSlow(uint32_t vaddr, uint32_t size, uint32_t& value) {
 
 inline bool MipsCore::Store(uint32_t vaddr, uint32_t size, uint32_t value) {
   const SoftTlbEntry& e = write_cache_[(vaddr >> kPageShift) % kSoftTlbSize];
-  if ((vaddr & (size - 1)) == 0 && e.generation == generation_ &&
-      e.vpage == (vaddr >> kPageShift)) {
+  // One compare: the generation, the page, and the alignment (the tag's low bits are 0).
+  if (e.tag == (tag_generation_ | (vaddr & (~kPageOffsetMask | (size - 1))))) {
     WriteLe(e.host + (vaddr & kPageOffsetMask), size, value);
     return true;
   }

@@ -144,8 +144,9 @@ class MipsCore {
   // translation. Invalidated wholesale (generation bump) whenever translation may
   // change: TLB writes, ASID or Status writes, exception entry, eret.
   struct SoftTlbEntry {
-    uint32_t vpage = 0;
-    uint32_t generation = 0;
+    // The generation above the page's virtual base: one compare checks both (and an
+    // access's alignment: the low bits are 0). 0 (generation 0) never matches.
+    uint64_t tag = 0;
     uint8_t* host = nullptr;
   };
   static constexpr int kSoftTlbSize = 256;
@@ -232,6 +233,7 @@ class MipsCore {
 
   Tlb tlb_;
   uint32_t generation_ = 1;
+  uint64_t tag_generation_ = uint64_t{1} << 32;  // generation_ << 32
   std::array<SoftTlbEntry, kSoftTlbSize> read_cache_{};
   std::array<SoftTlbEntry, kSoftTlbSize> write_cache_{};
   // The page instructions are being fetched from: its virtual base, or kNoFetchPage
