@@ -545,7 +545,7 @@ void MipsCore::Execute(uint32_t insn) {
   };
   // One switch for every instruction, inlined into Run: SPECIAL's function field
   // extends the major opcode's 64 values (key 64 + funct), so the common ALU forms
-  // no longer cost a call into a second function.
+  // take one indirect jump, not a second call and switch.
   const uint32_t key = Op(insn) == opc::kSpecial ? 64 + Funct(insn) : Op(insn);
   switch (key) {
     case 64 + special::kSll: gpr_[Rd(insn)] = b << Sa(insn); return;  // also nop, ssnop, ehb, pause

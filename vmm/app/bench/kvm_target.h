@@ -1,7 +1,7 @@
 // The bench's runs under KVM: each boots the bundled kernel's variant in a fresh VM
 // with `workload=W ops=N` on its command line and the run's trap mechanism.
-#ifndef SIGVISOR_VMM_BENCH_KVM_TARGET_H_
-#define SIGVISOR_VMM_BENCH_KVM_TARGET_H_
+#ifndef SIGVISOR_VMM_APP_BENCH_KVM_TARGET_H_
+#define SIGVISOR_VMM_APP_BENCH_KVM_TARGET_H_
 
 #include <vector>
 
@@ -52,4 +52,4 @@ class KvmBenchTarget {
 
 }  // namespace sigvisor::bench
 
-#endif  // SIGVISOR_VMM_BENCH_KVM_TARGET_H_
+#endif  // SIGVISOR_VMM_APP_BENCH_KVM_TARGET_H_

@@ -1,7 +1,7 @@
 // `sigvisor bench`, `sigvisor study` and `sigvisor merge` (vmm/bench, vmm/app/study),
 // and what they parse alike.
-#ifndef SIGVISOR_VMM_CLI_BENCH_COMMANDS_H_
-#define SIGVISOR_VMM_CLI_BENCH_COMMANDS_H_
+#ifndef SIGVISOR_VMM_APP_CLI_BENCH_COMMANDS_H_
+#define SIGVISOR_VMM_APP_CLI_BENCH_COMMANDS_H_
 
 #include <cstdint>
 #include <fstream>
@@ -65,4 +65,4 @@ absl::Status CheckRunLimits(absl::Duration timeout, uint32_t memory_mib);
 
 }  // namespace sigvisor::cli
 
-#endif  // SIGVISOR_VMM_CLI_BENCH_COMMANDS_H_
+#endif  // SIGVISOR_VMM_APP_CLI_BENCH_COMMANDS_H_

@@ -3,8 +3,8 @@
 // command's own options struct. Which flags a command accepts, what `sigvisor help
 // <command>` lists (with the struct's initial values as defaults) and what the command
 // refuses all come from its table (options.cc); nothing else reads the command line.
-#ifndef SIGVISOR_VMM_CLI_FLAG_TABLE_H_
-#define SIGVISOR_VMM_CLI_FLAG_TABLE_H_
+#ifndef SIGVISOR_VMM_APP_CLI_FLAG_TABLE_H_
+#define SIGVISOR_VMM_APP_CLI_FLAG_TABLE_H_
 
 #include <cstdint>
 #include <functional>
@@ -72,4 +72,4 @@ std::string FirstGiven(const CommandLine& line, std::span<const std::string_view
 
 }  // namespace sigvisor::cli
 
-#endif  // SIGVISOR_VMM_CLI_FLAG_TABLE_H_
+#endif  // SIGVISOR_VMM_APP_CLI_FLAG_TABLE_H_

@@ -1,8 +1,8 @@
 // Each command's options: a plain struct with the command's own defaults, and the
 // flag table that parses the command line into it (options.cc). A command reads its
 // struct and nothing else; the helpers it calls take the values they need.
-#ifndef SIGVISOR_VMM_CLI_OPTIONS_H_
-#define SIGVISOR_VMM_CLI_OPTIONS_H_
+#ifndef SIGVISOR_VMM_APP_CLI_OPTIONS_H_
+#define SIGVISOR_VMM_APP_CLI_OPTIONS_H_
 
 #include <cstdint>
 #include <string>
@@ -138,4 +138,4 @@ FlagTable MergeFlags(MergeOptions& options);
 
 }  // namespace sigvisor::cli
 
-#endif  // SIGVISOR_VMM_CLI_OPTIONS_H_
+#endif  // SIGVISOR_VMM_APP_CLI_OPTIONS_H_

@@ -1,8 +1,8 @@
 // What every command that boots the bundled kernel's workloads decides the same way
 // (`run`, `trace`): the guest command line from --workload/--ops/--cmdline, the trap
 // mechanism from --trap, and the rest of `run`'s set-up.
-#ifndef SIGVISOR_VMM_CLI_RUN_SETUP_H_
-#define SIGVISOR_VMM_CLI_RUN_SETUP_H_
+#ifndef SIGVISOR_VMM_APP_CLI_RUN_SETUP_H_
+#define SIGVISOR_VMM_APP_CLI_RUN_SETUP_H_
 
 #include <cstdio>
 #include <span>
@@ -96,4 +96,4 @@ int RunMips(const RunOptions& options, uint64_t start_ns);
 
 }  // namespace sigvisor::cli
 
-#endif  // SIGVISOR_VMM_CLI_RUN_SETUP_H_
+#endif  // SIGVISOR_VMM_APP_CLI_RUN_SETUP_H_

@@ -6,8 +6,8 @@
 //
 // study_core.cc holds what every study shares (Comparison, the verdicts, JSON, CSV
 // and SVG); study_<name>.cc holds one seed's definition, its claims and its table.
-#ifndef SIGVISOR_VMM_STUDY_STUDY_H_
-#define SIGVISOR_VMM_STUDY_STUDY_H_
+#ifndef SIGVISOR_VMM_APP_STUDY_STUDY_H_
+#define SIGVISOR_VMM_APP_STUDY_STUDY_H_
 
 #include <cstdint>
 #include <optional>
@@ -135,4 +135,4 @@ std::string StudiesToSvg(const std::vector<StudyReport>& reports);
 
 }  // namespace sigvisor::study
 
-#endif  // SIGVISOR_VMM_STUDY_STUDY_H_
+#endif  // SIGVISOR_VMM_APP_STUDY_STUDY_H_

@@ -2,8 +2,8 @@
 // analysis fills in, the helpers that add a figure to it, and the text pieces every
 // seed-shaped table uses. Private to vmm/app/study: study_core.cc and the study_<name>.cc
 // files include it; nothing else should.
-#ifndef SIGVISOR_VMM_STUDY_STUDY_INTERNAL_H_
-#define SIGVISOR_VMM_STUDY_STUDY_INTERNAL_H_
+#ifndef SIGVISOR_VMM_APP_STUDY_STUDY_INTERNAL_H_
+#define SIGVISOR_VMM_APP_STUDY_STUDY_INTERNAL_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -116,4 +116,4 @@ std::string SpeedupLine(const Comparison* c, std::string_view seed_text);
 
 }  // namespace sigvisor::study
 
-#endif  // SIGVISOR_VMM_STUDY_STUDY_INTERNAL_H_
+#endif  // SIGVISOR_VMM_APP_STUDY_STUDY_INTERNAL_H_

@@ -2,8 +2,8 @@
 // `trace`, the bench's runs (x86-64 under KVM) and `run --arch mips` and study tramp
 // (the MIPS interpreter): memory, watchdog, console output and the seccomp sandbox
 // are decided here, from values the callers parsed or chose.
-#ifndef SIGVISOR_VMM_CLI_MACHINE_CONFIG_MACHINE_CONFIG_H_
-#define SIGVISOR_VMM_CLI_MACHINE_CONFIG_MACHINE_CONFIG_H_
+#ifndef SIGVISOR_VMM_APP_CLI_MACHINE_CONFIG_MACHINE_CONFIG_H_
+#define SIGVISOR_VMM_APP_CLI_MACHINE_CONFIG_MACHINE_CONFIG_H_
 
 #include <atomic>
 #include <cstdint>
@@ -76,4 +76,4 @@ mips::MipsMachineConfig MipsMachineConfigFor(const RunSettings& run, std::string
 
 }  // namespace sigvisor
 
-#endif  // SIGVISOR_VMM_CLI_MACHINE_CONFIG_MACHINE_CONFIG_H_
+#endif  // SIGVISOR_VMM_APP_CLI_MACHINE_CONFIG_MACHINE_CONFIG_H_
