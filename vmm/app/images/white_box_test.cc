@@ -22,7 +22,9 @@ TEST(WhiteBoxTest, EveryX86KernelDefinesEveryContractFunction) {
     absl::StatusOr<ElfImage> elf = ParseKernel(variant);
     ASSERT_TRUE(elf.ok()) << elf.status();
     std::set<std::string> inlined;
-    for (const trace::InlineInfo::Range& r : trace::InlineInfo::FromElf(variant.bytes).ranges()) {
+    // Held in a local: a range-for over a temporary's member would outlive it.
+    const trace::InlineInfo inline_info = trace::InlineInfo::FromElf(variant.bytes);
+    for (const trace::InlineInfo::Range& r : inline_info.ranges()) {
       inlined.insert(r.name);
     }
     for (const white_box::ContractFunction& f : white_box::kFunctions) {
