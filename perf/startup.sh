@@ -10,15 +10,15 @@
 # Times are noisy on a shared machine: the script prints the load average with them,
 # and medians only. Nothing here is a test.
 #
-# On this project's PVM host (2 cores, load average ~2.7, 30 runs, the guest's own
-# run ~9.6 ms of each), before and after issue 17 goal 3's changes:
+# On this project's PVM host (2 cores, load average ~1.9, 30 runs each, the two
+# binaries run alternately twice; the guest's own run is ~9.6 ms of each):
 #                               before     after
-#   whole process, median       20.6 ms    14.9 ms  (as a non-PIE; ~0.8 ms more as the PIE it is)
-#   VM create, median           0.70 ms    0.39 ms  supported CPUID read once, at open
+#   whole process, median       23.1 ms    18.1 ms
+#   VM create, median           0.78 ms    0.42 ms  supported CPUID read once, at open
 #   shared libraries (ldd)      55         6        Abseil, Capstone, seccomp static
 #   `--version` CPU time        4.2 ms     1.7 ms   (0.87 ms as a non-PIE, which sigvisor
 #                                                    is not: see vmm/app/cli/BUILD.bazel)
-#   `run` CPU time              17.4 ms    12.6 ms  and no throwaway VM for the TSC rate
+# and no throwaway VM for the TSC rate (~1 ms of CPU per run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 binary=${1:-bazel-bin/vmm/app/cli/sigvisor}
