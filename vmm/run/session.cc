@@ -120,11 +120,14 @@ void Session::RunLoop() {
       const uint64_t handle_ns = MonotonicNs() - exit_ns;
       for (uint64_t guest_tsc : pending_ends_) EndPhase(guest_tsc);
       pending_ends_.clear();
-      if (handled.instrument) {
-      } else if (handled.intercepted) {
-        result_.ledger.Record(exit->kind, handled.text, handle_ns);
-      } else {
-        result_.ledger.Record(ExitKeyOf(*exit), handle_ns);
+      // An instrument's own exits (a step it asked for, the injector's reports) stay
+      // out of the ledger.
+      if (!handled.instrument) {
+        if (handled.intercepted) {
+          result_.ledger.Record(exit->kind, handled.text, handle_ns);
+        } else {
+          result_.ledger.Record(ExitKeyOf(*exit), handle_ns);
+        }
       }
       Notify(*exit, handled);
       if (!keep_going) break;
