@@ -14,6 +14,9 @@ packages=(
   libbenchmark-dev      # host micro-benchmarks in perf/
   nlohmann-json3-dev    # JSON reports
   libseccomp-dev        # the run-loop seccomp sandbox (vmm/sandbox)
+  liblzma-dev           # a bzImage's payload decompressed on the host: xz and lzma,
+  zlib1g-dev            #   gzip,
+  libzstd-dev           #   zstd (vmm/loader/linux)
   clang                 # --config=fuzz (libFuzzer) and sanitizer builds
   libclang-rt-14-dev    # libFuzzer and the sanitizer runtimes for clang 14
   qemu-system-x86       # tests: sigvisor's images also boot under QEMU (TCG)
