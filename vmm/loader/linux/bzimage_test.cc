@@ -1,7 +1,5 @@
 #include "vmm/loader/linux/bzimage.h"
 
-#include <zlib.h>
-
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -9,27 +7,14 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "vmm/loader/linux/compress_for_test.h"
 
 namespace sigvisor::linux_boot {
 namespace {
 
 using ::testing::HasSubstr;
-using Data = std::vector<uint8_t>;
-
-// gzip -9 of `in`: the one encoder these tests need (decompress_test covers the rest).
-Data Gzip(const Data& in) {
-  z_stream stream = {};
-  EXPECT_EQ(deflateInit2(&stream, 9, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  Data out(deflateBound(&stream, in.size()));
-  stream.next_in = const_cast<Bytef*>(in.data());
-  stream.avail_in = in.size();
-  stream.next_out = out.data();
-  stream.avail_out = out.size();
-  EXPECT_EQ(deflate(&stream, Z_FINISH), Z_STREAM_END);
-  out.resize(stream.total_out);
-  deflateEnd(&stream);
-  return out;
-}
+using ::sigvisor::linux_boot::testing::Data;
+using ::sigvisor::linux_boot::testing::Gzip;
 
 // What the decompressed payload must look like: an ELF file (only its magic matters here).
 Data FakeVmlinux() {
