@@ -122,17 +122,38 @@ TEST(FailureTest, TripleFaultIsReportedWithRipAndSymbol) {
   ExpectWhere(*kvm, report.result, "rip 0x100001 (crash_here", "bytes 0f 0b");
 }
 
-TEST(FailureTest, Int3InTheKernelIsReportedWithItsBytes) {
+// int3 at CPL0 as the CPU runs it, on both host kinds: hardware KVM runs it directly;
+// on a PVM host the emulator cannot, and sigvisor completes it as #BP (one exit).
+x86::MachineReport BootAsTheCliDoes(const KvmSystem& kvm, const ElfImage& image,
+                                    bool* cpl0_emulated) {
+  absl::StatusOr<HostInfo> host = DetectHost(kvm);
+  EXPECT_TRUE(host.ok()) << host.status();
+  *cpl0_emulated = host.ok() && host->cpl0_emulated;
+  x86::MachineConfig config;
+  config.cpl0_emulated = *cpl0_emulated;
+  absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(kvm, image, config);
+  EXPECT_TRUE(report.ok()) << report.status();
+  return report.ok() ? *std::move(report) : x86::MachineReport{};
+}
+
+TEST(Cpl0Test, Int3AtCpl0DeliversBreakpointWithRipPastIt) {
   SIGVISOR_REQUIRE_KVM(kvm);
-  x86::MachineReport report = Boot(*kvm, LoadTestGuest("int3_in_kernel"), "");
-  // PVM cannot emulate int3 at CPL0 (internal error); hardware KVM delivers #BP
-  // through the boot IDT of limit 0 (triple fault). Both are clear reports.
-  absl::StatusOr<HostInfo> host = DetectHost(*kvm);
-  ASSERT_TRUE(host.ok()) << host.status();
-  EXPECT_EQ(report.result.outcome,
-            host->cpl0_emulated ? Outcome::kEmulationFailure : Outcome::kTripleFault)
-      << OutcomeName(report.result.outcome);
-  ExpectWhere(*kvm, report.result, "rip 0x100000", "bytes cc");
+  bool cpl0_emulated = false;
+  x86::MachineReport report =
+      BootAsTheCliDoes(*kvm, LoadTestGuest("int3_bp_delivered"), &cpl0_emulated);
+  EXPECT_EQ(report.result.outcome, Outcome::kExited) << report.result.diagnosis;
+  EXPECT_EQ(report.result.exit_code, 7);  // the handler saw RIP just past the int3
+  EXPECT_EQ(CountDetail(report.result.ledger, "internal_error", "int3 at CPL0 completed as #BP"),
+            cpl0_emulated ? 1u : 0u);
+}
+
+TEST(FailureTest, Int3InTheKernelWithoutAnIdtIsATripleFault) {
+  SIGVISOR_REQUIRE_KVM(kvm);
+  // The boot IDT has limit 0: #BP cannot be delivered, nor #GP, nor #DF.
+  bool cpl0_emulated = false;
+  x86::MachineReport report =
+      BootAsTheCliDoes(*kvm, LoadTestGuest("int3_in_kernel"), &cpl0_emulated);
+  EXPECT_EQ(report.result.outcome, Outcome::kTripleFault) << OutcomeName(report.result.outcome);
 }
 
 TEST(FailureTest, WatchdogStopsASpinningGuest) {

@@ -1,5 +1,5 @@
-/* int3 at CPL0: on a PVM host KVM cannot emulate it (internal error); on hardware
- * KVM the boot IDT (limit 0) makes it a triple fault. Either way a clear report. */
+/* int3 at CPL0 with the boot IDT (limit 0): #BP cannot be delivered, a triple fault
+ * on both host kinds (on a PVM host sigvisor completes the int3 the emulator cannot). */
 #include "tests/guests/guest.inc"
 	.text
 	.globl _start

@@ -111,6 +111,20 @@ absl::Status KvmVm::CreateIrqchip() {
   return absl::OkStatus();
 }
 
+absl::Status KvmVm::CreatePit() {
+  kvm_pit_config config = {};
+  if (Ioctl(fd_.get(), KVM_CREATE_PIT2, &config) < 0) return ErrnoError("KVM_CREATE_PIT2", errno);
+  return absl::OkStatus();
+}
+
+absl::Status KvmVm::SetIrqLine(uint32_t irq, bool level) {
+  kvm_irq_level line = {};
+  line.irq = irq;
+  line.level = level ? 1 : 0;
+  if (Ioctl(fd_.get(), KVM_IRQ_LINE, &line) < 0) return ErrnoError("KVM_IRQ_LINE", errno);
+  return absl::OkStatus();
+}
+
 absl::Status KvmVm::EnableCap(uint32_t capability, uint64_t arg0) {
   kvm_enable_cap cap = {};
   cap.cap = capability;

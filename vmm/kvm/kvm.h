@@ -66,6 +66,14 @@ class KvmVm {
   // vCPU is created. A `hlt` then waits in the kernel instead of exiting.
   absl::Status CreateIrqchip();
 
+  // KVM_CREATE_PIT2: the in-kernel i8254 on ports 0x40-0x43 (and 0x61's speaker
+  // gate), ticking into IRQ 0. After CreateIrqchip; Linux guests calibrate with it.
+  absl::Status CreatePit();
+
+  // KVM_IRQ_LINE: sets interrupt line `irq` of the in-kernel PIC and IOAPIC to
+  // `level` (a device's line, e.g. COM1's IRQ 4). Needs CreateIrqchip.
+  absl::Status SetIrqLine(uint32_t irq, bool level);
+
   absl::StatusOr<KvmVcpu> CreateVcpu(int id);
 
   int fd() const { return fd_.get(); }

@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "arch/x86_64/vmm/machine/ap_runner.h"
 #include "arch/x86_64/vmm/machine/boot_layout.h"
+#include "arch/x86_64/vmm/cpu/cpl0_completion.h"
 #include "arch/x86_64/vmm/cpu/kvm_backend.h"
 #include "arch/x86_64/vmm/machine/long_mode.h"
 #include "arch/x86_64/vmm/cpu/page_walk.h"
@@ -251,6 +252,10 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
   // The trap engine first: it takes only its own sites' exits (and, under hw-gd,
   // leaves the debug exits GuestDebug names as a debugger's or tracer's to them).
   options.interceptors.push_back(traps.get());
+  // Where CPL0 is emulated, what the emulator cannot run but the VMM can complete
+  // exactly (int3 as #BP) behaves as on hardware KVM.
+  std::optional<Cpl0Completion> cpl0_completion;
+  if (config.cpl0_emulated) options.interceptors.push_back(&cpl0_completion.emplace(state));
   for (const std::unique_ptr<ExitInterceptor>& interceptor : interceptors) {
     options.interceptors.push_back(interceptor.get());
   }

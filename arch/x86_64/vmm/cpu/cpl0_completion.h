@@ -1,0 +1,43 @@
+// Completes at CPL0 what a host that emulates guest CPL0 (PVM) cannot: KVM's
+// instruction emulator gives up on some instructions that a CPU runs, and reports
+// KVM_EXIT_INTERNAL_ERROR (emulation). For those whose architectural effect the VMM
+// can produce exactly, this interceptor produces it and the guest goes on as it would
+// on hardware KVM, where CPL0 runs directly:
+//
+//   int3 (0xCC) at CPL0: #BP delivered through the guest's IDT with RIP past the
+//   int3, as the CPU delivers it (a trap). Linux's boot-time int3 self-test and its
+//   text patching (text_poke_bp) rely on it.
+//
+// Everything else stays an emulation failure, reported with its bytes. A CPUID bit
+// cannot hide what is missing here: this host ORs its own features into leaf 1
+// (docs/host-notes.md), so XSAVE, for one, is turned off on the Linux command line.
+#ifndef SIGVISOR_ARCH_X86_64_VMM_CPU_CPL0_COMPLETION_H_
+#define SIGVISOR_ARCH_X86_64_VMM_CPU_CPL0_COMPLETION_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "arch/x86_64/vmm/cpu/vcpu_state.h"
+#include "vmm/run/exit_interceptor.h"
+
+namespace sigvisor::x86 {
+
+class Cpl0Completion : public ExitInterceptor {
+ public:
+  // `cpu` must outlive the interceptor.
+  explicit Cpl0Completion(VcpuState& cpu) : cpu_(cpu) {}
+
+  Interception Intercept(const VmExit& exit) override;
+  std::vector<std::string> Warnings() override;
+
+  uint64_t completed_int3() const { return completed_int3_; }
+
+ private:
+  VcpuState& cpu_;
+  uint64_t completed_int3_ = 0;
+};
+
+}  // namespace sigvisor::x86
+
+#endif  // SIGVISOR_ARCH_X86_64_VMM_CPU_CPL0_COMPLETION_H_
