@@ -60,11 +60,14 @@ struct ProbeOptions {
 struct HostInfo {
   std::string kind;  // "pvm" or "hardware"
   bool cpl0_emulated = false;
-  std::string note;  // the evidence: insn_emulation per instruction, /sys/module/kvm_pvm
+  std::string note;  // the evidence: the KVM vendor module, or insn_emulation per instruction
 };
 
-// Boots one small VM, runs ~100 CPL0 instructions and looks at how many of them KVM
-// emulated. A few milliseconds; `sigvisor run` calls it for its report.
+// The one place a run learns its host kind. From the KVM vendor module the kernel has
+// loaded (kvm_vendor.h: kvm_pvm, or kvm_intel/kvm_amd), with no VM; only where
+// /sys/module names none or several, it boots one small VM, runs ~100 CPL0
+// instructions and looks at how many of them KVM emulated (a few milliseconds).
+// `sigvisor probe` measures instead, and says when the two disagree.
 absl::StatusOr<HostInfo> DetectHost(const KvmSystem& kvm);
 
 // The full probe: ~25 short VMs (well under a second on either kind of host).
