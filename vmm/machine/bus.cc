@@ -50,7 +50,21 @@ absl::StatusOr<Bus::Route> Bus::RouteAccess(AddressSpace space, uint64_t addr,
   }
   const Range* range = FindContaining(space, addr);
   if (range == nullptr) {
-    return absl::NotFoundError("no device at " + DescribeAccess(space, addr, size));
+    Device* unclaimed = UnclaimedOf(space);
+    if (unclaimed == nullptr) {
+      return absl::NotFoundError("no device at " + DescribeAccess(space, addr, size));
+    }
+    // The unclaimed device answers only what lies wholly outside every range: the
+    // first range above `addr` must start past the access's last byte.
+    const std::vector<Range>& ranges = RangesOf(space);
+    auto next = std::upper_bound(ranges.begin(), ranges.end(), addr,
+                                 [](uint64_t a, const Range& r) { return a < r.base; });
+    if (next != ranges.end() && next->base - addr < size) {
+      return absl::NotFoundError(absl::StrFormat(
+          "%s runs into \"%s\" at %s", DescribeAccess(space, addr, size), next->device->name(),
+          DescribeRange(space, next->base, next->length)));
+    }
+    return Route{unclaimed, addr};
   }
   const uint64_t offset = addr - range->base;
   if (size > range->length - offset) {
@@ -127,7 +141,10 @@ Device* Bus::Find(AddressSpace space, uint64_t addr) const {
 
 std::string Bus::AccessName(AddressSpace space, uint64_t addr) const {
   const Range* range = FindContaining(space, addr);
-  if (range == nullptr) return "nothing";
+  if (range == nullptr) {
+    Device* unclaimed = UnclaimedOf(space);
+    return unclaimed == nullptr ? "nothing" : unclaimed->AccessName(addr);
+  }
   return range->device->AccessName(addr - range->base);
 }
 

@@ -3,6 +3,11 @@
 // whose range contains it, with the offset into that range. Registration happens
 // before any vCPU runs; after it the ranges are only read.
 //
+// What nothing claims is an error by default: the bundled kernel touches only what
+// its machine has, so a stray access is a bug worth stopping for. A machine for a
+// guest written for a PC (Linux) gives each space an "unclaimed" device instead
+// (SetUnclaimed), which answers every access no range covers, as a PC's bus does.
+//
 // Devices are not thread-safe. A machine whose vCPUs run on several threads over one
 // bus (x86 APs, ap_runner.h) calls Share() before they start: every device access
 // then holds one mutex. A one-vCPU machine's run loop takes no lock (an uncontended
@@ -36,9 +41,18 @@ class Bus {
   // From now on every device access holds the bus's mutex (vCPUs on several threads).
   void Share() { shared_ = true; }
 
+  // `fallback` (not owned; it must outlive the bus; null: none, the default) answers
+  // every access in `space` that no registered range covers, at offset = the address
+  // itself, so one device sees which port or address was touched. An access that
+  // starts outside every range but runs into one is still refused. Before any vCPU
+  // runs, like Register.
+  void SetUnclaimed(AddressSpace space, Device* fallback) {
+    (space == AddressSpace::kPort ? unclaimed_ports_ : unclaimed_mmio_) = fallback;
+  }
+
   // Routes an access. NotFound (naming the space and address) when no device covers
-  // [addr, addr + data.size()); the run loop reports that as the guest touching
-  // something the machine does not have.
+  // [addr, addr + data.size()) and the space has no unclaimed device; the run loop
+  // reports that as the guest touching something the machine does not have.
   absl::StatusOr<DeviceAction> Read(AddressSpace space, uint64_t addr, std::span<uint8_t> data);
   absl::StatusOr<DeviceAction> Write(AddressSpace space, uint64_t addr,
                                      std::span<const uint8_t> data);
@@ -56,11 +70,11 @@ class Bus {
     return f(*route->device, route->offset);
   }
 
-  // The device covering `addr`, or nullptr.
+  // The registered device covering `addr`, or nullptr (never the unclaimed device).
   Device* Find(AddressSpace space, uint64_t addr) const;
 
   // How the ledger names an access at `addr`: the device's AccessName for its
-  // offset, or "nothing" where no device is.
+  // offset, the unclaimed device's for `addr` where no range is, or "nothing".
   std::string AccessName(AddressSpace space, uint64_t addr) const;
 
  private:
@@ -81,10 +95,15 @@ class Bus {
     return space == AddressSpace::kPort ? ports_ : mmio_;
   }
   const Range* FindContaining(AddressSpace space, uint64_t addr) const;
+  Device* UnclaimedOf(AddressSpace space) const {
+    return space == AddressSpace::kPort ? unclaimed_ports_ : unclaimed_mmio_;
+  }
   absl::StatusOr<Route> RouteAccess(AddressSpace space, uint64_t addr, size_t size) const;
 
   std::vector<Range> ports_;
   std::vector<Range> mmio_;
+  Device* unclaimed_ports_ = nullptr;
+  Device* unclaimed_mmio_ = nullptr;
   bool shared_ = false;
   std::mutex dispatch_;  // held around each device access once shared_
 };

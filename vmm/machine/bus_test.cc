@@ -212,6 +212,62 @@ TEST(BusTest, UnknownAddressIsNotFoundWithAClearMessage) {
   EXPECT_EQ(mmio.status().message(), "no device at MMIO 0xfee00000 (4 bytes)");
 }
 
+TEST(BusTest, UnclaimedDeviceAnswersWhatNoRangeCoversWithTheAddressAsOffset) {
+  Bus bus;
+  RecordingDevice serial("serial");
+  RecordingDevice unclaimed("unclaimed");
+  unclaimed.read_value = 0xff;
+  ASSERT_TRUE(bus.Register(AddressSpace::kPort, 0x3f8, 8, &serial).ok());
+  bus.SetUnclaimed(AddressSpace::kPort, &unclaimed);
+
+  uint8_t one[1] = {};
+  ASSERT_TRUE(bus.Read(AddressSpace::kPort, 0x61, one).ok());
+  EXPECT_EQ(one[0], 0xff);
+  const uint8_t out[] = {0x42};
+  ASSERT_TRUE(bus.Write(AddressSpace::kPort, 0x80, out).ok());
+  ASSERT_TRUE(bus.Write(AddressSpace::kPort, 0x3f8, out).ok());  // still the serial's
+  ASSERT_EQ(unclaimed.accesses.size(), 2u);
+  EXPECT_EQ(unclaimed.accesses[0].offset, 0x61u);
+  EXPECT_FALSE(unclaimed.accesses[0].is_write);
+  EXPECT_EQ(unclaimed.accesses[1].offset, 0x80u);
+  EXPECT_TRUE(unclaimed.accesses[1].is_write);
+  EXPECT_EQ(serial.accesses.size(), 1u);
+
+  // Find names only registered devices; the ledger's name comes from the fallback.
+  EXPECT_EQ(bus.Find(AddressSpace::kPort, 0x61), nullptr);
+  EXPECT_EQ(bus.AccessName(AddressSpace::kPort, 0x61), "unclaimed");
+  EXPECT_EQ(bus.AccessName(AddressSpace::kPort, 0x3f8), "serial");
+
+  // An access that runs into a registered range, or past its end, is still refused.
+  uint8_t two[2] = {};
+  absl::StatusOr<DeviceAction> into = bus.Read(AddressSpace::kPort, 0x3f7, two);
+  EXPECT_EQ(into.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(into.status().message()), HasSubstr("serial"));
+  EXPECT_EQ(bus.Read(AddressSpace::kPort, 0x3ff, two).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(unclaimed.accesses.size(), 2u);
+
+  // Each space has its own: MMIO is still strict.
+  EXPECT_EQ(bus.Read(AddressSpace::kMmio, 0x61, one).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(bus.AccessName(AddressSpace::kMmio, 0x61), "nothing");
+  bus.SetUnclaimed(AddressSpace::kMmio, &unclaimed);
+  uint8_t eight[8] = {};
+  ASSERT_TRUE(bus.Read(AddressSpace::kMmio, kMax - 7, eight).ok());
+  EXPECT_EQ(unclaimed.accesses.back().offset, kMax - 7);
+}
+
+TEST(BusTest, WithoutAnUnclaimedDeviceTheDefaultStaysStrict) {
+  Bus bus;
+  RecordingDevice unclaimed("unclaimed");
+  bus.SetUnclaimed(AddressSpace::kPort, &unclaimed);
+  bus.SetUnclaimed(AddressSpace::kPort, nullptr);
+  uint8_t one[1] = {};
+  EXPECT_EQ(bus.Read(AddressSpace::kPort, 0x61, one).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_TRUE(unclaimed.accesses.empty());
+}
+
 TEST(BusTest, EmptyAccessIsRefused) {
   Bus bus;
   RecordingDevice device("dev");

@@ -17,6 +17,8 @@ namespace sigvisor {
 enum class DeviceAction {
   kContinue,  // resume the vCPU
   kStop,      // the guest asked to stop (exit device, fatal hypercall)
+  kReset,     // the guest pulsed the machine's reset line (the i8042's 0xfe): the run
+              // ends as a reboot; sigvisor does not restart the guest
 };
 
 class Device {

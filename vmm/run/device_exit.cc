@@ -87,8 +87,9 @@ DeviceExitResult DispatchDeviceExit(Bus& bus, const VmExit& exit, const Hypercal
                                                                 : std::move(step->error);
       return result;
     }
-    if (step->action == DeviceAction::kStop) {
+    if (step->action == DeviceAction::kStop || step->action == DeviceAction::kReset) {
       result.kind = DeviceExitResult::Kind::kStop;
+      result.reset = step->action == DeviceAction::kReset;
       return result;
     }
   }

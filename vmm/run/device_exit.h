@@ -26,6 +26,9 @@ struct DeviceExitResult {
                 // refused the access (bad device access), or a hypercall failed
   };
   Kind kind = Kind::kContinue;
+  // kStop: the device pulsed the machine's reset line (DeviceAction::kReset) rather
+  // than asking to exit; the loop ends the run as a reboot.
+  bool reset = false;
   Outcome outcome = Outcome::kUnexpectedExit;  // kEnd
   std::string error;                           // kEnd: one line
 };

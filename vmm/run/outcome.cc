@@ -14,6 +14,7 @@ std::string_view OutcomeName(Outcome outcome) {
     case Outcome::kUnexpectedExit: return "unexpected_exit";
     case Outcome::kHostError: return "host_error";
     case Outcome::kKilled: return "killed";
+    case Outcome::kReboot: return "reboot";
   }
   return "unknown";
 }

@@ -18,6 +18,8 @@ enum class Outcome {
   kUnexpectedExit,    // an exit the VMM does not handle
   kHostError,         // an ioctl failed
   kKilled,            // a debugger killed the guest (gdb `kill`)
+  kReboot,            // the guest reset the machine (a device's DeviceAction::kReset:
+                      // the i8042's reset line); sigvisor does not restart it
 };
 
 // The stable name reports print ("exited", "triple_fault", ...).

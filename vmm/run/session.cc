@@ -245,7 +245,14 @@ bool Session::DispatchDeviceExit(VmExit& exit, bool& instrument) {
       });
   switch (result.kind) {
     case DeviceExitResult::Kind::kEnd: return Fail(result.outcome, std::move(result.error));
-    case DeviceExitResult::Kind::kStop: break;
+    case DeviceExitResult::Kind::kStop:
+      if (result.reset) {
+        // Formatted only now that the run is over: "port 0x64 out (i8042 command)".
+        const ExitKey key = ExitKeyOf(exit);
+        return Fail(Outcome::kReboot, "the guest reset the machine: " +
+                                          ExitDetail(key, AccessNameOf(bus_, key), ""));
+      }
+      break;
     case DeviceExitResult::Kind::kContinue:
       if (!stop_requested_) return true;
       break;

@@ -83,7 +83,8 @@ class SessionTest : public ::testing::Test {
 
   RunResult RunScript(std::vector<Step> steps, absl::Duration timeout = absl::Seconds(10),
                       ExitInterceptor* interceptor = nullptr,
-                      std::function<void(SessionOptions&)> tweak = nullptr) {
+                      std::function<void(SessionOptions&)> tweak = nullptr,
+                      std::function<void(Bus&)> add_devices = nullptr) {
     FakeBackend backend(std::move(steps));
     Bus bus;
     SessionOptions options;
@@ -95,6 +96,7 @@ class SessionTest : public ::testing::Test {
     Session session(backend, bus, options);
     hypercalls.Wire(memory_, session);
     EXPECT_TRUE(bus.Register(AddressSpace::kPort, 0x80, 1, &counter_).ok());
+    if (add_devices) add_devices(bus);
     return session.Run();
   }
 
@@ -272,6 +274,39 @@ TEST_F(SessionTest, UnknownPortIsABadDeviceAccess) {
   EXPECT_EQ(result.outcome, Outcome::kBadDeviceAccess);
   EXPECT_NE(result.diagnosis.find("0x1234"), std::string::npos);
   EXPECT_NE(result.diagnosis.find("here"), std::string::npos);
+}
+
+// A device that pulses the reset line on any write, as the i8042 does on 0xfe.
+struct ResetLine : Device {
+  std::string_view name() const override { return "reset-line"; }
+  std::string AccessName(uint64_t) const override { return "reset-line command"; }
+  absl::StatusOr<DeviceAction> Read(uint64_t, std::span<uint8_t> data) override {
+    std::fill(data.begin(), data.end(), 0);
+    return DeviceAction::kContinue;
+  }
+  absl::StatusOr<DeviceAction> Write(uint64_t, std::span<const uint8_t>) override {
+    return DeviceAction::kReset;
+  }
+};
+
+TEST_F(SessionTest, AResetEndsTheRunAsARebootAndTheExitIsCounted) {
+  ResetLine reset;
+  Step pulse = PortWrite(0x64);
+  pulse.bytes = {0xfe};
+  RunResult result = RunScript({PortWrite(0x80), pulse, PortWrite(0x80)}, absl::Seconds(10),
+                               nullptr, nullptr, [&](Bus& bus) {
+                                 ASSERT_TRUE(
+                                     bus.Register(AddressSpace::kPort, 0x64, 1, &reset).ok());
+                               });
+  EXPECT_EQ(result.outcome, Outcome::kReboot);
+  EXPECT_EQ(OutcomeName(result.outcome), "reboot");
+  EXPECT_FALSE(result.complete());
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_EQ(result.diagnosis,
+            "the guest reset the machine: port 0x64 out (reset-line command) at here");
+  EXPECT_EQ(counter_.writes, 1);  // the run ended at the reset
+  EXPECT_EQ(result.ledger.total(), 2u);
+  EXPECT_EQ(result.ledger.by_detail().at({"io", "port 0x64 out (reset-line command)"}).count, 1u);
 }
 
 TEST_F(SessionTest, TripleFaultAndInternalError) {

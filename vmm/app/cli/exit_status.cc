@@ -44,7 +44,8 @@ std::string ExitStatusHelp() {
       "  %-5d  run, trace: the guest exited with a status above %d (the report and the JSON's\n"
       "         exit_code give it; the bundled kernel's 128 + N: signal N killed its init)\n"
       "  %-5d  run, trace: the guest failed: it did not exit (triple fault, panic, emulation\n"
-      "         failure, timeout, bad device access, killed by gdb); one line on stderr\n"
+      "         failure, timeout, bad device access, killed by gdb, reset the machine);\n"
+      "         one line on stderr\n"
       "  %-5d  sigvisor failed: bad input, a run that could not start, or a host error;\n"
       "         one line `sigvisor: error: ...` on stderr\n",
       kGuestStatusMax, kExitIncomplete, kExitGuestStatusAbove122, kGuestStatusMax,
