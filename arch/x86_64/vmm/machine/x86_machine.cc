@@ -252,13 +252,14 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
   // The trap engine first: it takes only its own sites' exits (and, under hw-gd,
   // leaves the debug exits GuestDebug names as a debugger's or tracer's to them).
   options.interceptors.push_back(traps.get());
-  // Where CPL0 is emulated, what the emulator cannot run but the VMM can complete
-  // exactly (int3 as #BP) behaves as on hardware KVM.
-  std::optional<Cpl0Completion> cpl0_completion;
-  if (config.cpl0_emulated) options.interceptors.push_back(&cpl0_completion.emplace(state));
   for (const std::unique_ptr<ExitInterceptor>& interceptor : interceptors) {
     options.interceptors.push_back(interceptor.get());
   }
+  // Where CPL0 is emulated, what the emulator cannot run but the VMM can complete
+  // exactly (int3 as #BP) behaves as on hardware KVM. Last: the gdb stub's own
+  // breakpoints are int3s it recognises first.
+  std::optional<Cpl0Completion> cpl0_completion;
+  if (config.cpl0_emulated) options.interceptors.push_back(&cpl0_completion.emplace(state));
   Bus bus;
   std::optional<ApRunner> ap_runner;
   if (!aps.empty()) {
