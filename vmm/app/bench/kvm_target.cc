@@ -53,7 +53,7 @@ absl::StatusOr<KvmBenchTarget> KvmBenchTarget::Create(const KvmSystem& kvm, cons
   return target;
 }
 
-absl::StatusOr<RunSample> KvmBenchTarget::Run(const RunSpec& spec) const {
+absl::StatusOr<RunSample> KvmBenchTarget::Run(const RunSpec& spec, std::string* console) const {
   x86::MachineConfig config = MachineConfigFor(
       settings_,
       {.cmdline = absl::StrFormat("workload=%s ops=%d", matrix_.workloads[spec.workload],
@@ -67,6 +67,7 @@ absl::StatusOr<RunSample> KvmBenchTarget::Run(const RunSpec& spec) const {
                                                                  : images_[spec.variant];
   absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(*kvm_, image, config);
   if (!report.ok()) return report.status();
+  if (console != nullptr) *console = report->result.console;
   RunSample sample = SampleFromResult(spec, report->result, cpl0_emulated_);
   for (const InjectionRecord& injection : injections) {
     ++sample.injections[std::string(InjectionOutcomeName(injection.outcome))];

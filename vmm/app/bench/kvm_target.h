@@ -32,7 +32,9 @@ class KvmBenchTarget {
     inject_seed_ = seed;
   }
 
-  absl::StatusOr<RunSample> Run(const RunSpec& spec) const;
+  // `console`, when given, receives the guest's console (bench --peer reads the guest's
+  // own timing lines from it).
+  absl::StatusOr<RunSample> Run(const RunSpec& spec, std::string* console = nullptr) const;
 
  private:
   KvmBenchTarget(const KvmSystem& kvm, const Matrix& matrix) : kvm_(&kvm), matrix_(matrix) {}

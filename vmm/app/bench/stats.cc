@@ -104,4 +104,47 @@ double MannWhitneyP(std::span<const double> a, std::span<const double> b) {
   return std::min(1.0, std::erfc(z / std::sqrt(2.0)));
 }
 
+namespace {
+
+// P(Binomial(n, 1/2) <= k), summed exactly in doubles (n is a repetition count).
+double BinomialHalfLowerTail(size_t n, size_t k) {
+  double term = std::pow(0.5, double(n));  // C(n, 0) / 2^n
+  double sum = 0;
+  for (size_t i = 0; i <= k && i <= n; ++i) {
+    sum += term;
+    term = term * double(n - i) / double(i + 1);
+  }
+  return sum;
+}
+
+}  // namespace
+
+PairedComparison ComparePaired(std::span<const double> differences) {
+  PairedComparison c;
+  c.pairs = differences.size();
+  if (differences.empty()) return c;
+  std::vector<double> sorted(differences.begin(), differences.end());
+  std::sort(sorted.begin(), sorted.end());
+  for (double d : sorted) {
+    c.above += d > 0;
+    c.below += d < 0;
+  }
+  c.median = Summarize(sorted).median;
+  const size_t n = sorted.size();
+  // The largest k (1-based) whose interval still covers at least 95%.
+  for (size_t k = 1; 2 * k <= n; ++k) {
+    const double coverage = 1 - 2 * BinomialHalfLowerTail(n, k - 1);
+    if (coverage < 0.95) break;
+    c.has_interval = true;
+    c.low = sorted[k - 1];
+    c.high = sorted[n - k];
+    c.coverage = coverage;
+  }
+  const size_t decided = c.above + c.below;
+  if (decided > 0) {
+    c.sign_p = std::min(1.0, 2 * BinomialHalfLowerTail(decided, std::min(c.above, c.below)));
+  }
+  return c;
+}
+
 }  // namespace sigvisor::bench

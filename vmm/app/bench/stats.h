@@ -1,5 +1,5 @@
-// Summary statistics of repeated timings, and the rank test that says whether two
-// variants' timings differ by more than the noise.
+// Summary statistics of repeated timings, the rank test that says whether two
+// variants' timings differ by more than the noise, and the sign test for paired runs.
 #ifndef SIGVISOR_VMM_APP_BENCH_STATS_H_
 #define SIGVISOR_VMM_APP_BENCH_STATS_H_
 
@@ -33,6 +33,28 @@ double MannWhitneyP(std::span<const double> a, std::span<const double> b);
 // sample wholly below the other): 2 / C(m + n, m) while exact, e.g. 0.33 for two runs
 // against two. 1 when either is empty.
 double MannWhitneyMinP(size_t m, size_t n);
+
+// What paired differences (a_i - b_i, one per repetition, the two measured side by
+// side) say, with no assumption about their distribution: the sign test (under "no
+// difference" each pair is equally likely to go either way) and the interval for the
+// median difference that comes with it, from the sorted differences' order statistics.
+struct PairedComparison {
+  size_t pairs = 0;   // differences given
+  size_t above = 0;   // a > b
+  size_t below = 0;   // a < b (the rest are ties)
+  double median = 0;  // of all the differences
+  // [low, high] = [d_(k), d_(n+1-k)] of the sorted differences, with the largest k
+  // whose coverage 1 - 2 P(Binomial(n, 1/2) < k) is at least 95%; no interval below
+  // 6 pairs, where even [min, max] covers less (5 pairs: 93.75%).
+  bool has_interval = false;
+  double low = 0, high = 0;
+  double coverage = 0;  // the interval's exact coverage, e.g. 0.961 for 9 pairs
+  // Two-sided exact sign-test p-value, ties left out; 1 without pairs.
+  double sign_p = 1;
+
+  bool operator==(const PairedComparison&) const = default;
+};
+PairedComparison ComparePaired(std::span<const double> differences);
 
 }  // namespace sigvisor::bench
 

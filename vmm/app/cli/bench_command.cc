@@ -46,52 +46,93 @@ int PrintBench(const bench::BenchResult& result, BenchOutput& output) {
   return 0;
 }
 
-// --peer: the sigvisor runs (`result`) beside the same workloads on the same image under
-// QEMU; prints the side-by-side table (or the bench JSON with a "peers" member).
-int RunPeers(const bench::BenchResult& result, const std::vector<bench::PeerKind>& peers,
-             const BenchOutput& output, const BenchOptions& options, const KvmSystem& kvm) {
-  absl::StatusOr<const KernelVariant*> variant =
-      ResolveVariant(result.matrix.variants.at(0).name);
-  if (!variant.ok()) return ReportError(variant.status());
-  const char* tmp = std::getenv("TMPDIR");
-  const std::string image = absl::StrFormat("%s/sigvisor-%d-peer-kernel.elf", tmp ? tmp : "/tmp",
-                                            getpid());
-  {
-    std::ofstream out(image, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>((*variant)->bytes.data()),
-              static_cast<std::streamsize>((*variant)->bytes.size()));
+// The bundled kernel's build `variant` written to a file QEMU can boot; removed
+// when this goes out of scope.
+class PeerImageFile {
+ public:
+  static absl::StatusOr<PeerImageFile> Write(const std::string& variant) {
+    absl::StatusOr<const KernelVariant*> build = ResolveVariant(variant);
+    if (!build.ok()) return build.status();
+    const char* tmp = std::getenv("TMPDIR");
+    PeerImageFile file(absl::StrFormat("%s/sigvisor-%d-peer-kernel.elf", tmp ? tmp : "/tmp",
+                                       getpid()));
+    std::ofstream out(file.path_, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>((*build)->bytes.data()),
+              static_cast<std::streamsize>((*build)->bytes.size()));
+    out.close();
     if (!out.good()) {
-      return ReportError(absl::StrFormat("--peer: cannot write the image to '%s'", image));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--peer: cannot write the image to '%s'", file.path_));
+    }
+    return file;
+  }
+  PeerImageFile(PeerImageFile&& other) noexcept : path_(std::move(other.path_)) {
+    other.path_.clear();
+  }
+  PeerImageFile(const PeerImageFile&) = delete;
+  PeerImageFile& operator=(const PeerImageFile&) = delete;
+  PeerImageFile& operator=(PeerImageFile&&) = delete;
+  ~PeerImageFile() {
+    if (!path_.empty()) std::remove(path_.c_str());
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit PeerImageFile(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+// --peer: the matrix's runs under sigvisor interleaved with the same workloads on the
+// same image under QEMU; prints the side-by-side table (or the bench JSON with a
+// "peers" member).
+int BenchSideBySide(const bench::Matrix& matrix, const bench::KvmBenchTarget& target,
+                    const std::vector<bench::PeerKind>& kinds, const BenchOutput& output,
+                    const BenchOptions& options, const KvmSystem& kvm,
+                    const bench::RunnerOptions& runner) {
+  absl::StatusOr<PeerImageFile> image = PeerImageFile::Write(matrix.variants.at(0).name);
+  if (!image.ok()) return ReportError(image.status());
+  std::vector<bench::PeerResult> peers;
+  for (const bench::PeerKind& kind : kinds) {
+    peers.push_back(bench::FindPeer(kind));
+    if (peers.back().skipped) {
+      std::fprintf(stderr, "bench: %s: skipped: %s\n", kind.name.c_str(),
+                   peers.back().skip_reason.c_str());
     }
   }
-  std::vector<bench::PeerResult> measured;
-  for (const bench::PeerKind& peer : peers) {
-    std::fprintf(stderr, "bench: %s: %zu run(s) under qemu -accel %s\n", peer.name.c_str(),
-                 result.matrix.workloads.size() * result.matrix.repetitions, peer.accel.c_str());
-    measured.push_back(bench::RunPeer(peer, image, result.matrix.workloads, result.matrix.ops,
-                                      result.matrix.repetitions, options.runs.memory_mib,
-                                      options.runs.timeout));
-    if (measured.back().skipped) {
-      std::fprintf(stderr, "bench: %s: skipped: %s\n", peer.name.c_str(),
-                   measured.back().skip_reason.c_str());
+  bench::ProgressPrinter progress(matrix.runs());
+  bench::RunnerOptions with_progress = runner;
+  with_progress.on_progress = progress.Callback(matrix, "bench --peer");
+  const bench::SideBySideResult result = bench::RunSideBySide(
+      matrix,
+      [&](const bench::RunSpec& spec, std::string* console) { return target.Run(spec, console); },
+      std::move(peers),
+      [&](const bench::PeerResult& peer, const std::string& workload, uint32_t repetition) {
+        return bench::RunPeerOnce(peer, image->path(), workload, repetition, matrix.ops,
+                                  options.runs.memory_mib, options.runs.timeout);
+      },
+      with_progress);
+  progress.Finish();
+  for (const bench::PeerResult& p : result.peers) {
+    if (p.skipped && !p.path.empty()) {
+      std::fprintf(stderr, "bench: %s: skipped: %s\n", p.kind.name.c_str(),
+                   p.skip_reason.c_str());
     }
   }
-  std::remove(image.c_str());
   const uint64_t tsc_khz = bench::HostTscKhz(kvm.fd());
   if (output.format == OutputFormat::kJson) {
-    nlohmann::ordered_json doc = bench::BenchToJson(result);
-    doc["peers"] = bench::PeersToJson(measured, tsc_khz);
+    nlohmann::ordered_json doc = bench::BenchToJson(result.sigvisor);
+    doc["peers"] = bench::PeersToJson(result, tsc_khz);
     std::printf("%s\n", WithBuildInfo(std::move(doc)).dump(2).c_str());
   } else {
-    std::printf("%s", bench::FormatPeerTable(result, measured, tsc_khz).c_str());
+    std::printf("%s", bench::FormatPeerTable(result, tsc_khz).c_str());
   }
   std::fflush(stdout);
-  bool failed = !result.complete();
-  for (const bench::PeerResult& p : measured) {
+  bool failed = !result.sigvisor.complete();
+  for (const bench::PeerResult& p : result.peers) {
     for (const bench::PeerRun& r : p.runs) failed = failed || !r.ok;
   }
-  if (!result.complete()) {
-    std::fprintf(stderr, "sigvisor: %s\n", bench::CompletenessLine(result).c_str());
+  if (!result.sigvisor.complete()) {
+    std::fprintf(stderr, "sigvisor: %s\n", bench::CompletenessLine(result.sigvisor).c_str());
   }
   return failed ? 1 : 0;
 }
@@ -173,18 +214,20 @@ int BenchCommand(const BenchOptions& options) {
   if (!injections.ok()) return ReportError(injections.status());
   target->SetInjection(*std::move(injections), options.runs.seed);
 
-  const bench::RunRange range = bench::ShardRange(matrix.runs(), shard);
   bench::InstallInterruptHandler();
-  bench::ProgressPrinter progress(range.end - range.begin);
   bench::RunnerOptions runner;
   runner.shard = shard;
   runner.host = {host->info.kind, host->info.cpl0_emulated};
-  runner.on_progress = progress.Callback(matrix, "bench");
   runner.stop_requested = bench::InterruptRequested;
+  if (!peers.empty()) {
+    return BenchSideBySide(matrix, *target, peers, *output, options, host->kvm, runner);
+  }
+  const bench::RunRange range = bench::ShardRange(matrix.runs(), shard);
+  bench::ProgressPrinter progress(range.end - range.begin);
+  runner.on_progress = progress.Callback(matrix, "bench");
   bench::BenchResult result = bench::RunMatrix(
       matrix, [&](const bench::RunSpec& spec) { return target->Run(spec); }, runner);
   progress.Finish();
-  if (!peers.empty()) return RunPeers(result, peers, *output, options, host->kvm);
   return PrintBench(result, *output);
 }
 
