@@ -79,3 +79,22 @@ TEST(AbiLayoutTest, NumbersAreDistinctAndPortsFit) {
 }
 
 }  // namespace
+
+// The Linux marker port (ABI "The Linux marker protocol"): one 4-byte access that
+// overlaps neither the hypercall block nor fw_cfg, and whose command words keep the
+// magic half clear.
+TEST(AbiLayoutTest, LinuxMarkerPort) {
+  constexpr uint32_t kHypercallEnd = SIGVISOR_HC_PORT_BASE + 16;
+  constexpr uint32_t kFwCfgBase = 0x510, kFwCfgEnd = 0x51c;
+  EXPECT_GE(SIGVISOR_LINUX_MARKER_PORT, kHypercallEnd);
+  EXPECT_TRUE(SIGVISOR_LINUX_MARKER_PORT >= kFwCfgEnd ||
+              SIGVISOR_LINUX_MARKER_PORT + SIGVISOR_LINUX_MARKER_PORTS <= kFwCfgBase);
+  EXPECT_EQ(SIGVISOR_LINUX_MARKER_PORTS, 4u);
+  EXPECT_GT(SIGVISOR_LINUX_MARKER_PORT, 0xffu);  // DX form: dx holds the port, not an argument
+  EXPECT_EQ(SIGVISOR_LINUX_MARKER_MAGIC & ~SIGVISOR_LINUX_MARKER_MAGIC_MASK, 0u);
+  for (uint32_t command : {SIGVISOR_LINUX_MARKER_PHASE_BEGIN, SIGVISOR_LINUX_MARKER_PHASE_END,
+                           SIGVISOR_LINUX_MARKER_EXIT}) {
+    EXPECT_EQ(command & SIGVISOR_LINUX_MARKER_MAGIC_MASK, 0u);
+  }
+  EXPECT_EQ(SIGVISOR_PHASE_NAME_MAX, 4u * 8u);  // four registers carry the name
+}

@@ -128,6 +128,45 @@ struct sigvisor_hc_panic {
 #endif
 
 /* ------------------------------------------------------------------------------
+ * The Linux marker protocol (docs/linux-workloads.md).
+ *
+ * A Linux guest's user processes have no guest-physical argument blocks and cannot
+ * reach the hypercall ports; the embedded init (guest-kit/linux) marks its phases and
+ * its end with one 4-byte port write whose arguments travel in registers. As root it
+ * first calls ioperm(SIGVISOR_LINUX_MARKER_PORT, 4, 1): Linux then sets the port's
+ * bits in the TSS I/O bitmap, so that the `out` below exits to the VMM from CPL3 (on
+ * hardware KVM natively; on a PVM host KVM's emulator checks the same bitmap and
+ * exits, measured). Then, for each marker:
+ *
+ *     outl %eax, (%dx)        # dx = SIGVISOR_LINUX_MARKER_PORT
+ *
+ *   eax  SIGVISOR_LINUX_MARKER_MAGIC | command (SIGVISOR_LINUX_MARKER_*)
+ *   rbx, rcx, rsi, rdi   PHASE_BEGIN: the phase name, 32 bytes
+ *        (SIGVISOR_PHASE_NAME_MAX) in that order, each register little-endian (its
+ *        low byte first), NUL-padded; NUL-terminated unless all 32 are used
+ *   r8   PHASE_BEGIN: ops; EXIT: the exit status (the VMM takes status & 0xff)
+ *   r9   PHASE_BEGIN: flags (SIGVISOR_PHASE_*, as the hypercall's)
+ *   r10  PHASE_BEGIN, PHASE_END: the guest's rdtsc just before the `out`
+ *   r11  PHASE_BEGIN: the Linux x86-64 system call each operation makes once, + 1
+ *        (0 = none), as op_syscall_plus1
+ * Registers a command does not name are ignored. The port is neither read nor
+ * written otherwise; DX holds the port, which is above 0xff, so it is not an
+ * argument. The VMM reads the registers at the exit and answers as it does the
+ * phase_begin, phase_end and exit hypercalls; a write that is not 4 bytes, lacks the
+ * magic or names an unknown command fails the run as a bad device access.
+ *
+ * Why 0x520: outside the hypercall block (0x500-0x50f) and QEMU's fw_cfg
+ * (0x510-0x51b), and no PC device Linux probes is there.
+ * ------------------------------------------------------------------------------ */
+#define SIGVISOR_LINUX_MARKER_PORT SIGVISOR_U(0x520)
+#define SIGVISOR_LINUX_MARKER_PORTS SIGVISOR_U(4) /* the ioperm range: one 4-byte access */
+#define SIGVISOR_LINUX_MARKER_MAGIC SIGVISOR_U(0x53560000) /* "SV" in the high half */
+#define SIGVISOR_LINUX_MARKER_MAGIC_MASK SIGVISOR_U(0xffff0000)
+#define SIGVISOR_LINUX_MARKER_PHASE_BEGIN SIGVISOR_U(1)
+#define SIGVISOR_LINUX_MARKER_PHASE_END SIGVISOR_U(2)
+#define SIGVISOR_LINUX_MARKER_EXIT SIGVISOR_U(3)
+
+/* ------------------------------------------------------------------------------
  * Fault injection (see docs/inject.md).
  *
  * When the VMM injects (boot flag SIGVISOR_BOOT_INJECT_EVENTS), the guest kernel

@@ -1,0 +1,69 @@
+/*
+ * /init of the Linux guest's initramfs: runs the workload the kernel command line
+ * names, marks its phases for the VMM, reports its exit and powers the machine off.
+ * Linux hands init the boot parameters it does not know and that have no dot as
+ * environment variables:
+ *   sigvisor_workload=summary|divzero|lat_sig|sigpingpong|pipe_rw|selftest  (summary)
+ *   sigvisor_ops=N            measured operations per phase (16)
+ *   sigvisor_case=NAME|all    the self-test's case (all)
+ * Run anywhere else (not as pid 1, or with SIGVISOR_MARKER=none) it prints the
+ * markers instead and exits with the status: its host tests run it so.
+ */
+#include "guest-kit/lib/string.h"
+#include "guest-kit/linux/lrt.h"
+#include "guest-kit/linux/marker.h"
+#include "guest-kit/linux/selftest.h"
+#include "guest-kit/linux/workloads.h"
+
+#define DEFAULT_OPS 16
+
+static int summary(unsigned long ops) {
+  int failed = 0;
+  failed |= linux_divzero(ops);
+  failed |= linux_lat_sig(ops);
+  failed |= linux_sigpingpong(ops);
+  failed |= linux_pipe_rw(ops);
+  return failed;
+}
+
+struct workload {
+  const char *name;
+  int (*run)(unsigned long ops);
+};
+
+static const struct workload workloads[] = {
+    {"summary", summary},           {"divzero", linux_divzero}, {"lat_sig", linux_lat_sig},
+    {"sigpingpong", linux_sigpingpong}, {"pipe_rw", linux_pipe_rw},
+};
+
+static int run(const char *name, unsigned long ops) {
+  if (strcmp(name, "selftest") == 0) {
+    const char *which = env_get("sigvisor_case");
+    return linux_selftest(which ? which : "all");
+  }
+  for (unsigned i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
+    if (strcmp(name, workloads[i].name) == 0) return workloads[i].run(ops);
+  printf("sigvisor init: unknown workload '%s' (known: summary divzero lat_sig sigpingpong "
+         "pipe_rw selftest)\n",
+         name);
+  return 127;
+}
+
+int main(int argc, char **argv) {
+  marker_init();
+  const char *name = env_get("sigvisor_workload");
+  if (!name) name = "summary";
+  const unsigned long ops = env_get_ulong("sigvisor_ops", DEFAULT_OPS);
+  printf("sigvisor init: workload %s, %lu ops\n", name, ops);
+  const int status = run(name, ops);
+  printf("sigvisor init: exit status %d\n", status);
+  marker_exit(status);
+  if (sys_getpid() != 1) return status;
+  /* The VMM ended the run at the exit marker; powering off is for a VMM that did not. */
+  const long ret = sys_reboot(LINUX_REBOOT_CMD_POWER_OFF);
+  printf("sigvisor init: power off failed: %ld\n", ret);
+  for (;;) {
+    const sigset_t none = 0;
+    sys_sigsuspend(&none); /* init must not exit: the kernel would panic */
+  }
+}

@@ -1,0 +1,24 @@
+/* The init's side of the Linux marker protocol (guest-kit/abi/sigvisor_abi.h, "The
+ * Linux marker protocol"): phase markers and the exit, as port writes with their
+ * arguments in registers. Without the port (a program run outside sigvisor, on the
+ * host: its tests) the markers are printed instead, so the same binary runs anywhere. */
+#ifndef SIGVISOR_GUEST_KIT_LINUX_MARKER_H_
+#define SIGVISOR_GUEST_KIT_LINUX_MARKER_H_
+
+#include <stdint.h>
+
+/* Marks through the port when this is the guest's init (pid 1) as root, the
+ * environment does not say SIGVISOR_MARKER=none and ioperm grants the port; prints
+ * the markers otherwise. Says which on stdout. Call once, first. */
+void marker_init(void);
+
+/* A measured phase of `ops` operations, each making Linux system call `op_syscall`
+ * once (-1: none), preceded by the calibration phases the VMM subtracts (as
+ * guest-kit/user's phase_begin). */
+void phase_begin(const char *name, unsigned long ops, int op_syscall);
+void phase_end(void);
+
+/* The program's exit status, for the VMM's report (the run ends at it). */
+void marker_exit(int status);
+
+#endif /* SIGVISOR_GUEST_KIT_LINUX_MARKER_H_ */
