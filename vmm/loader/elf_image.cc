@@ -282,12 +282,14 @@ absl::Status CheckNoOverlap(const std::vector<ElfSegment>& segments) {
   return absl::OkStatus();
 }
 
-// The vCPU starts at e_entry; make sure there is code there.
+// The vCPU starts at e_entry; make sure there is code there. A sigvisor image's entry
+// is virtual (and its vaddr is its paddr); a Linux vmlinux's is physical (ENTRY is
+// phys_startup_64), so either kind of address counts.
 absl::Status CheckEntry(uint64_t entry, const std::vector<ElfSegment>& segments) {
   for (const ElfSegment& s : segments) {
-    if ((s.flags & PF_X) != 0 && entry >= s.vaddr && entry - s.vaddr < s.memsz) {
-      return absl::OkStatus();
-    }
+    if ((s.flags & PF_X) == 0) continue;
+    if (entry >= s.vaddr && entry - s.vaddr < s.memsz) return absl::OkStatus();
+    if (entry >= s.paddr && entry - s.paddr < s.memsz) return absl::OkStatus();
   }
   return Invalid(absl::StrFormat(
       "entry point 0x%x is not inside any executable PT_LOAD segment (check ENTRY() and the "
@@ -452,18 +454,53 @@ constexpr uint64_t AlignUp(uint64_t value, uint64_t align) {
 // .note.gnu.property); binutils decides the same way from the area's alignment.
 uint64_t NoteAlignment(uint64_t area_align) { return area_align == 8 ? 8 : 4; }
 
-bool IsSigvisorAbiNote(Bytes area, const Elf64_Nhdr& nh, uint64_t name_offset) {
-  constexpr size_t kNameSize = sizeof(SIGVISOR_NOTE_NAME);  // including the NUL
-  return nh.n_type == SIGVISOR_NOTE_TYPE_ABI && nh.n_namesz == kNameSize &&
-         std::memcmp(area.data() + name_offset, SIGVISOR_NOTE_NAME, kNameSize) == 0;
+// XEN_ELFNOTE_PHYS32_ENTRY, from Xen's public/elfnote.h: the PVH entry point.
+constexpr uint32_t kXenElfnotePhys32Entry = 18;
+constexpr char kXenNoteName[] = "Xen";
+
+bool IsNote(Bytes area, const Elf64_Nhdr& nh, uint64_t name_offset, std::string_view owner,
+            uint32_t type) {
+  // The name is stored with its NUL, which `owner.size() + 1` counts.
+  return nh.n_type == type && nh.n_namesz == owner.size() + 1 &&
+         std::memcmp(area.data() + name_offset, owner.data(), owner.size()) == 0 &&
+         area[name_offset + owner.size()] == 0;
 }
 
-// Walks the notes of one PT_NOTE segment or SHT_NOTE section and returns the
-// versions of the sigvisor ABI notes in it. Other notes are skipped, but must be
+// The notes sigvisor reads, as found. The same note is usually reachable both as a
+// PT_NOTE segment and as an SHT_NOTE section, so each may be found more than once.
+struct FoundNotes {
+  std::vector<uint32_t> abi_versions;
+  std::vector<uint32_t> pvh_entries;
+};
+
+// The PVH entry note's descriptor: 32-bit, or 64-bit as x86-64 Linux writes it
+// (ELFNOTE with _ASM_PTR), which must still hold a 32-bit address.
+absl::StatusOr<uint32_t> ReadPvhEntry(Bytes area, const Elf64_Nhdr& nh, uint64_t desc_offset,
+                                      std::string_view where) {
+  if (nh.n_descsz == sizeof(uint32_t)) {
+    std::optional<uint32_t> entry = ReadStruct<uint32_t>(area, desc_offset);
+    if (!entry) return absl::InternalError("note descriptor out of range");  // checked
+    return *entry;
+  }
+  if (nh.n_descsz != sizeof(uint64_t)) {
+    return Invalid(absl::StrFormat(
+        "%s: Xen PVH entry note has a %d-byte descriptor; expected 4 or 8 (an address)", where,
+        nh.n_descsz));
+  }
+  std::optional<uint64_t> entry = ReadStruct<uint64_t>(area, desc_offset);
+  if (!entry) return absl::InternalError("note descriptor out of range");  // checked
+  if (*entry > UINT32_MAX) {
+    return Invalid(absl::StrFormat(
+        "%s: Xen PVH entry note gives 0x%x, above 4 GiB; the PVH entry is 32-bit", where,
+        *entry));
+  }
+  return static_cast<uint32_t>(*entry);
+}
+
+// Walks the notes of one PT_NOTE segment or SHT_NOTE section and adds the sigvisor
+// ABI and PVH entry notes in it to `found`. Other notes are skipped, but must be
 // well-formed: a note running off the end of its area means a corrupt image.
-absl::StatusOr<std::vector<uint32_t>> AbiVersionsIn(Bytes area, uint64_t align,
-                                                    std::string_view where) {
-  std::vector<uint32_t> versions;
+absl::Status ScanNotes(Bytes area, uint64_t align, std::string_view where, FoundNotes& found) {
   uint64_t pos = 0;
   while (pos < area.size()) {
     std::optional<Elf64_Nhdr> nh = ReadStruct<Elf64_Nhdr>(area, pos);
@@ -481,7 +518,7 @@ absl::StatusOr<std::vector<uint32_t>> AbiVersionsIn(Bytes area, uint64_t align,
           "its area (%d bytes)",
           where, pos, nh->n_namesz, nh->n_descsz, area.size()));
     }
-    if (IsSigvisorAbiNote(area, *nh, name_offset)) {
+    if (IsNote(area, *nh, name_offset, SIGVISOR_NOTE_NAME, SIGVISOR_NOTE_TYPE_ABI)) {
       if (nh->n_descsz != sizeof(uint32_t)) {
         return Invalid(absl::StrFormat(
             "%s: sigvisor ABI note has a %d-byte descriptor; expected 4 (one uint32 version)",
@@ -489,50 +526,52 @@ absl::StatusOr<std::vector<uint32_t>> AbiVersionsIn(Bytes area, uint64_t align,
       }
       std::optional<uint32_t> version = ReadStruct<uint32_t>(area, desc_offset);
       if (!version) return absl::InternalError("note descriptor out of range");  // checked
-      versions.push_back(*version);
+      found.abi_versions.push_back(*version);
+    } else if (IsNote(area, *nh, name_offset, kXenNoteName, kXenElfnotePhys32Entry)) {
+      absl::StatusOr<uint32_t> entry = ReadPvhEntry(area, *nh, desc_offset, where);
+      if (!entry.ok()) return entry.status();
+      found.pvh_entries.push_back(*entry);
     }
     pos = AlignUp(desc_end, align);
   }
-  return versions;
+  return absl::OkStatus();
 }
 
-// The ABI version from every PT_NOTE segment and SHT_NOTE section. The same note is
-// usually reachable both ways; copies must agree.
-absl::StatusOr<std::optional<uint32_t>> ReadAbiVersion(Bytes bytes,
-                                                       const std::vector<Elf64_Phdr>& phdrs,
-                                                       const std::vector<Elf64_Shdr>& shdrs,
-                                                       const std::vector<std::string>& names) {
-  std::vector<uint32_t> versions;
-  auto scan = [&](Bytes area, uint64_t area_align, const std::string& where) -> absl::Status {
-    absl::StatusOr<std::vector<uint32_t>> found =
-        AbiVersionsIn(area, NoteAlignment(area_align), where);
-    if (!found.ok()) return found.status();
-    versions.insert(versions.end(), found->begin(), found->end());
-    return absl::OkStatus();
-  };
+// The notes of every PT_NOTE segment and SHT_NOTE section.
+absl::StatusOr<FoundNotes> ReadNotes(Bytes bytes, const std::vector<Elf64_Phdr>& phdrs,
+                                     const std::vector<Elf64_Shdr>& shdrs,
+                                     const std::vector<std::string>& names) {
+  FoundNotes found;
   for (size_t i = 0; i < phdrs.size(); ++i) {
     const Elf64_Phdr& ph = phdrs[i];
     if (ph.p_type != PT_NOTE) continue;
     const std::string where = absl::StrFormat("program header %d (PT_NOTE)", i);
     std::optional<Bytes> area = SubSpan(bytes, ph.p_offset, ph.p_filesz);
     if (!area) return Invalid(OutsideFile(where, ph.p_offset, ph.p_filesz, bytes.size()));
-    if (absl::Status s = scan(*area, ph.p_align, where); !s.ok()) return s;
+    absl::Status s = ScanNotes(*area, NoteAlignment(ph.p_align), where, found);
+    if (!s.ok()) return s;
   }
   for (size_t i = 0; i < shdrs.size(); ++i) {
     if (shdrs[i].sh_type != SHT_NOTE) continue;
     absl::StatusOr<Bytes> area = SectionBytes(bytes, shdrs[i]);
     if (!area.ok()) return area.status();
     const std::string where = absl::StrFormat("section %d (%s)", i, names[i]);
-    if (absl::Status s = scan(*area, shdrs[i].sh_addralign, where); !s.ok()) return s;
+    absl::Status s = ScanNotes(*area, NoteAlignment(shdrs[i].sh_addralign), where, found);
+    if (!s.ok()) return s;
   }
-  if (versions.empty()) return std::optional<uint32_t>();
-  for (uint32_t v : versions) {
-    if (v != versions.front()) {
-      return Invalid(absl::StrFormat("conflicting sigvisor ABI notes: versions %d and %d",
-                                     versions.front(), v));
-    }
+  return found;
+}
+
+// The one value copies of a note agree on; nullopt when there is no copy.
+absl::StatusOr<std::optional<uint32_t>> Agreed(const std::vector<uint32_t>& copies,
+                                               std::string_view what, bool hex) {
+  if (copies.empty()) return std::optional<uint32_t>();
+  for (uint32_t v : copies) {
+    if (v == copies.front()) continue;
+    return Invalid(hex ? absl::StrFormat("conflicting %s: 0x%x and 0x%x", what, copies.front(), v)
+                       : absl::StrFormat("conflicting %s: %d and %d", what, copies.front(), v));
   }
-  return std::optional<uint32_t>(versions.front());
+  return std::optional<uint32_t>(copies.front());
 }
 
 }  // namespace
@@ -593,9 +632,16 @@ absl::StatusOr<ElfImage> ElfImage::Parse(std::vector<uint8_t> bytes,
   absl::StatusOr<SymbolTable> symbols = ReadSymbols(file, *shdrs, IsElf32(*ehdr));
   if (!symbols.ok()) return symbols.status();
   image.symbols_ = *std::move(symbols);
-  absl::StatusOr<std::optional<uint32_t>> abi = ReadAbiVersion(file, *phdrs, *shdrs, *names);
+  absl::StatusOr<FoundNotes> notes = ReadNotes(file, *phdrs, *shdrs, *names);
+  if (!notes.ok()) return notes.status();
+  absl::StatusOr<std::optional<uint32_t>> abi =
+      Agreed(notes->abi_versions, "sigvisor ABI notes: versions", /*hex=*/false);
   if (!abi.ok()) return abi.status();
   image.abi_version_ = *abi;
+  absl::StatusOr<std::optional<uint32_t>> pvh =
+      Agreed(notes->pvh_entries, "Xen PVH entry notes", /*hex=*/true);
+  if (!pvh.ok()) return pvh.status();
+  image.pvh_entry_ = *pvh;
   image.executable_sections_ = ExecutableSections(file, *shdrs, *names);
   // A sigvisor image also carries a Multiboot header for QEMU, but sigvisor boots it
   // by its program headers at its 64-bit entry.

@@ -9,8 +9,10 @@
 // Accepted images: ELF64, little-endian, EM_X86_64, ET_EXEC, statically linked
 // (no PT_INTERP), at least one PT_LOAD, PT_LOAD segments that lie inside the file,
 // have p_filesz <= p_memsz, do not wrap around 2^64 and do not overlap in physical
-// memory, and an entry point inside an executable PT_LOAD. Section headers are
-// optional: an image with e_shoff == 0 loads, just without symbols or sections.
+// memory, and an entry point inside an executable PT_LOAD (by virtual address, or by
+// physical address: a Linux vmlinux's e_entry is physical, startup_64's load address).
+// Section headers are optional: an image with e_shoff == 0 loads, just without
+// symbols or sections.
 //
 // Multiboot v1 kernels (multiboot.h): an ELF32 file (EM_386 or EM_X86_64) is
 // accepted only when it carries a Multiboot header; its headers and symbols are
@@ -87,6 +89,12 @@ class ElfImage {
   // nullopt if the image has none.
   std::optional<uint32_t> abi_version() const { return abi_version_; }
 
+  // The 32-bit physical entry of the Xen PVH boot protocol: the note with owner "Xen",
+  // type XEN_ELFNOTE_PHYS32_ENTRY (18), that Linux carries with CONFIG_PVH and QEMU and
+  // Firecracker enter a vmlinux by. Its descriptor is 4 bytes, or 8 as x86-64 Linux
+  // writes it (an address, which must be below 4 GiB). nullopt if the image has none.
+  std::optional<uint32_t> pvh_entry() const { return pvh_entry_; }
+
   // The Multiboot v1 header, for a kernel booted the way `qemu -kernel` boots it;
   // nullopt for a sigvisor image.
   const std::optional<MultibootHeader>& multiboot() const { return multiboot_; }
@@ -116,6 +124,7 @@ class ElfImage {
   uint64_t load_begin_ = 0;
   uint64_t load_end_ = 0;
   std::optional<uint32_t> abi_version_;
+  std::optional<uint32_t> pvh_entry_;
   std::optional<MultibootHeader> multiboot_;
   int elf_class_ = 64;
   SymbolTable symbols_;

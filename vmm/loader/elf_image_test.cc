@@ -31,6 +31,7 @@ using ::sigvisor::testing::kTextPaddr;
 using ::sigvisor::testing::PatchEhdr;
 using ::sigvisor::testing::PatchPhdr;
 using ::sigvisor::testing::PatchShdr;
+using ::sigvisor::testing::TestNote;
 using ::sigvisor::testing::TestSegment;
 using ::sigvisor::testing::ValidGuest;
 using ::testing::HasSubstr;
@@ -186,6 +187,69 @@ TEST(ElfImageTest, ConflictingAbiNotes) {
   ElfBuilder b = Loads({Code(0x100000, 16)});  // carries SIGVISOR_ABI_VERSION
   b.AddAbiNote(SIGVISOR_ABI_VERSION + 1);
   ExpectError(b.Build().bytes, "conflicting sigvisor ABI notes");
+}
+
+// ---- Xen PVH entry note -------------------------------------------------------------
+
+TestNote PvhNote(std::vector<uint8_t> desc) {
+  return {.owner = "Xen", .type = 18, .desc = std::move(desc)};  // XEN_ELFNOTE_PHYS32_ENTRY
+}
+
+TEST(ElfImageTest, PvhEntryNoteOf4Bytes) {
+  ElfBuilder b = Loads({Code(0x100000, 16)});
+  b.AddNote(PvhNote({0x50, 0x08, 0x10, 0x00}));
+  absl::StatusOr<ElfImage> image = ElfImage::Parse(b.Build().bytes);
+  ASSERT_TRUE(image.ok()) << image.status();
+  EXPECT_EQ(image->pvh_entry(), std::optional<uint32_t>(0x100850));
+  EXPECT_EQ(image->abi_version(), std::optional<uint32_t>(SIGVISOR_ABI_VERSION));
+}
+
+TEST(ElfImageTest, PvhEntryNoteOf8BytesAsX8664LinuxWritesIt) {
+  // Debian 6.1's vmlinux: Xen note 18, descriptor 50 08 00 01 00 00 00 00, found in its
+  // PT_NOTE and in its .notes section, among Xen's other notes.
+  ElfBuilder b = Loads({Code(0x1000000, 16)});
+  b.AddNote({.owner = "Xen", .type = 6, .desc = {'l', 'i', 'n', 'u', 'x', 0}})
+      .AddNote({.owner = "Xen", .type = 17, .desc = {1, 0x88, 0, 0}})
+      .AddNote(PvhNote({0x50, 0x08, 0x00, 0x01, 0, 0, 0, 0}));
+  absl::StatusOr<ElfImage> image = ElfImage::Parse(b.Build().bytes);
+  ASSERT_TRUE(image.ok()) << image.status();
+  EXPECT_EQ(image->pvh_entry(), std::optional<uint32_t>(0x1000850));
+}
+
+TEST(ElfImageTest, NoPvhEntryNote) {
+  ElfBuilder b = Loads({Code(0x100000, 16)});
+  b.AddNote({.owner = "Xen", .type = 17, .desc = {1, 2, 3, 4}})    // another Xen note
+      .AddNote({.owner = "Xe", .type = 18, .desc = {1, 2, 3, 4}})   // another owner
+      .AddNote({.owner = "Xenx", .type = 18, .desc = {1, 2, 3, 4}});
+  absl::StatusOr<ElfImage> image = ElfImage::Parse(b.Build().bytes);
+  ASSERT_TRUE(image.ok()) << image.status();
+  EXPECT_EQ(image->pvh_entry(), std::nullopt);
+  EXPECT_EQ(ElfImage::Parse(ValidBytes())->pvh_entry(), std::nullopt);
+}
+
+TEST(ElfImageTest, PvhEntryNoteFoundInSectionOnlyAndSegmentOnly) {
+  for (bool in_segment : {false, true}) {
+    ElfBuilder b = Loads({Code(0x100000, 16)});
+    b.AddNote(PvhNote({4, 3, 2, 1})).NotesIn(in_segment, !in_segment);
+    absl::StatusOr<ElfImage> image = ElfImage::Parse(b.Build().bytes);
+    ASSERT_TRUE(image.ok()) << image.status();
+    EXPECT_EQ(image->pvh_entry(), std::optional<uint32_t>(0x01020304));
+  }
+}
+
+TEST(ElfImageTest, PvhEntryNoteRefusals) {
+  ElfBuilder wrong_size = Loads({Code(0x100000, 16)});
+  wrong_size.AddNote(PvhNote({1, 2})).NotesIn(true, false);
+  ExpectError(wrong_size.Build().bytes,
+              "program header 1 (PT_NOTE): Xen PVH entry note has a 2-byte descriptor; expected "
+              "4 or 8 (an address)");
+  ElfBuilder above_4g = Loads({Code(0x100000, 16)});
+  above_4g.AddNote(PvhNote({0, 0, 0, 0, 1, 0, 0, 0})).NotesIn(true, false);
+  ExpectError(above_4g.Build().bytes,
+              "Xen PVH entry note gives 0x100000000, above 4 GiB; the PVH entry is 32-bit");
+  ElfBuilder conflicting = Loads({Code(0x100000, 16)});
+  conflicting.AddNote(PvhNote({0, 0, 0x10, 0})).AddNote(PvhNote({0x10, 0, 0x10, 0}));
+  ExpectError(conflicting.Build().bytes, "conflicting Xen PVH entry notes: 0x100000 and 0x100010");
 }
 
 TEST(ElfImageTest, NoteRunningPastItsArea) {
@@ -372,6 +436,21 @@ TEST(ElfImageTest, OverlapIsByPhysicalAddress) {
   TestSegment b = Code(0x200000, 0x10);
   b.vaddr = 0x100000;
   EXPECT_TRUE(ElfImage::Parse(Loads({a, b}).Build().bytes).ok());
+}
+
+TEST(ElfImageTest, EntryByPhysicalAddressAsInAVmlinux) {
+  // Linux links at 0xffffffff81000000 and loads at 0x1000000; e_entry is physical.
+  TestSegment text = Code(0x1000000, 0x100);
+  text.vaddr = 0xffffffff81000000;
+  ElfBuilder b;
+  b.SetEntry(0x1000000).AddSegment(text);
+  absl::StatusOr<ElfImage> image = ElfImage::Parse(b.Build().bytes);
+  ASSERT_TRUE(image.ok()) << image.status();
+  EXPECT_EQ(image->entry(), 0x1000000u);
+  EXPECT_EQ(image->load_begin(), 0x1000000u);
+  EXPECT_EQ(image->abi_version(), std::nullopt);
+  EXPECT_FALSE(image->multiboot().has_value());
+  ExpectError(ElfBuilder(b).SetEntry(0x1000100).Build().bytes, "entry point 0x1000100");
 }
 
 TEST(ElfImageTest, EntryOutsideExecutableSegment) {
