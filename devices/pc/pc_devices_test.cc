@@ -3,6 +3,7 @@
 
 #include "devices/pc/fw_cfg.h"
 #include "devices/pc/pc_stubs.h"
+#include "devices/pc/unclaimed.h"
 #include "gtest/gtest.h"
 
 namespace sigvisor {
@@ -62,6 +63,57 @@ TEST(PcStubsTest, PicKeepsTheMaskAndPciReadsAllOnes) {
   ASSERT_TRUE(pci.Read(4, data).ok());
   EXPECT_EQ(data[0], 0xff);
   EXPECT_EQ(data[3], 0xff);
+}
+
+TEST(PcStubsTest, PciAddressRegisterIsOneDwordAndNoDeviceAnswers) {
+  PciAbsent pci;
+  // Linux's pci_check_type1: a byte at 0xcfb, then the dword read back.
+  const uint8_t mechanism[1] = {0x01};
+  ASSERT_TRUE(pci.Write(3, mechanism).ok());
+  uint8_t dword[4] = {0xee, 0xee, 0xee, 0xee};
+  ASSERT_TRUE(pci.Read(0, dword).ok());
+  EXPECT_EQ(std::vector<uint8_t>(dword, dword + 4), (std::vector<uint8_t>{0, 0, 0, 0}));
+  const uint8_t enable[4] = {0x00, 0x00, 0x00, 0x80};
+  ASSERT_TRUE(pci.Write(0, enable).ok());
+  ASSERT_TRUE(pci.Read(0, dword).ok());
+  EXPECT_EQ(std::vector<uint8_t>(dword, dword + 4), (std::vector<uint8_t>{0, 0, 0, 0x80}));
+  uint8_t high_byte[1] = {};
+  ASSERT_TRUE(pci.Read(3, high_byte).ok());
+  EXPECT_EQ(high_byte[0], 0x80);
+
+  // Vendor and device ID of 00:00.0 and of every other function: all-ones.
+  const uint8_t device[4] = {0x00, 0x08, 0x00, 0x80};  // 00:01.0, register 0
+  ASSERT_TRUE(pci.Write(0, device).ok());
+  uint8_t id[2] = {};
+  ASSERT_TRUE(pci.Read(4, id).ok());
+  EXPECT_EQ(id[0], 0xff);
+  EXPECT_EQ(id[1], 0xff);
+  uint8_t class_code[2] = {};
+  ASSERT_TRUE(pci.Read(6, class_code).ok());  // 0xcfe: PCI_CLASS_DEVICE's half
+  EXPECT_EQ(class_code[0], 0xff);
+  const uint8_t ignored[4] = {1, 2, 3, 4};
+  ASSERT_TRUE(pci.Write(4, ignored).ok());  // config writes go nowhere
+  ASSERT_TRUE(pci.Read(4, id).ok());
+  EXPECT_EQ(id[0], 0xff);
+  ASSERT_TRUE(pci.Read(0, dword).ok());
+  EXPECT_EQ(dword[1], 0x08);  // the address register is untouched by them
+  EXPECT_EQ(pci.AccessName(0), "pci-config address");
+  EXPECT_EQ(pci.AccessName(4), "pci-config data");
+}
+
+TEST(UnclaimedTest, ReadsAllOnesAtAnyWidthAndDropsWrites) {
+  Unclaimed unclaimed;
+  EXPECT_EQ(unclaimed.name(), "unclaimed");
+  EXPECT_EQ(unclaimed.AccessName(0x61), "unclaimed");
+  uint8_t bytes[8] = {};
+  ASSERT_TRUE(unclaimed.Read(0x61, std::span<uint8_t>(bytes, 1)).ok());
+  EXPECT_EQ(bytes[0], 0xff);
+  ASSERT_TRUE(unclaimed.Read(0xfed00000, bytes).ok());
+  for (uint8_t byte : bytes) EXPECT_EQ(byte, 0xff);
+  const uint8_t out[2] = {1, 2};
+  absl::StatusOr<DeviceAction> action = unclaimed.Write(0x80, out);
+  ASSERT_TRUE(action.ok());
+  EXPECT_EQ(*action, DeviceAction::kContinue);
 }
 
 }  // namespace

@@ -29,10 +29,9 @@ absl::StatusOr<DeviceAction> PciAbsent::Read(uint64_t offset, std::span<uint8_t>
 }
 
 absl::StatusOr<DeviceAction> PciAbsent::Write(uint64_t offset, std::span<const uint8_t> data) {
-  for (size_t i = 0; i < data.size(); ++i) {
-    const uint64_t reg = offset + i;
-    if (reg >= 4) continue;
-    address_ = (address_ & ~(0xffu << (8 * reg))) | (uint32_t{data[i]} << (8 * reg));
+  if (offset == 0 && data.size() == 4) {
+    address_ = uint32_t{data[0]} | uint32_t{data[1]} << 8 | uint32_t{data[2]} << 16 |
+               uint32_t{data[3]} << 24;
   }
   return DeviceAction::kContinue;
 }

@@ -5,9 +5,14 @@
 // mask written there, a read of the command port returns 0 (nothing pending).
 // Nothing is ever delivered through them: without --irqchip there are no interrupts.
 //
-// PciAbsent: PCI configuration mechanism #1 (address 0xcf8, data 0xcfc-0xcff) with no
-// bus behind it: the address register holds what was written, data reads return
-// all-ones (no device), data writes are dropped.
+// PciAbsent: a PCI host bridge's configuration mechanism #1 (address 0xcf8, data
+// 0xcfc-0xcff) with no device on its bus, as QEMU's host bridge decodes it: the
+// address register is written only by a 32-bit write at 0xcf8 (narrower writes to
+// 0xcf8-0xcfb are not it and are dropped) and reads back at any width; data reads
+// return all-ones (no device answers: a vendor ID of 0xffff), data writes are dropped.
+// Linux's type-1 probe reads its 0x80000000 back and finds no device on bus 0; so do
+// its type-2 probe (0xcf8/0xcfa bytes read 0, the config ports 0xc000-0xcfff read
+// all-ones where nothing claims them) and every scan.
 #ifndef SIGVISOR_DEVICES_PC_PC_STUBS_H_
 #define SIGVISOR_DEVICES_PC_PC_STUBS_H_
 

@@ -39,6 +39,40 @@ class Device {
   virtual absl::StatusOr<DeviceAction> Write(uint64_t offset, std::span<const uint8_t> data) = 0;
 };
 
+// A device that occupies several separate ranges (the i8042's 0x60 and 0x64,
+// pc-testdev's ports, IRQ ports and memory): each range is a DeviceRange on the bus,
+// and the owner sees which one an access came through.
+class MultiRangeDevice {
+ public:
+  virtual ~MultiRangeDevice() = default;
+  virtual std::string_view name() const = 0;
+  virtual std::string AccessName(int range, uint64_t offset) const = 0;
+  virtual absl::StatusOr<DeviceAction> Read(int range, uint64_t offset,
+                                            std::span<uint8_t> data) = 0;
+  virtual absl::StatusOr<DeviceAction> Write(int range, uint64_t offset,
+                                             std::span<const uint8_t> data) = 0;
+};
+
+// Range `range` of `owner` (which must outlive it), as the bus sees it.
+class DeviceRange final : public Device {
+ public:
+  DeviceRange(MultiRangeDevice& owner, int range) : owner_(owner), range_(range) {}
+  std::string_view name() const override { return owner_.name(); }
+  std::string AccessName(uint64_t offset) const override {
+    return owner_.AccessName(range_, offset);
+  }
+  absl::StatusOr<DeviceAction> Read(uint64_t offset, std::span<uint8_t> data) override {
+    return owner_.Read(range_, offset, data);
+  }
+  absl::StatusOr<DeviceAction> Write(uint64_t offset, std::span<const uint8_t> data) override {
+    return owner_.Write(range_, offset, data);
+  }
+
+ private:
+  MultiRangeDevice& owner_;
+  int range_;
+};
+
 }  // namespace sigvisor
 
 #endif  // SIGVISOR_VMM_MACHINE_DEVICE_H_
