@@ -21,7 +21,14 @@ constexpr uint64_t kScratch = 7;          // SCR
 constexpr uint8_t kLcrDivisorLatch = 0x80;  // DLAB
 constexpr uint8_t kMcrLoopback = 0x10;
 
+constexpr uint8_t kIerReceivedData = 0x01;
+constexpr uint8_t kIerTransmitterEmpty = 0x02;
+
 constexpr uint8_t kIirNoInterruptPending = 0x01;
+constexpr uint8_t kIirTransmitterEmpty = 0x02;
+constexpr uint8_t kIirReceivedData = 0x04;
+constexpr uint8_t kIirFifosEnabled = 0xc0;
+constexpr uint8_t kFcrEnableFifos = 0x01;
 constexpr uint8_t kLsrDataReady = 0x01;
 // THR empty and transmitter empty: a polling guest may always send.
 constexpr uint8_t kLsrTransmitterIdle = 0x20 | 0x40;
@@ -44,7 +51,30 @@ absl::Status CheckInRange(uint64_t offset, size_t size) {
 
 }  // namespace
 
-Serial16550::Serial16550(OutputSink sink) : sink_(std::move(sink)) {}
+Serial16550::Serial16550(OutputSink sink, IrqLine irq)
+    : sink_(std::move(sink)), irq_(std::move(irq)) {}
+
+void Serial16550::set_irq_line(IrqLine irq) {
+  irq_ = std::move(irq);
+  if (irq_level_ && irq_) irq_(true);
+}
+
+uint8_t Serial16550::PendingInterrupt() const {
+  // Highest priority first; line-status and modem-status interrupts never arise
+  // here (no receive errors, no modem-line changes).
+  if ((interrupt_enable_ & kIerReceivedData) && looped_back_.has_value()) return kIirReceivedData;
+  if ((interrupt_enable_ & kIerTransmitterEmpty) && thr_interrupt_pending_) {
+    return kIirTransmitterEmpty;
+  }
+  return kIirNoInterruptPending;
+}
+
+void Serial16550::UpdateIrq() {
+  const bool level = PendingInterrupt() != kIirNoInterruptPending;
+  if (level == irq_level_) return;
+  irq_level_ = level;
+  if (irq_) irq_(level);
+}
 
 absl::StatusOr<DeviceAction> Serial16550::Read(uint64_t offset, std::span<uint8_t> data) {
   if (absl::Status status = CheckInRange(offset, data.size()); !status.ok()) return status;
@@ -73,13 +103,21 @@ uint8_t Serial16550::ReadRegister(uint64_t offset) {
       if (looped_back_.has_value()) {
         const uint8_t byte = *looped_back_;
         looped_back_.reset();
+        UpdateIrq();
         return byte;
       }
       return 0;
     case kInterruptEnable:
       return divisor_latch_selected() ? divisor_ >> 8 : interrupt_enable_;
-    case kInterruptId:
-      return kIirNoInterruptPending;
+    case kInterruptId: {
+      const uint8_t pending = PendingInterrupt();
+      // Reading IIR acknowledges a THRE interrupt it names.
+      if (pending == kIirTransmitterEmpty) {
+        thr_interrupt_pending_ = false;
+        UpdateIrq();
+      }
+      return pending | (fifos_enabled_ ? kIirFifosEnabled : 0);
+    }
     case kLineControl:
       return line_control_;
     case kModemControl:
@@ -106,22 +144,36 @@ void Serial16550::WriteRegister(uint64_t offset, uint8_t value) {
     case kData:
       if (divisor_latch_selected()) {
         divisor_ = static_cast<uint16_t>((divisor_ & 0xff00) | value);
-      } else if (loopback()) {
+        return;
+      }
+      // Writing THR acknowledges the THRE interrupt; the byte leaves at once and THR
+      // is empty again, so the interrupt is pending anew (the line drops and rises:
+      // a fresh edge for an edge-triggered IRQ, as in QEMU).
+      thr_interrupt_pending_ = false;
+      UpdateIrq();
+      if (loopback()) {
         looped_back_ = value;  // sent to itself, not to the line
       } else {
         ++bytes_out_;
         if (sink_) sink_(std::string_view(reinterpret_cast<const char*>(&value), 1));
       }
+      thr_interrupt_pending_ = true;
+      UpdateIrq();
       return;
     case kInterruptEnable:
       if (divisor_latch_selected()) {
         divisor_ = static_cast<uint16_t>((divisor_ & 0x00ff) | (value << 8));
       } else {
         interrupt_enable_ = value & kIerMask;
+        // THR is always empty: any IER write makes the THRE interrupt pending (the
+        // probe Linux runs at start-up expects it at once).
+        thr_interrupt_pending_ = true;
+        UpdateIrq();
       }
       return;
-    case kInterruptId:
-      return;  // FCR: there are no FIFOs to configure
+    case kInterruptId:  // FCR: the FIFOs are only reported (nothing is ever queued)
+      fifos_enabled_ = (value & kFcrEnableFifos) != 0;
+      return;
     case kLineControl:
       line_control_ = value;
       return;

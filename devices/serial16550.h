@@ -2,10 +2,23 @@
 // ports whose transmitter is always ready, so a polling guest never waits, and whose
 // output goes straight to a sink (the machine streams it to stdout).
 //
-// There is no receiver and no interrupts: RBR reads 0, IIR reads "none pending".
-// Loopback mode (MCR bit 4) is honoured because common serial-init code probes it
-// by sending a byte to itself; without it that probe byte would leak into the output
-// and the guest would decide its UART is faulty.
+// There is no receiver: RBR reads 0. Loopback mode (MCR bit 4) is honoured because
+// common serial-init code probes it by sending a byte to itself; without it that
+// probe byte would leak into the output and the guest would decide its UART is
+// faulty.
+//
+// Interrupts, as QEMU's serial.c raises them: IIR names the highest pending one of
+// "received data available" (IER bit 0, while a looped-back byte waits) and
+// "transmitter holding register empty" (IER bit 1). The THRE interrupt becomes
+// pending whenever IER is written and after each byte is sent (at once: the line is
+// never busy), and stops being pending when IIR is read naming it or THR is written.
+// With FIFOs enabled (FCR bit 0) IIR's top bits read 0xc0, so Linux's probe finds a
+// 16550A and sends 16 bytes per THRE interrupt. The interrupt line (optional: a
+// polled UART has none) is high while an enabled interrupt is pending and is set only
+// when that changes; MCR's OUT2 does not gate it, as in QEMU. Without a line the
+// registers behave the same and nothing else happens: a polling guest sees no
+// difference (LSR is unchanged).
+
 #ifndef SIGVISOR_DEVICES_SERIAL16550_H_
 #define SIGVISOR_DEVICES_SERIAL16550_H_
 
@@ -29,7 +42,14 @@ class Serial16550 : public Device {
   // sink's business. An empty sink discards output (bytes are still counted).
   using OutputSink = std::function<void(std::string_view)>;
 
-  explicit Serial16550(OutputSink sink);
+  // Sets the UART's interrupt line (COM1: IRQ 4) to `level`.
+  using IrqLine = std::function<void(bool level)>;
+
+  explicit Serial16550(OutputSink sink, IrqLine irq = nullptr);
+
+  // Connects the interrupt line after construction (the machine may create the
+  // interrupt controller later); it is set at once if an interrupt is pending.
+  void set_irq_line(IrqLine irq);
 
   std::string_view name() const override { return "serial"; }
 
@@ -42,14 +62,24 @@ class Serial16550 : public Device {
   uint64_t bytes_out() const { return bytes_out_; }
   // The baud-rate divisor last programmed through the divisor latch.
   uint16_t divisor() const { return divisor_; }
+  // The interrupt line's level (whether or not a line is connected).
+  bool irq_level() const { return irq_level_; }
 
  private:
   uint8_t ReadRegister(uint64_t offset);
   void WriteRegister(uint64_t offset, uint8_t value);
   bool divisor_latch_selected() const;
   bool loopback() const;
+  // IIR's interrupt identification (bits 0-3) for what is pending now.
+  uint8_t PendingInterrupt() const;
+  // Sets the line to match PendingInterrupt(), if that changed it.
+  void UpdateIrq();
 
   OutputSink sink_;
+  IrqLine irq_;
+  bool irq_level_ = false;
+  bool thr_interrupt_pending_ = false;
+  bool fifos_enabled_ = false;
   uint64_t bytes_out_ = 0;
   uint16_t divisor_ = 12;  // 9600 baud, QEMU's reset value
   uint8_t interrupt_enable_ = 0;

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -86,11 +87,16 @@ TEST_F(SerialTest, LineStatusAlwaysReportsTransmitterIdleAndNoData) {
   EXPECT_EQ(In(kLsr), 0x60);
 }
 
-TEST_F(SerialTest, NoInterruptPendingAndNothingReceived) {
-  Out(kIer, 0x0f);
-  Out(kFcr, 0xc7);
+TEST_F(SerialTest, NoInterruptPendingUntilEnabledAndNothingReceived) {
   EXPECT_EQ(In(kIir), 0x01);
+  Print("x");  // sending makes THRE pending, but IER enables nothing
+  EXPECT_EQ(In(kIir), 0x01);
+  Out(kIer, 0x0d);  // everything but THRE
+  EXPECT_EQ(In(kIir), 0x01);
+  Out(kFcr, 0xc7);
+  EXPECT_EQ(In(kIir), 0xc1);  // FIFOs enabled, nothing pending
   EXPECT_EQ(In(kThr), 0x00);  // RBR
+  EXPECT_FALSE(serial_.irq_level());
 }
 
 TEST_F(SerialTest, ScratchAndControlRegistersReadBack) {
@@ -135,6 +141,75 @@ TEST_F(SerialTest, WideAccessesAreConsecutiveByteAccesses) {
 
   uint8_t too_far[2] = {};
   EXPECT_EQ(serial_.Read(kScr, too_far).status().code(), absl::StatusCode::kOutOfRange);
+}
+
+// The UART with its interrupt line recorded, as a 16550 driver drives it.
+class SerialIrqTest : public SerialTest {
+ protected:
+  SerialIrqTest() {
+    serial_.set_irq_line([this](bool level) { levels_.push_back(level); });
+  }
+  std::vector<bool> levels_;
+};
+
+TEST_F(SerialIrqTest, EnablingThreInterruptsRaisesTheLineAtOnce) {
+  Out(kIer, 0x02);
+  EXPECT_EQ(levels_, (std::vector<bool>{true}));
+  EXPECT_TRUE(serial_.irq_level());
+  EXPECT_EQ(In(kIir), 0x02);  // THRE, and reading it acknowledges it
+  EXPECT_EQ(levels_, (std::vector<bool>{true, false}));
+  EXPECT_EQ(In(kIir), 0x01);
+  Out(kIer, 0x00);
+  EXPECT_EQ(levels_.size(), 2u);  // no change, no call
+}
+
+TEST_F(SerialIrqTest, EachByteSentIsAFreshEdgeAndDisablingDropsTheLine) {
+  Out(kIer, 0x02);
+  Print("ab");
+  // IER: up. Each THR write: down (acknowledged), the byte leaves, up again.
+  EXPECT_EQ(levels_, (std::vector<bool>{true, false, true, false, true}));
+  EXPECT_EQ(output_, "ab");
+  Out(kIer, 0x00);  // the driver's stop_tx
+  EXPECT_EQ(levels_.back(), false);
+  EXPECT_EQ(In(kIir), 0x01);
+}
+
+TEST_F(SerialIrqTest, ReceivedDataOutranksThreAndClearsWhenRead) {
+  Out(kMcr, 0x10);  // loopback
+  Out(kIer, 0x03);
+  Out(kThr, 0x5a);
+  EXPECT_EQ(In(kIir), 0x04);  // data available: reading IIR does not acknowledge it
+  EXPECT_EQ(In(kIir), 0x04);
+  EXPECT_EQ(In(kThr), 0x5a);
+  EXPECT_EQ(In(kIir), 0x02);  // then THRE
+  EXPECT_EQ(In(kIir), 0x01);
+  EXPECT_FALSE(serial_.irq_level());
+  EXPECT_EQ(serial_.bytes_out(), 0u);
+}
+
+TEST_F(SerialIrqTest, LinuxStartupProbeSeesThreAtOnce) {
+  // serial8250_do_startup's UART_BUG_THRE and TXEN tests: enable THRI, read IIR;
+  // a UART that says "no interrupt" there is taken for a buggy one.
+  Out(kLcr, 0x03);
+  Out(kFcr, 0x07);
+  Out(kIer, 0x02);
+  EXPECT_EQ(In(kIir) & 0x0f, 0x02);
+  Out(kIer, 0x00);
+  Out(kIer, 0x02);
+  EXPECT_EQ(In(kLsr) & 0x40, 0x40);  // TEMT
+  EXPECT_EQ(In(kIir), 0xc2);
+  Out(kIer, 0x00);
+  EXPECT_FALSE(serial_.irq_level());
+}
+
+TEST(SerialLateLineTest, ALineConnectedLaterIsSetIfAnInterruptIsPending) {
+  Serial16550 serial(nullptr);
+  const uint8_t thri[] = {0x02};
+  ASSERT_TRUE(serial.Write(1, thri).ok());
+  EXPECT_TRUE(serial.irq_level());
+  std::vector<bool> levels;
+  serial.set_irq_line([&](bool level) { levels.push_back(level); });
+  EXPECT_EQ(levels, (std::vector<bool>{true}));
 }
 
 TEST(SerialWithoutSinkTest, DiscardsButCounts) {
