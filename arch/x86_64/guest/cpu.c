@@ -60,7 +60,12 @@ static struct tss64 tss __attribute__((aligned(16)));
 #define DOUBLE_FAULT_VECTOR 8
 #define DOUBLE_FAULT_IST 1
 static uint8_t double_fault_stack[4096] __attribute__((aligned(16)));
-static struct idt_gate idt[IDT_ENTRIES] __attribute__((aligned(16)));
+/* A gate, or the two quadwords the CPU reads of it (cpu_init copies gates by those). */
+union idt_entry {
+  struct idt_gate gate;
+  uint64_t words[2];
+};
+static union idt_entry idt[IDT_ENTRIES] __attribute__((aligned(16)));
 
 extern char x86_vector_stubs[];
 extern char x86_syscall_stub[];
@@ -68,7 +73,7 @@ extern char x86_host_request_stub[];
 
 static void set_gate(int vector, const void *handler, uint8_t type_attr, uint8_t ist) {
   uint64_t addr = (uint64_t)handler;
-  struct idt_gate *gate = &idt[vector];
+  struct idt_gate *gate = &idt[vector].gate;
   gate->offset_low = (uint16_t)addr;
   gate->selector = SIGVISOR_SEL_KERNEL_CS;
   gate->ist = ist;
@@ -107,12 +112,22 @@ void cpu_init(void) {
       : "rax", "memory");
 
   tss.ist[DOUBLE_FAULT_IST - 1] = (uint64_t)(double_fault_stack + sizeof(double_fault_stack));
-  for (int vector = 0; vector < FIRST_UNHANDLED_EXCEPTION; vector++)
-    set_gate(vector, x86_vector_stubs + vector * STUB_SIZE, GATE_INTERRUPT_DPL0, 0);
-  set_gate(DOUBLE_FAULT_VECTOR, x86_vector_stubs + DOUBLE_FAULT_VECTOR * STUB_SIZE,
-           GATE_INTERRUPT_DPL0, DOUBLE_FAULT_IST);
+  /* Boot time: the exception stubs are 16 bytes apart in one block that entry.S
+   * aligns so that it never crosses a 64 KiB boundary, so their gates differ only in
+   * offset_low, by STUB_SIZE each. One gate is made and the rest copied from it with
+   * an add: 6 instructions a gate instead of set_gate's 13 (cpu_init 385 -> 198), each
+   * about a microsecond where CPL0 is emulated. Then the two gates that differ are
+   * edited. */
+  set_gate(0, x86_vector_stubs, GATE_INTERRUPT_DPL0, 0);
+  uint64_t low_word = idt[0].words[0]; /* offset_low is its low 16 bits */
+  for (int vector = 1; vector < FIRST_UNHANDLED_EXCEPTION; vector++) {
+    low_word += STUB_SIZE;
+    idt[vector].words[0] = low_word;
+    idt[vector].words[1] = idt[0].words[1];
+  }
+  idt[DOUBLE_FAULT_VECTOR].gate.ist = DOUBLE_FAULT_IST;
   /* #BP and int $0x80 may be raised from user mode. */
-  set_gate(3, x86_vector_stubs + 3 * STUB_SIZE, GATE_INTERRUPT_DPL3, 0);
+  idt[3].gate.type_attr = GATE_INTERRUPT_DPL3;
   set_gate(SYSCALL_VECTOR, x86_syscall_stub, GATE_INTERRUPT_DPL3, 0);
   /* Raised by the VMM (KVM_INTERRUPT) only: user code cannot `int` it (DPL0). */
   set_gate(SIGVISOR_HOST_REQUEST_VECTOR, x86_host_request_stub, GATE_INTERRUPT_DPL0, 0);

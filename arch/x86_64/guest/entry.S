@@ -46,7 +46,9 @@ _start:
 .endm
 
 	.text
-	.balign 16
+	/* 512: the 22 exception stubs (352 bytes) then never cross a 64 KiB boundary, so
+	 * their IDT gates differ only in offset_low (cpu_init copies one gate that way). */
+	.balign 512
 	.globl x86_vector_stubs
 x86_vector_stubs:
 	STUB 0, 0	/* #DE */

@@ -33,11 +33,27 @@ static uint64_t *next_table(uint64_t *table, uint64_t index) {
   return table_at(table[index]);
 }
 
-void paging_map_user(uint64_t root, uint64_t va, uint64_t pa, uint64_t flags) {
+/* paging_map_user where a table on the way is missing (a program's first page). */
+static __attribute__((noinline)) void map_user_allocating(uint64_t root, uint64_t va, uint64_t pa,
+                                                          uint64_t flags) {
   uint64_t *pdpt = next_table((uint64_t *)root, index_of(va, 3));
   uint64_t *pd = next_table(pdpt, index_of(va, 2));
   uint64_t *pt = next_table(pd, index_of(va, 1));
   pt[index_of(va, 0)] = (pa & PTE_ADDR_MASK) | flags;
+}
+
+/* Boot time: while every table is present, as for all but a program's first page,
+ * the walk calls nothing (the allocating walk is a tail call) and so saves no
+ * registers: 27 CPL0 instructions a page instead of 47, each about a microsecond
+ * where CPL0 is emulated. */
+void paging_map_user(uint64_t root, uint64_t va, uint64_t pa, uint64_t flags) {
+  const uint64_t pml4e = ((uint64_t *)root)[index_of(va, 3)];
+  if (!(pml4e & PTE_PRESENT)) return map_user_allocating(root, va, pa, flags);
+  const uint64_t pdpte = table_at(pml4e)[index_of(va, 2)];
+  if (!(pdpte & PTE_PRESENT)) return map_user_allocating(root, va, pa, flags);
+  const uint64_t pde = table_at(pdpte)[index_of(va, 1)];
+  if (!(pde & PTE_PRESENT)) return map_user_allocating(root, va, pa, flags);
+  table_at(pde)[index_of(va, 0)] = (pa & PTE_ADDR_MASK) | flags;
 }
 
 uint64_t paging_user_to_phys(uint64_t root, uint64_t va, int write) {
