@@ -8,6 +8,8 @@
  *   sigvisor_case=NAME|all    the self-test's case (all)
  * Run anywhere else (not as pid 1, or with SIGVISOR_MARKER=none) it prints the
  * markers instead and exits with the status: its host tests run it so.
+ * SIGVISOR_MARKER=trap makes it write the markers to the port anyway, ungranted, so
+ * that each faults for a tracer (the marker decoder's test).
  */
 #include "guest-kit/lib/string.h"
 #include "guest-kit/linux/lrt.h"

@@ -9,7 +9,9 @@
 
 /* Marks through the port when this is the guest's init (pid 1) as root, the
  * environment does not say SIGVISOR_MARKER=none and ioperm grants the port; prints
- * the markers otherwise. Says which on stdout. Call once, first. */
+ * the markers otherwise. SIGVISOR_MARKER=trap makes the port writes without asking
+ * for the port (each faults: a tracer's test reads them). Says which on stdout.
+ * Call once, first. */
 void marker_init(void);
 
 /* A measured phase of `ops` operations, each making Linux system call `op_syscall`
