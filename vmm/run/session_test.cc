@@ -269,6 +269,39 @@ TEST_F(SessionTest, WithoutASandboxTheReportSaysOff) {
   EXPECT_TRUE(result.complete());
 }
 
+// What a Linux machine's bus answers where nothing is (devices/pc's Unclaimed).
+struct AllOnes : Device {
+  std::string_view name() const override { return "unclaimed"; }
+  absl::StatusOr<DeviceAction> Read(uint64_t, std::span<uint8_t> data) override {
+    std::fill(data.begin(), data.end(), 0xff);
+    return DeviceAction::kContinue;
+  }
+  absl::StatusOr<DeviceAction> Write(uint64_t, std::span<const uint8_t>) override {
+    return DeviceAction::kContinue;
+  }
+};
+
+TEST_F(SessionTest, UnclaimedPortsAreCountedOnePortARow) {
+  AllOnes unclaimed;
+  Step read_61;
+  read_61.address = 0x61;
+  read_61.is_write = false;
+  read_61.bytes = {0};
+  WriteExitArgs(0);
+  RunResult result = RunScript(
+      {PortWrite(0x1234), read_61, PortWrite(0x1234), PortWrite(0x80), PortWrite(0x1235),
+       Hypercall(SIGVISOR_HC_EXIT, kArgsGpa)},
+      absl::Seconds(10), nullptr, nullptr,
+      [&](Bus& bus) { bus.SetUnclaimed(AddressSpace::kPort, &unclaimed); });
+  EXPECT_EQ(result.outcome, Outcome::kExited) << result.diagnosis;
+  EXPECT_EQ(counter_.writes, 1);  // a registered port is still its device's
+  const auto details = result.ledger.by_detail();
+  EXPECT_EQ(details.at({"io", "port 0x1234 out (unclaimed)"}).count, 2u);
+  EXPECT_EQ(details.at({"io", "port 0x1235 out (unclaimed)"}).count, 1u);
+  EXPECT_EQ(details.at({"io", "port 0x61 in (unclaimed)"}).count, 1u);
+  EXPECT_EQ(result.ledger.by_reason().at("io").count, 6u);
+}
+
 TEST_F(SessionTest, UnknownPortIsABadDeviceAccess) {
   RunResult result = RunScript({PortWrite(0x1234)});
   EXPECT_EQ(result.outcome, Outcome::kBadDeviceAccess);
