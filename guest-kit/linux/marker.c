@@ -11,14 +11,14 @@
 /* Whether markers go to the port; set once by marker_init before any marker. */
 static int through_port;
 
-void marker_init(void) {
+void marker_init(int guest_init) {
   const char *mode = env_get("SIGVISOR_MARKER");
   if (mode && strcmp(mode, "trap") == 0) {
     /* For a tracer (vmm/run/linux_marker_test.cc): the port is never granted, so each
      * marker faults (SIGSEGV) at its `out` with the protocol's registers. */
     through_port = 1;
     printf("sigvisor init: phase markers as faulting port writes, for a tracer\n");
-  } else if (sys_getpid() == 1 && !(mode && strcmp(mode, "none") == 0) &&
+  } else if (guest_init && !(mode && strcmp(mode, "none") == 0) &&
              sys_ioperm(SIGVISOR_LINUX_MARKER_PORT, SIGVISOR_LINUX_MARKER_PORTS, 1) == 0) {
     through_port = 1;
     printf("sigvisor init: phase markers through port %#x\n", SIGVISOR_LINUX_MARKER_PORT);

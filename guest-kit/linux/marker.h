@@ -7,12 +7,13 @@
 
 #include <stdint.h>
 
-/* Marks through the port when this is the guest's init (pid 1) as root, the
- * environment does not say SIGVISOR_MARKER=none and ioperm grants the port; prints
+/* Marks through the port when this is the guest's init (`guest_init`: pid 1, as
+ * root), the environment does not say SIGVISOR_MARKER=none and ioperm grants the
+ * port (children forked afterwards share the grant, Linux 5.5 and later); prints
  * the markers otherwise. SIGVISOR_MARKER=trap makes the port writes without asking
  * for the port (each faults: a tracer's test reads them). Says which on stdout.
  * Call once, first. */
-void marker_init(void);
+void marker_init(int guest_init);
 
 /* A measured phase of `ops` operations, each making Linux system call `op_syscall`
  * once (-1: none), preceded by the calibration phases the VMM subtracts (as
