@@ -183,6 +183,9 @@ SIGVISOR_VCPU_SET(kvm_guest_debug, SetGuestDebug, KVM_SET_GUEST_DEBUG)
 SIGVISOR_VCPU_GET(kvm_vcpu_events, GetEvents, KVM_GET_VCPU_EVENTS)
 SIGVISOR_VCPU_SET(kvm_vcpu_events, SetEvents, KVM_SET_VCPU_EVENTS)
 SIGVISOR_VCPU_GET(kvm_mp_state, GetMpState, KVM_GET_MP_STATE)
+SIGVISOR_VCPU_GET(kvm_fpu, GetFpu, KVM_GET_FPU)
+SIGVISOR_VCPU_GET(kvm_lapic_state, GetLapic, KVM_GET_LAPIC)
+SIGVISOR_VCPU_SET(kvm_lapic_state, SetLapic, KVM_SET_LAPIC)
 
 absl::Status KvmVcpu::Interrupt(uint32_t vector) {
   kvm_interrupt irq = {};

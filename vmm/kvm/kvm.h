@@ -106,6 +106,13 @@ class KvmVcpu {
   absl::Status SetGuestDebug(const kvm_guest_debug& debug);
   absl::StatusOr<kvm_vcpu_events> GetEvents() const;
   absl::Status SetEvents(const kvm_vcpu_events& events);
+  // KVM_GET_FPU: the x87/SSE state (its status word says whether an x87 exception is
+  // pending).
+  absl::StatusOr<kvm_fpu> GetFpu() const;
+  // KVM_GET_LAPIC / KVM_SET_LAPIC (in-kernel irqchip): the local APIC's registers, e.g.
+  // LINT0/LINT1 set up as a PC's BIOS leaves them before a Linux kernel starts.
+  absl::StatusOr<kvm_lapic_state> GetLapic() const;
+  absl::Status SetLapic(const kvm_lapic_state& lapic);
   // KVM_INTERRUPT (no in-kernel irqchip): queues external interrupt `vector`; valid
   // when kvm_run says ready_for_interrupt_injection.
   absl::Status Interrupt(uint32_t vector);

@@ -29,7 +29,7 @@ DeviceExitResult DispatchDeviceExit(Bus& bus, const VmExit& exit) {
   });
 }
 
-DeviceExitResult DispatchDeviceExit(Bus& bus, const VmExit& exit, const HypercallGate* gate,
+DeviceExitResult DispatchDeviceExit(Bus& bus, const VmExit& exit, const CallGate* gate,
                                     absl::FunctionRef<DeviceAction(HypercallResult&)> take) {
   DeviceExitResult result;
   const bool port = exit.kind == ExitKind::kIo;

@@ -43,7 +43,7 @@ DeviceExitResult DispatchDeviceExit(Bus& bus, const VmExit& exit);
 // As above, on a machine with hypercalls: an access that routes to `gate` goes to the
 // gate, and `take` gets each call's result (one per element of string I/O) before the
 // next; it answers kStop when the result ended the run.
-DeviceExitResult DispatchDeviceExit(Bus& bus, const VmExit& exit, const HypercallGate* gate,
+DeviceExitResult DispatchDeviceExit(Bus& bus, const VmExit& exit, const CallGate* gate,
                                     absl::FunctionRef<DeviceAction(HypercallResult&)> take);
 
 }  // namespace sigvisor

@@ -1,6 +1,7 @@
 #include "vmm/run/hypercall_table.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "absl/strings/str_format.h"
@@ -90,13 +91,18 @@ HypercallResult HypercallGate::Store(uint64_t offset, std::span<const uint8_t> d
   return table_.Call(offset / stride_, data);
 }
 
-absl::StatusOr<DeviceAction> HypercallGate::Read(uint64_t offset, std::span<uint8_t> data) {
+absl::StatusOr<DeviceAction> CallGate::Read(uint64_t offset, std::span<uint8_t> data) {
   return AsDeviceAction(Access(offset, false, data));
 }
 
-absl::StatusOr<DeviceAction> HypercallGate::Write(uint64_t offset,
-                                                  std::span<const uint8_t> data) {
-  return AsDeviceAction(Store(offset, data));
+absl::StatusOr<DeviceAction> CallGate::Write(uint64_t offset, std::span<const uint8_t> data) {
+  // Access takes one buffer for both directions; a store's bytes are only read.
+  std::array<uint8_t, 8> bytes = {};
+  if (data.size() > bytes.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat("a %d-byte store", data.size()));
+  }
+  std::copy(data.begin(), data.end(), bytes.begin());
+  return AsDeviceAction(Access(offset, true, std::span<uint8_t>(bytes.data(), data.size())));
 }
 
 }  // namespace sigvisor

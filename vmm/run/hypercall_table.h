@@ -80,8 +80,25 @@ class HypercallTable {
   std::array<Handler, kMaxCalls> handlers_;
 };
 
+// Where the guest's calls arrive on the bus: a device whose accesses answer what a
+// hypercall answers (a phase marker, the run's end), which the run loop applies in its
+// order (device_exit.h). HypercallGate takes them through the hypercall table by
+// number; a Linux guest's marker port decodes registers instead
+// (arch/x86_64/vmm/machine/linux_marker_gate.h).
+class CallGate : public Device {
+ public:
+  // One access. Reads that are not part of the gate's protocol return all-ones, as an
+  // absent device would.
+  virtual HypercallResult Access(uint64_t offset, bool is_write, std::span<uint8_t> data) const = 0;
+
+  // For whoever routes through the bus without the run loop (its fuzzer): the
+  // access's answer as a device's. A call that ends or fails the run stops it.
+  absl::StatusOr<DeviceAction> Read(uint64_t offset, std::span<uint8_t> data) override;
+  absl::StatusOr<DeviceAction> Write(uint64_t offset, std::span<const uint8_t> data) override;
+};
+
 // The bus device where hypercalls arrive: hypercall NR at offset `stride` * NR.
-class HypercallGate : public Device {
+class HypercallGate : public CallGate {
  public:
   // `table` must outlive the gate.
   HypercallGate(const HypercallTable& table, uint64_t stride) : table_(table), stride_(stride) {}
@@ -91,14 +108,8 @@ class HypercallGate : public Device {
     return "hypercall " + std::string(HypercallName(offset / stride_));
   }
 
-  // One access: a store of an argument block's address makes the call; reads are
-  // not part of the ABI and return all-ones, as an absent device would.
-  HypercallResult Access(uint64_t offset, bool is_write, std::span<uint8_t> data) const;
-
-  // For whoever routes through the bus without the run loop (its fuzzer): the
-  // access's answer as a device's. A call that ends or fails the run stops it.
-  absl::StatusOr<DeviceAction> Read(uint64_t offset, std::span<uint8_t> data) override;
-  absl::StatusOr<DeviceAction> Write(uint64_t offset, std::span<const uint8_t> data) override;
+  // A store of an argument block's address makes the call.
+  HypercallResult Access(uint64_t offset, bool is_write, std::span<uint8_t> data) const override;
 
  private:
   HypercallResult Store(uint64_t offset, std::span<const uint8_t> data) const;

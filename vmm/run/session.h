@@ -47,9 +47,10 @@ struct SessionOptions {
   // ns and tsc_cycles are checked against each other at it. 0: unknown, or the
   // guest's counter is not a clock (an interpreter's modelled cycles): no check.
   uint64_t guest_tsc_khz = 0;
-  // Where the guest's hypercalls arrive on the bus (a gate registered there), or null
-  // for a guest without them (a Multiboot kernel). Must outlive the run.
-  const HypercallGate* hypercalls = nullptr;
+  // Where the guest's calls arrive on the bus (a gate registered there: sigvisor's
+  // hypercall ports, a Linux guest's marker port), or null for a guest without them (a
+  // Multiboot kernel). Must outlive the run.
+  const CallGate* hypercalls = nullptr;
 };
 
 struct RunResult {

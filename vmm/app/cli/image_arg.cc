@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "vmm/app/images/embedded_images.h"
+#include "vmm/loader/linux/bzimage.h"
 
 namespace sigvisor::cli {
 namespace {
@@ -67,6 +68,32 @@ absl::Status VariantNeedsBundledKernel(const std::string& image, const std::stri
       variant, image));
 }
 
+// A bzImage: its setup header checked and its payload decompressed here, on the host
+// (an emulated CPL0 would spend minutes in the kernel's own decompressor).
+absl::StatusOr<LoadedImage> LoadBzImage(const std::string& path,
+                                        std::span<const uint8_t> file) {
+  absl::StatusOr<linux_boot::BzImage> bz = linux_boot::ParseBzImage(file);
+  if (!bz.ok()) {
+    return absl::Status(bz.status().code(),
+                        absl::StrFormat("image '%s': %s", path, bz.status().message()));
+  }
+  absl::StatusOr<ElfImage> elf = ElfImage::Parse(std::move(bz->vmlinux));
+  if (!elf.ok()) {
+    return absl::Status(elf.status().code(),
+                        absl::StrFormat("image '%s': its decompressed kernel: %s", path,
+                                        elf.status().message()));
+  }
+  x86::LinuxKernel kernel;
+  kernel.setup_header = std::move(bz->setup_header);
+  kernel.init_size = bz->init_size;
+  kernel.cmdline_size = bz->cmdline_size;
+  kernel.initrd_addr_max = bz->initrd_addr_max;
+  LoadedImage loaded{path, *std::move(elf)};
+  loaded.linux_kernel = std::move(kernel);
+  loaded.linux_compression = std::string(linux_boot::CompressionName(bz->compression));
+  return loaded;
+}
+
 }  // namespace
 
 absl::StatusOr<LoadedImage> LoadImage(const std::string& image, const std::string& variant) {
@@ -81,6 +108,7 @@ absl::StatusOr<LoadedImage> LoadImage(const std::string& image, const std::strin
   if (absl::Status s = VariantNeedsBundledKernel(image, variant); !s.ok()) return s;
   absl::StatusOr<std::vector<uint8_t>> bytes = ReadImageFile(image, GuestArch::kX86_64);
   if (!bytes.ok()) return bytes.status();
+  if (linux_boot::LooksLikeBzImage(*bytes)) return LoadBzImage(image, *bytes);
   const bool mips = ElfMachine(*bytes) == kElfMachineMips;
   absl::StatusOr<ElfImage> elf = ElfImage::Parse(*std::move(bytes));
   if (!elf.ok()) {

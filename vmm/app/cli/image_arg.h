@@ -2,10 +2,12 @@
 #ifndef SIGVISOR_VMM_APP_CLI_IMAGE_ARG_H_
 #define SIGVISOR_VMM_APP_CLI_IMAGE_ARG_H_
 
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "arch/mips/vmm/mips_elf.h"
+#include "arch/x86_64/vmm/machine/x86_machine.h"
 #include "vmm/loader/elf_image.h"
 
 namespace sigvisor::cli {
@@ -17,6 +19,10 @@ struct LoadedImage {
   // settings ("dr7=always pda=gs ..."); empty for an image from a file.
   std::string variant;
   std::string variant_settings;
+  // A stock Linux kernel (a bzImage, whose payload `elf` is, decompressed on the host):
+  // what its boot protocol needs besides the vmlinux. Its initrd is the caller's to add.
+  std::optional<x86::LinuxKernel> linux_kernel;
+  std::string linux_compression;  // the payload's compression, for the report
 };
 
 // The embedded image called `image` (for the bundled kernel: in build `variant`, a

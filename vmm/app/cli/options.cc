@@ -119,6 +119,9 @@ FlagTable RunFlags(RunOptions& o) {
       ListFlag("module", &o.modules,
                "a module for a Multiboot kernel, FILE or FILE=STRING (the string the kernel "
                "sees; default FILE); repeat the flag for more modules, in order"),
+      StringFlag("initrd", &o.initrd,
+                 "an initramfs for a Linux kernel (--image bzImage), instead of the embedded "
+                 "one whose init runs sigvisor's workloads"),
       BoolFlag("irqchip", &o.irqchip,
                "give a Multiboot kernel an in-kernel irqchip (KVM_CREATE_IRQCHIP: LAPIC, "
                "IOAPIC, PIC) for timers and interrupts"),

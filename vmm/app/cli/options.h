@@ -32,6 +32,7 @@ struct RunOptions : CommandLine {
   bool no_sandbox = false;
   uint64_t max_output = kDefaultMaxOutputBytes;
   std::vector<std::string> modules;
+  std::string initrd;  // empty: a Linux kernel gets the embedded initramfs
   bool irqchip = false;
   int32_t vcpus = 1;
   std::vector<std::string> inject;

@@ -12,6 +12,7 @@
 #include "vmm/app/cli/build_info/build_info.h"
 #include "vmm/app/cli/command.h"
 #include "vmm/app/cli/image_arg.h"
+#include "vmm/app/cli/linux_guest.h"
 #include "vmm/app/cli/run_setup.h"
 #include "vmm/kvm/kvm.h"
 #include "arch/x86_64/vmm/probe/probe.h"
@@ -55,11 +56,21 @@ int RunCommand(const RunOptions& options) {
         flag));
   }
 
-  absl::StatusOr<std::string> cmdline =
-      GuestCmdline(options.workload, options.ops, options.cmdline);
-  if (!cmdline.ok()) return ReportError(cmdline.status());
   absl::StatusOr<LoadedImage> image = LoadImage(options.image, options.variant);
   if (!image.ok()) return ReportError(image.status());
+  const bool linux_kernel = image->linux_kernel.has_value();
+  absl::StatusOr<std::string> cmdline =
+      linux_kernel ? LinuxGuestCmdline(options.workload, options.ops, options.cmdline)
+                   : GuestCmdline(options.workload, options.ops, options.cmdline);
+  if (!cmdline.ok()) return ReportError(cmdline.status());
+  if (!options.initrd.empty() && !linux_kernel) {
+    return ReportError("--initrd is for a Linux kernel (a bzImage); this image is not one");
+  }
+  if (linux_kernel) {
+    absl::StatusOr<std::vector<uint8_t>> initrd = LinuxInitrd(options.initrd);
+    if (!initrd.ok()) return ReportError(initrd.status());
+    image->linux_kernel->initrd = *std::move(initrd);
+  }
   absl::StatusOr<RunHost> run_host = OpenRunHost(options.kvm, options.trap);
   if (!run_host.ok()) return ReportError(run_host.status());
   const KvmSystem* kvm = &run_host->kvm;
@@ -74,6 +85,8 @@ int RunCommand(const RunOptions& options) {
                         .cpl0_emulated = host->cpl0_emulated,
                         .trap = trap->mechanism,
                         .check_clocks = true});
+  config.linux_kernel = image->linux_kernel;
+  if (linux_kernel && !options.Given("memory")) config.memory_bytes = kLinuxDefaultMemoryMib << 20;
   config.irqchip = options.irqchip;
   config.vcpus = options.vcpus;
   if (image->elf.multiboot() && !image->elf.abi_version()) {  // a Multiboot kernel
@@ -103,9 +116,9 @@ int RunCommand(const RunOptions& options) {
   record.image = image->label;
   record.variant = image->variant;
   record.variant_settings = image->variant_settings;
-  record.cmdline = *cmdline;
+  record.cmdline = report->kernel_cmdline;
   record.host = {host->kind, host->cpl0_emulated};
-  record.guest_makes_hypercalls = !(image->elf.multiboot() && !image->elf.abi_version());
+  record.guest_makes_hypercalls = report->protocol == x86::BootProtocol::kSigvisor;
   record.trap = {std::string(x86::TrapMechanismName(trap->mechanism)), trap->reason,
                  report->trap_sites};
   record.result = std::move(report->result);

@@ -10,6 +10,10 @@
 #include "arch/x86_64/vmm/machine/boot_layout.h"
 #include "arch/x86_64/vmm/cpu/cpl0_completion.h"
 #include "arch/x86_64/vmm/cpu/kvm_backend.h"
+#include "arch/x86_64/vmm/machine/linux_board.h"
+#include "arch/x86_64/vmm/machine/linux_boot.h"
+#include "arch/x86_64/vmm/machine/linux_host_fit.h"
+#include "arch/x86_64/vmm/machine/linux_marker_gate.h"
 #include "arch/x86_64/vmm/machine/long_mode.h"
 #include "arch/x86_64/vmm/cpu/page_walk.h"
 #include "arch/x86_64/vmm/machine/port_io_site.h"
@@ -60,11 +64,32 @@ bool SyncRegsAvailable(const KvmSystem& kvm) {
   return (kvm.CheckExtension(KVM_CAP_SYNC_REGS) & kNeeded) == kNeeded;
 }
 
-// Which boot protocol an image speaks: an image with the sigvisor ABI note is a
-// sigvisor image (whatever else it carries: sigvisor's own images also have a
-// Multiboot header, for QEMU); one without it but with a Multiboot v1 header is a
-// Multiboot kernel, which has no sigvisor ABI to check. Anything else is refused.
-absl::StatusOr<bool> IsMultibootKernel(const ElfImage& image, const MachineConfig& config) {
+// Which boot protocol an image speaks: a Linux kernel is one the caller says is
+// (MachineConfig::linux_kernel: the file was a bzImage or a vmlinux); an image with
+// the sigvisor ABI note is a sigvisor image (whatever else it carries: sigvisor's own
+// images also have a Multiboot header, for QEMU); one without it but with a Multiboot
+// v1 header is a Multiboot kernel, which has no sigvisor ABI to check. Anything else
+// is refused. Then what the protocol's machine cannot do is refused, by flag.
+absl::StatusOr<BootProtocol> ChooseBootProtocol(const ElfImage& image,
+                                                const MachineConfig& config) {
+  if (config.linux_kernel) {
+    if (config.trap != TrapMechanism::kOff) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--trap=%s is for sigvisor images (64-bit code scanned for trap sites); a Linux "
+          "kernel runs with --trap=off",
+          TrapMechanismName(config.trap)));
+    }
+    if (!config.modules.empty()) {
+      return absl::InvalidArgumentError(
+          "--module passes modules to a Multiboot kernel; a Linux kernel takes --initrd");
+    }
+    if (!config.interceptors.empty()) {
+      return absl::UnimplementedError(
+          "the gdb stub and fault injection work on sigvisor images only; not on a Linux "
+          "kernel");
+    }
+    return BootProtocol::kLinux;
+  }
   const bool multiboot = !image.abi_version().has_value() && image.multiboot().has_value();
   if (!multiboot) {
     if (absl::Status s = CheckAbiVersion(image, SIGVISOR_ABI_VERSION); !s.ok()) {
@@ -88,7 +113,7 @@ absl::StatusOr<bool> IsMultibootKernel(const ElfImage& image, const MachineConfi
           "--vcpus %d is for Multiboot kernels; sigvisor images run on one vCPU",
           config.vcpus));
     }
-    return false;
+    return BootProtocol::kSigvisor;
   }
   if (config.trap != TrapMechanism::kOff) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -100,7 +125,35 @@ absl::StatusOr<bool> IsMultibootKernel(const ElfImage& image, const MachineConfi
     return absl::UnimplementedError(
         "the tracer and the gdb stub work on sigvisor images only; not on a Multiboot kernel");
   }
-  return true;
+  return BootProtocol::kMultiboot;
+}
+
+// The Linux kernel's boot state: zero page, command line, initrd, MP table, page
+// tables, and the vCPU at its 64-bit entry with the local APIC in virtual-wire mode.
+absl::Status SetUpLinux(const ElfImage& image, const LinuxKernel& kernel,
+                        const std::string& cmdline, int vcpus, GuestMemory& memory,
+                        KvmVcpu& vcpu, std::span<const kvm_cpuid_entry2> cpuid) {
+  LinuxBootParams params;
+  params.setup_header = kernel.setup_header;
+  params.cmdline = cmdline;
+  params.initrd = kernel.initrd;
+  params.kernel_load_begin = image.load_begin();
+  params.kernel_init_size =
+      std::max<uint64_t>(kernel.init_size, image.load_end() - image.load_begin());
+  params.cmdline_size = kernel.cmdline_size;
+  params.initrd_addr_max = kernel.initrd_addr_max;
+  params.vcpus = vcpus;
+  if (absl::StatusOr<LinuxBootPlacement> placed = WriteLinuxBootParams(memory, params);
+      !placed.ok()) {
+    return placed.status();
+  }
+  absl::StatusOr<uint64_t> entry = LinuxEntryGpa(image.entry(), image.segments());
+  if (!entry.ok()) return entry.status();
+  if (absl::Status s = SetUpLinux64Vcpu(vcpu, *entry, cpuid); !s.ok()) return s;
+  absl::StatusOr<kvm_lapic_state> lapic = vcpu.GetLapic();
+  if (!lapic.ok()) return lapic.status();
+  SetLinuxLapicLints(*lapic);
+  return vcpu.SetLapic(*lapic);
 }
 
 // KVM_GET_SUPPORTED_CPUID leaves with vCPU `id`'s initial APIC ID (leaf 1 EBX[31:24],
@@ -121,6 +174,15 @@ std::vector<kvm_cpuid_entry2> CpuidFor(std::span<const kvm_cpuid_entry2> support
 
 }  // namespace
 
+std::string_view BootProtocolName(BootProtocol protocol) {
+  switch (protocol) {
+    case BootProtocol::kSigvisor: return "sigvisor";
+    case BootProtocol::kMultiboot: return "multiboot";
+    case BootProtocol::kLinux: return "linux";
+  }
+  return "unknown";
+}
+
 absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& image,
                                          const MachineConfig& config) {
   if (config.vcpus < 1 || config.vcpus > kMaxVcpus) {
@@ -128,9 +190,10 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
         "--vcpus %d: give 1 to %d (vCPU 0 boots, the others wait for INIT/SIPI)",
         config.vcpus, kMaxVcpus));
   }
-  absl::StatusOr<bool> is_multiboot = IsMultibootKernel(image, config);
-  if (!is_multiboot.ok()) return is_multiboot.status();
-  const bool multiboot = *is_multiboot;
+  absl::StatusOr<BootProtocol> protocol = ChooseBootProtocol(image, config);
+  if (!protocol.ok()) return protocol.status();
+  const bool multiboot = *protocol == BootProtocol::kMultiboot;
+  const bool linux_kernel = *protocol == BootProtocol::kLinux;
   if (!multiboot && image.load_begin() < kImageMinGpa) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "the image loads at %#x, below %#x where sigvisor keeps the boot page tables; link "
@@ -159,14 +222,19 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
   const bool exception_payload =
       config.injection_events && kvm.CheckExtension(KVM_CAP_EXCEPTION_PAYLOAD) > 0 &&
       vm->EnableCap(KVM_CAP_EXCEPTION_PAYLOAD, 1).ok();
-  const bool irqchip = config.irqchip || config.vcpus > 1;  // APs need the LAPIC's INIT/SIPI
+  // APs need the LAPIC's INIT/SIPI; Linux its timers and interrupt controllers.
+  const bool irqchip = config.irqchip || config.vcpus > 1 || linux_kernel;
   if (irqchip) {
     if (absl::Status s = vm->CreateIrqchip(); !s.ok()) return s;
+  }
+  if (linux_kernel) {
+    if (absl::Status s = vm->CreatePit(); !s.ok()) return s;
   }
   absl::StatusOr<KvmVcpu> vcpu = vm->CreateVcpu(0);
   if (!vcpu.ok()) return vcpu.status();
   absl::StatusOr<std::vector<kvm_cpuid_entry2>> cpuid = kvm.SupportedCpuid();
   if (!cpuid.ok()) return cpuid.status();
+  if (linux_kernel) *cpuid = LinuxCpuid(*cpuid, config.cpl0_emulated);
   if (config.vcpus > 1) *cpuid = CpuidFor(*cpuid, 0, config.vcpus);
   // The APs: with the in-kernel irqchip KVM creates them in mp_state UNINITIALIZED,
   // waiting for INIT/SIPI; only CPUID is set here (the SIPI gives them their state).
@@ -185,7 +253,19 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
         "the image needs guest memory up to %#x but the VM has %d MiB; raise --memory",
         image.load_end(), memory->size() >> 20));
   }
-  if (multiboot) {
+  report.protocol = *protocol;
+  report.kernel_cmdline = config.cmdline;
+  if (linux_kernel) {
+    if (absl::Status s = LoadElfImage(image, *memory); !s.ok()) return s;
+    absl::StatusOr<uint64_t> tsc_khz = vcpu->TscKhz();
+    report.kernel_cmdline = LinuxBaseCmdline(config.cpl0_emulated, tsc_khz.ok() ? *tsc_khz : 0);
+    if (!config.cmdline.empty()) absl::StrAppend(&report.kernel_cmdline, " ", config.cmdline);
+    if (absl::Status s = SetUpLinux(image, *config.linux_kernel, report.kernel_cmdline,
+                                    config.vcpus, *memory, *vcpu, *cpuid);
+        !s.ok()) {
+      return s;
+    }
+  } else if (multiboot) {
     if (absl::Status s = LoadElfImage(image, *memory); !s.ok()) return s;
     const std::string cmdline = config.image_name.empty()
                                     ? config.cmdline
@@ -266,23 +346,33 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
     ap_runner.emplace(aps, bus, backend, options.describe, config.session.sandbox);
     options.interceptors.push_back(ap_runner->interceptor());
   }
-  // A Multiboot kernel has no sigvisor hypercalls: its port 0x500 is nothing's.
+  // Only sigvisor images make sigvisor hypercalls: elsewhere port 0x500 is nothing's.
   HypercallDevice hypercall_ports(hypercalls);
-  if (!multiboot) options.hypercalls = &hypercall_ports;
+  LinuxMarkerGate linux_markers(state);
+  if (*protocol == BootProtocol::kSigvisor) options.hypercalls = &hypercall_ports;
+  if (linux_kernel) options.hypercalls = &linux_markers;
   Session session(backend, bus, options);
   auto console = [&session](std::string_view text) { session.ConsoleWrite(text); };
-  GuestProtocol protocol(*memory, console);
-  if (absl::Status s = protocol.Register(hypercalls); !s.ok()) return s;
+  GuestProtocol guest_protocol(*memory, console);
+  if (absl::Status s = guest_protocol.Register(hypercalls); !s.ok()) return s;
   Serial16550 serial(console);
   DebugExit debug_exit;
   // A Multiboot kernel gets QEMU's PC devices instead of the hypercall port.
   FwCfg fw_cfg(memory->size(), static_cast<uint16_t>(config.vcpus));
   PicMasks pic_master, pic_slave;
   PciAbsent pci;
-  std::vector<absl::Status> registered = {
-      bus.Register(AddressSpace::kPort, kSerialPort, Serial16550::kPortCount, &serial),
-      bus.Register(AddressSpace::kPort, kDebugExitPort, DebugExit::kPortCount, &debug_exit),
-  };
+  LinuxBoard linux_board(*vm, memory->size(), console);
+  std::vector<absl::Status> registered;
+  if (linux_kernel) {
+    registered.push_back(linux_board.Register(bus));
+    registered.push_back(bus.Register(AddressSpace::kPort, SIGVISOR_LINUX_MARKER_PORT,
+                                      LinuxMarkerGate::kPortCount, &linux_markers));
+  } else {
+    registered.push_back(
+        bus.Register(AddressSpace::kPort, kSerialPort, Serial16550::kPortCount, &serial));
+    registered.push_back(
+        bus.Register(AddressSpace::kPort, kDebugExitPort, DebugExit::kPortCount, &debug_exit));
+  }
   if (multiboot) {
     registered.push_back(
         bus.Register(AddressSpace::kPort, FwCfg::kPortBase, FwCfg::kPortCount, &fw_cfg));
@@ -294,7 +384,7 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
     }
     registered.push_back(
         bus.Register(AddressSpace::kPort, PciAbsent::kPortBase, PciAbsent::kPortCount, &pci));
-  } else {
+  } else if (*protocol == BootProtocol::kSigvisor) {
     registered.push_back(bus.Register(AddressSpace::kPort, SIGVISOR_HC_PORT_BASE,
                                       HypercallDevice::kPortCount, &hypercall_ports));
   }
@@ -318,8 +408,9 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
           absl::StrJoin(ap_runner->never_started(), ",")));
     }
   }
-  if (report.result.outcome == Outcome::kExited && debug_exit.exit_status()) {
-    report.result.exit_code = *debug_exit.exit_status();
+  const DebugExit& exit_device = linux_kernel ? linux_board.debug_exit() : debug_exit;
+  if (report.result.outcome == Outcome::kExited && exit_device.exit_status()) {
+    report.result.exit_code = *exit_device.exit_status();
   }
   return report;
 }

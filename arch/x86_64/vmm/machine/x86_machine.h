@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -54,9 +56,33 @@ struct MachineContext {
 using InterceptorFactory =
     std::function<absl::StatusOr<std::unique_ptr<ExitInterceptor>>(MachineContext&)>;
 
+// A stock Linux kernel. The image BootAndRun gets is its ELF vmlinux (a bzImage's
+// payload, decompressed on the host); it boots by the 64-bit boot protocol on the PC
+// of linux_board.h, with the command line of linux_host_fit.h before `cmdline`.
+struct LinuxKernel {
+  std::vector<uint8_t> setup_header;  // the bzImage's (boot_params.hdr); empty for a vmlinux
+  uint64_t init_size = 0;             // memory it needs from its load address; 0: its image's
+  uint32_t cmdline_size = 2047;       // the longest command line it takes
+  uint32_t initrd_addr_max = 0x7fffffff;
+  std::vector<uint8_t> initrd;        // empty: none
+};
+
+// How an image boots (ChooseBootProtocol in x86_machine.cc decides, from the image and
+// the configuration).
+enum class BootProtocol {
+  kSigvisor,   // sigvisor's ABI note: its boot info, hypercalls, one vCPU
+  kMultiboot,  // a Multiboot v1 header and no sigvisor note: QEMU's -kernel state
+  kLinux,      // MachineConfig::linux_kernel: the 64-bit boot protocol
+};
+std::string_view BootProtocolName(BootProtocol protocol);
+
 struct MachineConfig {
   uint64_t memory_bytes = 32ull << 20;
-  std::string cmdline;          // goes into sigvisor_boot_info.cmdline
+  // The guest's command line: sigvisor_boot_info.cmdline; for a Linux kernel, what
+  // follows sigvisor's own parameters (LinuxBaseCmdline).
+  std::string cmdline;
+  // Set for a Linux kernel (the image is its vmlinux).
+  std::optional<LinuxKernel> linux_kernel;
   // Multiboot kernels (an image with a Multiboot v1 header and no sigvisor ABI note):
   // the kernel's command line is "<image_name> <cmdline>" (QEMU's convention; just
   // cmdline when image_name is empty), and `modules` are passed in the Multiboot info.
@@ -90,6 +116,8 @@ struct MachineReport {
   uint64_t vm_create_ns = 0;
   uint64_t setup_ns = 0;      // image load, boot tables, registers
   size_t trap_sites = 0;      // sites the trap mechanism armed (all found, for patch)
+  BootProtocol protocol = BootProtocol::kSigvisor;
+  std::string kernel_cmdline;  // the command line the kernel was given
 };
 
 // Creates a VM, boots `image` in it and runs it to the end. Errors are for what
