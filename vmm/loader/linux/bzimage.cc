@@ -180,12 +180,12 @@ absl::StatusOr<BzImage> ParseSetupHeader(std::span<const uint8_t> file) {
   return image;
 }
 
-absl::StatusOr<BzImage> ParseBzImage(std::span<const uint8_t> file) {
+absl::StatusOr<BzImage> ParseBzImage(std::span<const uint8_t> file, size_t max_vmlinux) {
   absl::StatusOr<BzImage> image = ParseSetupHeader(file);
   if (!image.ok()) return image.status();
   const Bytes payload =
       file.subspan(image->kernel_offset + image->payload_offset, image->payload_length);
-  absl::StatusOr<std::vector<uint8_t>> vmlinux = Decompress(payload);
+  absl::StatusOr<std::vector<uint8_t>> vmlinux = Decompress(payload, max_vmlinux);
   if (!vmlinux.ok()) return InBzImage(vmlinux.status());
   if (vmlinux->size() < 4 || std::memcmp(vmlinux->data(), "\x7f" "ELF", 4) != 0) {
     return Invalid(absl::StrFormat(

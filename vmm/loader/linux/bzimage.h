@@ -9,6 +9,7 @@
 #ifndef SIGVISOR_VMM_LOADER_LINUX_BZIMAGE_H_
 #define SIGVISOR_VMM_LOADER_LINUX_BZIMAGE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -60,9 +61,10 @@ bool LooksLikeBzImage(std::span<const uint8_t> file);
 // Checks the setup header without decompressing; `vmlinux` stays empty.
 absl::StatusOr<BzImage> ParseSetupHeader(std::span<const uint8_t> file);
 
-// ParseSetupHeader, then decompresses the payload (see decompress.h) and checks it is
-// an ELF file.
-absl::StatusOr<BzImage> ParseBzImage(std::span<const uint8_t> file);
+// ParseSetupHeader, then decompresses the payload (see decompress.h; at most
+// `max_vmlinux` bytes) and checks it is an ELF file.
+absl::StatusOr<BzImage> ParseBzImage(std::span<const uint8_t> file,
+                                     size_t max_vmlinux = kMaxDecompressedSize);
 
 }  // namespace sigvisor::linux_boot
 

@@ -1,12 +1,12 @@
 #include "vmm/loader/linux/bzimage.h"
 
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "vmm/loader/linux/bzimage_for_test.h"
 #include "vmm/loader/linux/compress_for_test.h"
 
 namespace sigvisor::linux_boot {
@@ -14,61 +14,11 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::sigvisor::linux_boot::testing::Data;
+using ::sigvisor::linux_boot::testing::Build;
+using ::sigvisor::linux_boot::testing::FakeVmlinux;
 using ::sigvisor::linux_boot::testing::Gzip;
-
-// What the decompressed payload must look like: an ELF file (only its magic matters here).
-Data FakeVmlinux() {
-  Data elf = {0x7f, 'E', 'L', 'F', 2, 1, 1};
-  for (int i = 0; i < 4000; ++i) elf.push_back(uint8_t(i % 251));
-  return elf;
-}
-
-// The fields of a bzImage the tests vary; the defaults are Debian 6.1's.
-struct Spec {
-  uint8_t setup_sects = 3;
-  uint8_t header_jump = 0x6a;  // header ends at 0x26c (protocol 2.15)
-  uint16_t version = 0x020f;
-  uint8_t loadflags = kLoadedHigh;
-  uint16_t xloadflags = 0x7f;
-  uint32_t init_size = 0x3f98000;
-  uint64_t pref_address = 0x1000000;
-  uint32_t kernel_alignment = 0x200000;
-  uint8_t relocatable = 1;
-  uint32_t cmdline_size = 2047;
-  uint32_t initrd_addr_max = 0x7fffffff;
-  uint32_t payload_offset = 0x2cc;  // into the protected-mode kernel
-  Data payload = Gzip(FakeVmlinux());
-  uint32_t extra_payload_length = 0;  // added to payload.size() in the header
-};
-
-template <typename T>
-void Put(Data& file, uint64_t offset, T value) {
-  std::memcpy(file.data() + offset, &value, sizeof(T));
-}
-
-Data Build(const Spec& spec) {
-  const size_t kernel = (size_t{spec.setup_sects == 0 ? 4u : spec.setup_sects} + 1) * 512;
-  Data file(kernel + spec.payload_offset + spec.payload.size() + 0x100, 0);
-  file[0x1f1] = spec.setup_sects;
-  Put<uint16_t>(file, 0x1fe, kBootFlag);
-  file[0x200] = 0xeb;  // jmp short
-  file[0x201] = spec.header_jump;
-  Put<uint32_t>(file, 0x202, kHdrSMagic);
-  Put<uint16_t>(file, 0x206, spec.version);
-  file[0x211] = spec.loadflags;
-  Put<uint32_t>(file, 0x22c, spec.initrd_addr_max);
-  Put<uint32_t>(file, 0x230, spec.kernel_alignment);
-  file[0x234] = spec.relocatable;
-  Put<uint16_t>(file, 0x236, spec.xloadflags);
-  Put<uint32_t>(file, 0x238, spec.cmdline_size);
-  Put<uint32_t>(file, 0x248, spec.payload_offset);
-  Put<uint32_t>(file, 0x24c, uint32_t(spec.payload.size()) + spec.extra_payload_length);
-  Put<uint64_t>(file, 0x258, spec.pref_address);
-  Put<uint32_t>(file, 0x260, spec.init_size);
-  std::memcpy(file.data() + kernel + spec.payload_offset, spec.payload.data(),
-              spec.payload.size());
-  return file;
-}
+using ::sigvisor::linux_boot::testing::Put;
+using ::sigvisor::linux_boot::testing::Spec;
 
 void ExpectError(const Data& file, const std::string& fragment) {
   absl::StatusOr<BzImage> image = ParseBzImage(file);
