@@ -67,3 +67,7 @@ if ! ls "$lane_cache"/linux-image-*-amd64_*.deb >/dev/null 2>&1 ||
   # apt-get download writes to the current folder, as the _apt user where it can.
   (cd "$lane_cache" && "${sudo_cmd[@]}" apt-get download -q "$kernel_package" busybox-static)
 fi
+
+# The Linux-guest tests (tests/linux_guest_test) boot that same Debian kernel under
+# sigvisor: unpacked once per version, beside the package.
+"${sudo_cmd[@]}" "$(dirname "$0")/unpack_kernel.sh" "$lane_cache" >/dev/null

@@ -3,7 +3,9 @@
  * names, marks its phases for the VMM, reports its exit and powers the machine off.
  * Linux hands init the boot parameters it does not know and that have no dot as
  * environment variables:
- *   sigvisor_workload=summary|divzero|lat_sig|sigpingpong|pipe_rw|selftest  (summary)
+ *   sigvisor_workload=summary|all|divzero|lat_sig|sigpingpong|pipe_rw|selftest  (summary)
+ *                             (all: the summary's workloads, then the self-test: what
+ *                             one boot checks, where a boot costs minutes)
  *   sigvisor_ops=N            measured operations per phase (16)
  *   sigvisor_case=NAME|all    the self-test's case (all)
  * Run anywhere else (not as pid 1, or with SIGVISOR_MARKER=none) it prints the
@@ -28,13 +30,19 @@ static int summary(unsigned long ops) {
   return failed;
 }
 
+static int all(unsigned long ops) {
+  int failed = summary(ops);
+  failed |= linux_selftest("all");
+  return failed;
+}
+
 struct workload {
   const char *name;
   int (*run)(unsigned long ops);
 };
 
 static const struct workload workloads[] = {
-    {"summary", summary},           {"divzero", linux_divzero}, {"lat_sig", linux_lat_sig},
+    {"summary", summary},           {"all", all}, {"divzero", linux_divzero}, {"lat_sig", linux_lat_sig},
     {"sigpingpong", linux_sigpingpong}, {"pipe_rw", linux_pipe_rw},
 };
 
@@ -45,8 +53,8 @@ static int run(const char *name, unsigned long ops) {
   }
   for (unsigned i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
     if (strcmp(name, workloads[i].name) == 0) return workloads[i].run(ops);
-  printf("sigvisor init: unknown workload '%s' (known: summary divzero lat_sig sigpingpong "
-         "pipe_rw selftest)\n",
+  printf("sigvisor init: unknown workload '%s' (known: summary all divzero lat_sig "
+         "sigpingpong pipe_rw selftest)\n",
          name);
   return 127;
 }

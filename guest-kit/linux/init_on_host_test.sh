@@ -111,7 +111,7 @@ OUT
 expect 127 nosuch <<'OUT'
 sigvisor init: no marker port, markers printed
 sigvisor init: workload nosuch, 16 ops
-sigvisor init: unknown workload 'nosuch' (known: summary divzero lat_sig sigpingpong pipe_rw selftest)
+sigvisor init: unknown workload 'nosuch' (known: summary all divzero lat_sig sigpingpong pipe_rw selftest)
 sigvisor init: exit status 127
 marker: exit 127
 OUT

@@ -95,16 +95,7 @@ mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,root,lane,lib/modules,lib64,lib/x86_
 
 # Kernel and modules, unpacked once per package version.
 kver=$(basename "$kernel_deb"); kver=${kver#linux-image-}; kver=${kver%%_*}
-unpacked=$cache/unpacked-$kver
-if [[ ! -f $unpacked/vmlinuz ]]; then
-  echo "hwkvm lane: unpacking $(basename "$kernel_deb")" >&2
-  rm -rf "$unpacked.tmp"; mkdir -p "$unpacked.tmp"
-  dpkg-deb --fsys-tarfile "$kernel_deb" | tar -x -C "$unpacked.tmp" --wildcards \
-    "./boot/vmlinuz-$kver" "./lib/modules/$kver/kernel/arch/x86/kvm/*" \
-    "./lib/modules/$kver/kernel/virt/lib/*" "./lib/modules/$kver/kernel/drivers/crypto/ccp/*"
-  cp "$unpacked.tmp/boot/vmlinuz-$kver" "$unpacked.tmp/vmlinuz"
-  rm -rf "$unpacked"; mv "$unpacked.tmp" "$unpacked"
-fi
+unpacked=$(tools/unpack_kernel.sh "$cache") || fail "cannot unpack $(basename "$kernel_deb")"
 modules=$unpacked/lib/modules/$kver/kernel
 for module in virt/lib/irqbypass drivers/crypto/ccp/ccp arch/x86/kvm/kvm arch/x86/kvm/kvm-amd; do
   file=$(ls "$modules/$module".ko* | head -1)
@@ -121,6 +112,9 @@ mkdir -p "$root/usr/bin"
 ln -s /bin/busybox "$root/usr/bin/env"
 cp "$(readlink -f /bin/bash)" "$root/bin/bash"
 cp tests/hwkvm/init "$root/init"
+# The Linux-guest tests boot this kernel under sigvisor inside the lane too
+# ($SIGVISOR_LINUX_KERNEL, which the lane's init sets).
+cp "$unpacked/vmlinuz" "$root/lane/vmlinuz"
 cp tests/hwkvm/gtest_cases.awk "$root/lane/"
 
 # Each test's runfiles tree at its own absolute path, its symlinks pointing at the

@@ -16,7 +16,7 @@ namespace sigvisor::cli {
 namespace {
 
 // What guest-kit/linux/init.c runs.
-constexpr const char* kLinuxWorkloads[] = {"summary",     "divzero", "lat_sig",
+constexpr const char* kLinuxWorkloads[] = {"summary", "all",         "divzero", "lat_sig",
                                            "sigpingpong", "pipe_rw", "selftest"};
 constexpr uint64_t kMaxInitrdBytes = 512ull << 20;
 

@@ -139,7 +139,10 @@ bool ApRunner::Dispatch(Ap& ap, VmExit& exit) {
   DeviceExitResult result = DispatchDeviceExit(bus_, exit);
   switch (result.kind) {
     case DeviceExitResult::Kind::kEnd: return fail(result.outcome, std::move(result.error));
-    case DeviceExitResult::Kind::kStop:  // isa-debug-exit from an AP
+    case DeviceExitResult::Kind::kStop:  // isa-debug-exit or the reset line from an AP
+      if (result.reset) {
+        return fail(Outcome::kReboot, "the guest reset the machine");
+      }
       EndRun(ap, Outcome::kExited, 0, "");
       return false;
     case DeviceExitResult::Kind::kContinue: return true;

@@ -9,13 +9,14 @@ namespace {
 
 constexpr uint64_t kCom1Port = 0x3f8;
 constexpr uint64_t kDebugExitPort = 0xf4;
+constexpr int kCom1Irq = 4;
 
 }  // namespace
 
 LinuxBoard::LinuxBoard(KvmVm& vm, uint64_t memory_bytes,
                        std::function<void(std::string_view)> console)
     : vm_(vm),
-      serial_(std::move(console)),
+      serial_(std::move(console), [this](bool level) { SetIrqLine(kCom1Irq, level); }),
       rtc_(memory_bytes, 0, [] { return absl::Now(); }),
       i8042_([this](bool level) { SetIrqLine(I8042::kKeyboardIrq, level); },
              [this](bool level) { SetIrqLine(I8042::kAuxIrq, level); }),
