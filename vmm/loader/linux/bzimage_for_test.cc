@@ -1,5 +1,7 @@
 #include "vmm/loader/linux/bzimage_for_test.h"
 
+#include <algorithm>
+
 namespace sigvisor::linux_boot::testing {
 
 Data FakeVmlinux() {
@@ -27,8 +29,7 @@ Data Build(const Spec& spec) {
   Put<uint32_t>(file, 0x24c, uint32_t(spec.payload.size()) + spec.extra_payload_length);
   Put<uint64_t>(file, 0x258, spec.pref_address);
   Put<uint32_t>(file, 0x260, spec.init_size);
-  std::memcpy(file.data() + kernel + spec.payload_offset, spec.payload.data(),
-              spec.payload.size());
+  std::copy(spec.payload.begin(), spec.payload.end(), file.begin() + kernel + spec.payload_offset);
   return file;
 }
 
