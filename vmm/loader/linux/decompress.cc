@@ -47,13 +47,19 @@ std::string HexPrefix(Bytes data) {
   return hex;
 }
 
-std::string MiB(size_t bytes) { return absl::StrFormat("%d MiB", bytes >> 20); }
+// "512 MiB", or "1000 bytes" for a size that is not whole MiB.
+std::string Size(size_t bytes) {
+  if (bytes % (1 << 20) != 0) return absl::StrFormat("%d bytes", bytes);
+  return absl::StrFormat("%d MiB", bytes >> 20);
+}
 
 // The output buffer: grows by doubling up to one byte past the limit, so that a
 // stream that would exceed the limit is seen doing so.
 class Output {
  public:
-  Output(size_t initial, size_t limit) : limit_(limit) {
+  // limit + 1 must not wrap.
+  Output(size_t initial, size_t limit)
+      : limit_(std::min(limit, std::numeric_limits<size_t>::max() - 1)) {
     buffer_.resize(std::min(initial, limit_ + 1));
   }
 
@@ -96,7 +102,7 @@ size_t InitialSize(Bytes data) {
 absl::Status TooLarge(Compression c, size_t limit) {
   return absl::InvalidArgumentError(absl::StrFormat(
       "%s payload decompresses to more than %s; sigvisor refuses it (not a kernel?)",
-      CompressionName(c), MiB(limit)));
+      CompressionName(c), Size(limit)));
 }
 
 absl::Status Truncated(Compression c) {
@@ -167,7 +173,7 @@ absl::Status LzmaError(Compression c, lzma_ret ret) {
       return Truncated(c);
     case LZMA_MEMLIMIT_ERROR:
       return Corrupt(c, absl::StrFormat("its dictionary needs more than %s",
-                                        MiB(kLzmaMemoryLimit)));
+                                        Size(kLzmaMemoryLimit)));
     case LZMA_MEM_ERROR:
       return absl::ResourceExhaustedError("liblzma: out of memory");
     case LZMA_FORMAT_ERROR:

@@ -1,6 +1,7 @@
 #include "vmm/loader/linux/decompress.h"
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -111,12 +112,13 @@ TEST_P(DecompressFormatTest, CapsTheOutput) {
   absl::StatusOr<Data> out = Decompress(compressed, data.size() - 1);
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(std::string(out.status().message()),
-            std::string(GetParam().name) +
-                " payload decompresses to more than 0 MiB; sigvisor refuses it (not a kernel?)");
-  // Exactly at the cap is fine.
+            std::string(GetParam().name) + " payload decompresses to more than " +
+                std::to_string(data.size() - 1) + " bytes; sigvisor refuses it (not a kernel?)");
+  // Exactly at the cap is fine, and so is no cap at all.
   absl::StatusOr<Data> exact = Decompress(compressed, data.size());
   ASSERT_TRUE(exact.ok()) << exact.status();
   EXPECT_EQ(exact->size(), data.size());
+  EXPECT_TRUE(Decompress(compressed, std::numeric_limits<size_t>::max()).ok());
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, DecompressFormatTest,
