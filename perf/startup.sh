@@ -1,57 +1,90 @@
 #!/usr/bin/env bash
 # Start-up cost of one whole `sigvisor run` process (issue 17 goal 3): the median wall
-# time of N runs of `sigvisor run --workload hello --quiet`, the median "VM create"
-# those runs report (--json's timing.vm_create_ns), and what the dynamic loader does
-# before main (shared libraries loaded, its own time from LD_DEBUG=statistics).
+# time of N runs of `sigvisor run --workload hello --quiet`, where that time goes by
+# the runs' own --json (VM create, set-up, boot to the first hypercall, the guest's
+# run, and the rest: the process's start and exit, opening KVM, the report), the
+# guest kernel instructions of boot and of the whole run (exact, where the host counts
+# them), and what the dynamic loader does before main.
 #
-# Usage: perf/startup.sh [BINARY] [RUNS]     (from anywhere in the repo)
-#   BINARY  default bazel-bin/vmm/app/cli/sigvisor (build it first, -c opt as .bazelrc
-#           sets); RUNS default 30.
+# Usage: perf/startup.sh [BINARY] [RUNS] [OTHER_BINARY]    (from anywhere in the repo)
+#   BINARY        default bazel-bin/vmm/app/cli/sigvisor (build it first, -c opt as
+#                 .bazelrc sets); RUNS default 30.
+#   OTHER_BINARY  another build (e.g. a copy of main's before a change): the two run
+#                 alternately, so that both see the same load, and both are reported.
 # Times are noisy on a shared machine: the script prints the load average with them,
 # and medians only. Nothing here is a test.
 #
-# On this project's PVM host (2 cores, load average ~1.9, 30 runs each, the two
-# binaries run alternately twice; the guest's own run is ~9.6 ms of each):
-#                               before     after
-#   whole process, median       23.1 ms    18.1 ms
-#   VM create, median           0.78 ms    0.42 ms  supported CPUID read once, at open
-#   shared libraries (ldd)      55         6        Abseil, Capstone, seccomp static
-#   `--version` CPU time        4.2 ms     1.7 ms   (0.87 ms as a non-PIE, which sigvisor
-#                                                    is not: see vmm/app/cli/BUILD.bazel)
-# and no throwaway VM for the TSC rate (~1 ms of CPU per run).
+# On this project's PVM host (2 cores), `sigvisor run --workload hello --quiet`:
+#                               session start  issue 17 r2   now
+#   whole process, median       23.1 ms        18.1 ms       see the closing note
+#   VM create, median           0.78 ms        0.42 ms       supported CPUID read once
+#   shared libraries (ldd)      55             6             Abseil, Capstone, seccomp static
+#   host kind                   a probe VM     a probe VM    /sys/module's KVM vendor module
+#   boot (kernel instructions)  1511           1511          1195
+# What is left is mostly the guest's own run: ~7,100 kernel instructions at about a
+# microsecond each where CPL0 is emulated (boot ~1,200; the phase's five calibrations
+# ~2,600; 16 getpid ops at 135 each; init's console writes and exit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 binary=${1:-bazel-bin/vmm/app/cli/sigvisor}
 runs=${2:-30}
-[[ -x $binary ]] || { echo "startup.sh: no $binary (bazel build //vmm/app/cli:sigvisor)" >&2; exit 2; }
+other=${3:-}
+binaries=("$binary")
+[[ -n $other ]] && binaries+=("$other")
+for b in "${binaries[@]}"; do
+  [[ -x $b ]] || { echo "startup.sh: no $b (bazel build //vmm/app/cli:sigvisor)" >&2; exit 2; }
+done
 
 median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
-"$binary" run --workload hello --quiet >/dev/null  # warm the page cache
-wall=() create=()
-for ((i = 0; i < runs; i++)); do
-  start=$(date +%s%N)
-  "$binary" run --workload hello --quiet >/dev/null
-  end=$(date +%s%N)
-  wall+=("$(((end - start) / 1000))")
-  create+=("$("$binary" run --workload hello --quiet --json |
-    python3 -c 'import json, sys; print(json.load(sys.stdin)["timing"]["vm_create_ns"])')")
-done
+# One run with --json: "vm_create setup boot guest_run wall boot_insns run_insns"
+# (times in us; wall is the command's own, from its start to the report).
+json_fields() {
+  python3 -c '
+import json, sys
+d = json.load(sys.stdin); t = d["timing"]
+insns = lambda s: (s or {}).get("insn_emulation", "-")
+print(t["vm_create_ns"] // 1000, t["setup_ns"] // 1000, t["boot_ns"] // 1000,
+      t["run_ns"] // 1000, d["wall_ns"] // 1000, insns(t.get("boot_kvm_stats")),
+      insns(d.get("kvm_stats")))'
+}
 
-printf 'load average: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
-printf 'whole process (median of %d): %.2f ms\n' "$runs" \
-  "$(printf '%s\n' "${wall[@]}" | median | awk '{print $1 / 1000}')"
-printf 'VM create (median of %d): %.3f ms\n' "$runs" \
-  "$(printf '%s\n' "${create[@]}" | median | awk '{print $1 / 1e6}')"
-printf 'shared libraries (ldd): %d\n' "$(ldd "$binary" | wc -l)"
-# CPU time, which the machine's load disturbs less than wall time.
-if command -v perf >/dev/null; then
-  for args in "run --workload hello --quiet" "--version"; do
-    perf stat -r "$runs" -e task-clock,page-faults "$binary" $args 2>&1 >/dev/null |
-      awk -v a="$args" '/task-clock|page-faults/ {printf "%s: %s %s (mean of '"$runs"')\n", a, $1, $2}'
+declare -A wall parts
+for b in "${binaries[@]}"; do "$b" run --workload hello --quiet >/dev/null; done  # page cache
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+for ((i = 0; i < runs; i++)); do
+  for b in "${binaries[@]}"; do
+    start=$(date +%s%N)
+    "$b" run --workload hello --quiet >/dev/null
+    end=$(date +%s%N)
+    wall[$b]+="$(((end - start) / 1000)) "
+    parts[$b]+="$("$b" run --workload hello --quiet --json | json_fields);"
   done
-fi
-# The loader's own count of what it loaded and its time to relocate, once.
-LD_DEBUG=statistics "$binary" --version 2>&1 >/dev/null |
-  grep -E 'total startup time|time needed for relocation|number of relocations:|relative relocations' |
-  sed 's/^ *[0-9]*: *//'
+done
+printf 'load average: %s before, %s after\n' "$load_before" "$(cut -d' ' -f1-3 /proc/loadavg)"
+
+for b in "${binaries[@]}"; do
+  printf '\n%s (median of %d)\n' "$b" "$runs"
+  printf '  whole process                %8.2f ms\n' \
+    "$(tr ' ' '\n' <<<"${wall[$b]}" | grep . | median | awk '{print $1 / 1000}')"
+  column() { tr ';' '\n' <<<"${parts[$b]}" | grep . | awk -v c="$1" '{print $c}' | median; }
+  printf '  VM create                    %8.3f ms\n' "$(column 1 | awk '{print $1 / 1000}')"
+  printf '  set-up (image load, tables)  %8.3f ms\n' "$(column 2 | awk '{print $1 / 1000}')"
+  printf '  boot, to the first hypercall %8.2f ms\n' "$(column 3 | awk '{print $1 / 1000}')"
+  printf '  the guest run, boot included %8.2f ms\n' "$(column 4 | awk '{print $1 / 1000}')"
+  printf '  the command, start to report %8.2f ms (the rest is the process start and exit)\n' \
+    "$(column 5 | awk '{print $1 / 1000}')"
+  printf '  guest kernel instructions    boot %s, whole run %s\n' "$(column 6)" "$(column 7)"
+  printf '  shared libraries (ldd)       %d\n' "$(ldd "$b" | wc -l)"
+  # CPU time, which the machine's load disturbs less than wall time.
+  if command -v perf >/dev/null; then
+    for args in "run --workload hello --quiet" "--version"; do
+      perf stat -r "$runs" -e task-clock,page-faults "$b" $args 2>&1 >/dev/null |
+        awk -v a="$args" '/task-clock|page-faults/ {printf "  %s: %s %s (mean of '"$runs"')\n", a, $1, $2}'
+    done
+  fi
+  # The loader's own count of what it loaded and its time to relocate, once.
+  LD_DEBUG=statistics "$b" --version 2>&1 >/dev/null |
+    grep -E 'total startup time|time needed for relocation|number of relocations:|relative relocations' |
+    sed 's/^ *[0-9]*:[[:space:]]*/  /'
+done
