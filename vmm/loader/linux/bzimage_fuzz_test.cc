@@ -1,4 +1,4 @@
-// The fuzz target outside libFuzzer: its seed corpus (fuzz_corpus/) replayed, each
+// The fuzz target outside libFuzzer: its seed corpus (tests/fuzz/corpus/bzimage_fuzz) replayed, each
 // seed checked to be what its name says, and every header byte of a good bzImage
 // mutated, so that the target keeps building and its inputs keep passing in every
 // configuration (under --config=asan too).
@@ -23,7 +23,7 @@ using ::sigvisor::linux_boot::testing::Build;
 using ::sigvisor::linux_boot::testing::Data;
 using ::sigvisor::linux_boot::testing::Spec;
 
-constexpr char kCorpus[] = "vmm/loader/linux/fuzz_corpus";
+constexpr char kCorpus[] = "tests/fuzz/corpus/bzimage_fuzz";
 
 Data ReadFile(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
