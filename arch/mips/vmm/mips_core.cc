@@ -1,5 +1,6 @@
 #include "arch/mips/vmm/mips_core.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -20,15 +21,7 @@ constexpr uint32_t kKseg1 = 0xa0000000u;
 constexpr uint32_t kKseg2 = 0xc0000000u;
 constexpr uint32_t kIcacheHitInvalidate = 0x10;  // cache op: Hit_Invalidate_I
 
-// Instruction fields.
-constexpr uint32_t Op(uint32_t i) { return i >> 26; }
-constexpr uint32_t Rs(uint32_t i) { return (i >> 21) & 31; }
-constexpr uint32_t Rt(uint32_t i) { return (i >> 16) & 31; }
-constexpr uint32_t Rd(uint32_t i) { return (i >> 11) & 31; }
-constexpr uint32_t Sa(uint32_t i) { return (i >> 6) & 31; }
-constexpr uint32_t Funct(uint32_t i) { return i & 63; }
-constexpr uint32_t Imm(uint32_t i) { return i & 0xffff; }
-constexpr uint32_t SImm(uint32_t i) { return static_cast<uint32_t>(static_cast<int16_t>(i)); }
+using namespace field;  // NOLINT: the instruction fields, by name
 
 constexpr int32_t S(uint32_t v) { return static_cast<int32_t>(v); }
 constexpr uint32_t SignExtend8(uint32_t v) { return static_cast<uint32_t>(static_cast<int8_t>(v)); }
@@ -67,7 +60,11 @@ inline void WriteLe(uint8_t* p, uint32_t size, uint32_t v) {
 }  // namespace
 
 MipsCore::MipsCore(int number, std::span<uint8_t> ram, PhysicalBus& bus)
-    : number_(number), ram_(ram.data()), ram_size_(ram.size()), bus_(bus) {
+    : number_(number),
+      ram_(ram.data()),
+      ram_size_(ram.size()),
+      bus_(bus),
+      decoded_pages_(ram.size() >> kPageShift) {
   Reset(0xbfc00000u);
 }
 
@@ -119,13 +116,24 @@ void MipsCore::RecomputeTimer() {
 }
 
 void MipsCore::InvalidateTranslations() {
-  if (++generation_ == 0) {  // wrapped: old stamps could look current
+  if (++generation_ == kGenerations) {  // wrapped: old stamps could look current
     read_cache_.fill({});
     write_cache_.fill({});
     generation_ = 1;
   }
-  tag_generation_ = uint64_t{generation_} << 32;
-  fetch_tag_ = kNoFetchPage;
+  TranslationContextChanged();
+}
+
+void MipsCore::TranslationContextChanged() {
+  // What Translate's answer depends on besides the TLB: the mode (user addresses
+  // only), ERL (kuseg unmapped) and the ASID. Entries made under another context stay
+  // in the soft TLB and hit again when it comes back (the kernel's pages after each
+  // return from user mode).
+  const uint32_t context = (generation_ << 10) | (user_mode() ? 1u << 9 : 0u) |
+                           ((status_ & kStatusERL) != 0 ? 1u << 8 : 0u) |
+                           (entry_hi_ & kEntryHiAsidMask);
+  tag_generation_ = uint64_t{context} << 32;
+  fetch_tag_ = kNoFetchPage;  // the fetch page is by virtual address alone
 }
 
 void MipsCore::SetInterruptLine(uint32_t cause_bit, bool raised) {
@@ -184,6 +192,22 @@ StopReason MipsCore::Run(uint64_t budget, uint64_t& steps) {
       check_irq_ = false;
       if (InterruptTakeable()) {
         TakeInterrupt();
+        continue;
+      }
+    }
+    // Whole blocks where they can run (not from a delay slot, not an MMIO access being
+    // completed, from a page of RAM the soft TLB has); the reference step below where
+    // they cannot.
+    if (block_engine_ && !delay_slot_ && !mmio_.active) {
+      const uint64_t limit = std::min(budget - n, CyclesUntilTimer());
+      const bool watched_now = watching && (entry_hi_ & kEntryHiAsidMask) == task_watch_->asid &&
+                               user_mode();
+      const uint64_t retired = RunBlocks(limit, watched_now);
+      // Wherever the engine stopped, the reference step is next (the engine would
+      // stop there again), unless the budget is spent or the timer fired.
+      n += retired;
+      if (retired > 0 && (n == budget || check_irq_)) {
+        --n;  // the loop's own step
         continue;
       }
     }
@@ -260,7 +284,7 @@ void MipsCore::RaiseException(ExcCode code, bool refill, uint32_t ce) {
   pc_ = base + offset;
   npc_ = pc_ + 4;
   delay_slot_ = false;
-  InvalidateTranslations();  // now in kernel mode
+  TranslationContextChanged();  // now in kernel mode
 }
 
 void MipsCore::RaiseAddressError(uint32_t vaddr, Access access) {
@@ -302,8 +326,7 @@ bool MipsCore::Translate(uint32_t vaddr, Access access, uint64_t& paddr) {
 void MipsCore::RaiseTlbException(uint32_t vaddr, Access access, TlbResult result) {
   bad_vaddr_ = vaddr;
   context_ = (context_ & 0xff800000u) | ((vaddr >> 9) & 0x007ffff0u);
-  entry_hi_ = (vaddr & kEntryHiVpn2Mask) | (entry_hi_ & kEntryHiAsidMask);
-  InvalidateTranslations();
+  entry_hi_ = (vaddr & kEntryHiVpn2Mask) | (entry_hi_ & kEntryHiAsidMask);  // the same ASID
   const ExcCode miss = access == Access::kStore ? ExcCode::kTlbStore : ExcCode::kTlbLoad;
   switch (result) {
     case TlbResult::kRefill:
@@ -878,7 +901,7 @@ void MipsCore::ExecuteCop0(uint32_t insn) {
         entry_hi_ = e.entry_hi;
         entry_lo0_ = (e.entry_lo[0] & ~kEntryLoG) | (e.global ? kEntryLoG : 0);
         entry_lo1_ = (e.entry_lo[1] & ~kEntryLoG) | (e.global ? kEntryLoG : 0);
-        InvalidateTranslations();  // the ASID may have changed
+        TranslationContextChanged();  // the ASID may have changed
         return;
       }
       case cop0::kTlbwi:
@@ -907,7 +930,7 @@ void MipsCore::ExecuteCop0(uint32_t insn) {
         delay_slot_ = false;
         ll_bit_ = false;
         check_irq_ = true;
-        InvalidateTranslations();
+        TranslationContextChanged();
         return;
       case cop0::kWait:  // the core idles until an interrupt can be taken
         waiting_ = true;
@@ -989,7 +1012,7 @@ void MipsCore::WriteCp0(uint32_t reg, uint32_t sel, uint32_t v) {
       return;
     case kCp0EntryHi * 8:
       entry_hi_ = v & (kEntryHiVpn2Mask | kEntryHiAsidMask);
-      InvalidateTranslations();
+      TranslationContextChanged();
       return;
     case kCp0Compare * 8:
       compare_ = v;
@@ -999,7 +1022,7 @@ void MipsCore::WriteCp0(uint32_t reg, uint32_t sel, uint32_t v) {
       return;
     case kCp0Status * 8:
       status_ = (status_ & ~kStatusWritable) | (v & kStatusWritable);
-      InvalidateTranslations();
+      TranslationContextChanged();
       check_irq_ = true;
       return;
     case kCp0Cause * 8:

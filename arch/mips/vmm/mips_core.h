@@ -20,13 +20,16 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "arch/mips/vmm/core_counters.h"
 #include "arch/mips/vmm/cp0.h"
 #include "arch/mips/vmm/physical_bus.h"
+#include "arch/mips/vmm/predecode.h"
 #include "arch/mips/vmm/tlb.h"
 
 namespace sigvisor::mips {
@@ -65,6 +68,11 @@ class MipsCore {
   // Executes up to `budget` instructions (faulting ones included, so an exception
   // loop still returns); `steps` says how many it went through.
   StopReason Run(uint64_t budget, uint64_t& steps);
+
+  // Whether Run may use the block engine (mips_core_blocks.cc; on by default). Off,
+  // every instruction goes through the reference interpreter, one at a time: what
+  // the engine is checked against (the results must be bit-identical).
+  void set_block_engine(bool on) { block_engine_ = on; }
 
   // The VMM has handled pending_mmio(); the next Run consumes it.
   void CompleteMmio() { mmio_.completed = true; }
@@ -112,7 +120,7 @@ class MipsCore {
     npc_ = pc + 4;
     delay_slot_ = false;
   }
-  uint32_t gpr(int i) const { return gpr_[i & 31]; }
+  uint32_t gpr(int i) const { return (i & 31) == 0 ? 0 : gpr_[i & 31]; }
   void set_gpr(int i, uint32_t v) {
     if ((i & 31) != 0) gpr_[i & 31] = v;
   }
@@ -141,16 +149,27 @@ class MipsCore {
  private:
   enum class Access { kFetch, kLoad, kStore };
   // A 4 KiB virtual page whose RAM is known, so that repeated accesses skip the
-  // translation. Invalidated wholesale (generation bump) whenever translation may
-  // change: TLB writes, ASID or Status writes, exception entry, eret.
+  // translation. Tagged with the translation context (mode, ERL, ASID), so that a
+  // change of context needs no flush; invalidated wholesale (generation bump) when
+  // the TLB itself changes (tlbwi, tlbwr) or the machine is reset.
   struct SoftTlbEntry {
-    // The generation above the page's virtual base: one compare checks both (and an
+    // The context above the page's virtual base: one compare checks both (and an
     // access's alignment: the low bits are 0). 0 (generation 0) never matches.
     uint64_t tag = 0;
     uint8_t* host = nullptr;
   };
   static constexpr int kSoftTlbSize = 256;
   static constexpr uint64_t kVdsoPageMask = 0xfff;
+
+  // The block engine: runs decoded blocks from pc_ (not a delay slot; a page of RAM
+  // the soft TLB has, else it returns 0 at once) while they fit in `limit`
+  // instructions; returns how many retired, with pc_, the counters, Count and the
+  // timer as after that many reference steps. `watched`: the instructions count for
+  // the watched task.
+  uint64_t RunBlocks(uint64_t limit, bool watched);
+  // Decodes the page of RAM at `host` (page-aligned) with the engine's labels.
+  DecodedPage* DecodeNewPage(const uint8_t* host, const void* const* normal,
+                             const void* const* slot);
 
   // Inlined into Run: the interpreter's one dispatch per instruction.
   [[gnu::always_inline]] inline void Execute(uint32_t insn);
@@ -164,7 +183,10 @@ class MipsCore {
   void TakeInterrupt();
   void RaiseException(ExcCode code, bool refill = false, uint32_t ce = 0);
   void RaiseAddressError(uint32_t vaddr, Access access);
+  // Drops every soft-TLB entry (the TLB or the vdso mapping changed).
   void InvalidateTranslations();
+  // The mode, ERL or ASID changed: entries are tagged with them (see .cc).
+  void TranslationContextChanged();
   void RecomputeTimer();
   // Count has reached Compare: raise IP7 (Cause.TI).
   void FireTimer();
@@ -203,7 +225,9 @@ class MipsCore {
   const uint64_t ram_size_;
   PhysicalBus& bus_;
 
-  std::array<uint32_t, 32> gpr_{};
+  // The 32 general registers, and kSinkRegister, where the block engine's writes to
+  // r0 go.
+  std::array<uint32_t, 33> gpr_{};
   uint32_t hi_ = 0, lo_ = 0;
   uint32_t pc_ = 0;          // the instruction to execute next
   uint32_t npc_ = 4;         // the one after it (a branch target once a branch ran)
@@ -232,8 +256,11 @@ class MipsCore {
   uint64_t timer_at_ = 0;  // the tick at which Count == Compare next
 
   Tlb tlb_;
+  // A soft-TLB entry's tag holds the translation context it was made in above the
+  // page: generation_ (bumped when the TLB changes), user mode, ERL and the ASID.
+  static constexpr uint32_t kGenerations = 1u << 22;
   uint32_t generation_ = 1;
-  uint64_t tag_generation_ = uint64_t{1} << 32;  // generation_ << 32
+  uint64_t tag_generation_ = uint64_t{1} << 42;  // the current context << 32
   std::array<SoftTlbEntry, kSoftTlbSize> read_cache_{};
   std::array<SoftTlbEntry, kSoftTlbSize> write_cache_{};
   // The page instructions are being fetched from: its virtual base, or kNoFetchPage
@@ -251,6 +278,10 @@ class MipsCore {
   uint64_t vdso_line_ = UINT64_MAX;
   uint64_t vdso_line_instructions_ = 0;
   uint64_t vdso_line_exceptions_ = 0;
+
+  // The block engine's decoded pages, by physical page of RAM (null: not decoded).
+  bool block_engine_ = true;
+  std::vector<std::unique_ptr<DecodedPage>> decoded_pages_;
 
   PendingMmio mmio_;
   CoreCounters counters_;

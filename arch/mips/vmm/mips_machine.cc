@@ -167,6 +167,7 @@ absl::StatusOr<MipsMachineReport> BootAndRun(const MipsElfImage& image,
   if (!system.ok()) return system.status();
   for (int i = 0; i < config.cores; ++i) {
     MipsCore& core = (*system)->core(i);
+    core.set_block_engine(config.block_engine);
     core.Reset(image.entry());
     core.set_gpr(kA0, SIGVISOR_BOOT_INFO_MAGIC);
     core.set_gpr(kA1, kKseg0Base + static_cast<uint32_t>(kBootInfoAddress));

@@ -38,6 +38,9 @@ struct MipsMachineConfig {
   // Supply the VMM's vdso page (vdso_page.h) at kVdsoAddress and name it in the boot
   // info. Without it the guest kernel falls back to its own copy, as under QEMU.
   bool vdso = true;
+  // Run whole blocks with the block engine where they can (MipsCore::set_block_engine);
+  // false runs the reference interpreter alone, for comparing the two.
+  bool block_engine = true;
   SessionOptions session;  // timeout, console sink (describe filled in here)
 };
 

@@ -14,6 +14,18 @@
 
 namespace sigvisor::mips {
 
+// The fields of an instruction word, by name.
+namespace field {
+constexpr uint32_t Op(uint32_t i) { return i >> 26; }
+constexpr uint32_t Rs(uint32_t i) { return (i >> 21) & 31; }
+constexpr uint32_t Rt(uint32_t i) { return (i >> 16) & 31; }
+constexpr uint32_t Rd(uint32_t i) { return (i >> 11) & 31; }
+constexpr uint32_t Sa(uint32_t i) { return (i >> 6) & 31; }
+constexpr uint32_t Funct(uint32_t i) { return i & 63; }
+constexpr uint32_t Imm(uint32_t i) { return i & 0xffff; }
+constexpr uint32_t SImm(uint32_t i) { return static_cast<uint32_t>(static_cast<int16_t>(i)); }
+}  // namespace field
+
 // Major opcodes, insn[31:26].
 namespace opc {
 inline constexpr uint32_t kSpecial = 0x00;

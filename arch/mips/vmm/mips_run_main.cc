@@ -2,6 +2,9 @@
 // it ended, the counters and the interpreter's speed. For bringing up guests and
 // measuring by hand until `sigvisor run --arch mips` does the same.
 //   mips_run IMAGE [--cores N] [--mem MIB] [--cmdline TEXT] [--timeout SECONDS]
+//              [--engine blocks|reference]
+// (--engine reference: the reference interpreter alone, whose counts the block
+// engine's must equal.)
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -19,7 +22,7 @@ namespace {
 int Usage() {
   std::fprintf(stderr,
                "usage: mips_run IMAGE [--cores N] [--mem MIB] [--cmdline TEXT] "
-               "[--timeout SECONDS]\n");
+               "[--timeout SECONDS] [--engine blocks|reference]\n");
   return 2;
 }
 
@@ -36,6 +39,9 @@ int main(int argc, char** argv) {
     int n = 0;
     if (flag == "--cmdline") {
       config.cmdline = value;
+    } else if (flag == "--engine") {
+      if (value != "blocks" && value != "reference") return Usage();
+      config.block_engine = value == "blocks";
     } else if (!absl::SimpleAtoi(value, &n) || n <= 0) {
       return Usage();
     } else if (flag == "--cores") {
