@@ -14,16 +14,25 @@
 # Times are noisy on a shared machine: the script prints the load average with them,
 # and medians only. Nothing here is a test.
 #
-# On this project's PVM host (2 cores), `sigvisor run --workload hello --quiet`:
-#                               session start  issue 17 r2   now
-#   whole process, median       23.1 ms        18.1 ms       see the closing note
-#   VM create, median           0.78 ms        0.42 ms       supported CPUID read once
-#   shared libraries (ldd)      55             6             Abseil, Capstone, seccomp static
-#   host kind                   a probe VM     a probe VM    /sys/module's KVM vendor module
-#   boot (kernel instructions)  1511           1511          1195
-# What is left is mostly the guest's own run: ~7,100 kernel instructions at about a
-# microsecond each where CPL0 is emulated (boot ~1,200; the phase's five calibrations
-# ~2,600; 16 getpid ops at 135 each; init's console writes and exit).
+# On this project's PVM host (2 cores), `sigvisor run --workload hello --quiet`, medians:
+#                              session start   issue 17, round 2   round 3 (A/B, same load)
+#   whole process              23.1 ms         18.1 ms (load 1.9)  22.2 -> 18.2, 24.6 -> 20.3,
+#                                                                  26.7 -> 23.4 ms (load 2.2-3)
+#   VM create                  0.78 ms         0.42 ms             0.54-0.72 -> 0.66-0.77 ms
+#   boot, to the first hcall   -               3.2 ms              3.8-4.3 -> 1.7-1.9 ms
+#   boot kernel instructions   1511            1511                1195
+#   CPU time (perf stat)       -               -                   19.8 -> 16.6 ms (4 pairs)
+#   shared libraries (ldd)     55              6                   6
+# Round 2: Abseil, Capstone and seccomp static; the supported CPUID read once; the TSC
+# rate from the run's own vCPU. Round 3: no second VM for the host kind (the KVM vendor
+# module in /sys/module says it), and boot cut where CPL0 is emulated (IDT gates copied,
+# page-table walks without calls, init's task slot not cleared twice). VM create went up
+# a little because the run's VM is now the process's first (its memslot and vCPU cost
+# ~0.1 ms more than a second VM's). What is left is mostly the guest's own run: ~7,100
+# kernel instructions at about a microsecond each (boot 1,195; the phase's five
+# calibrations ~2,600; 16 getpid ops at 135 each; init's console writes and exit),
+# and ~2.6 ms of process start and exit beyond an empty program's (relocating 80,000
+# pointers in Capstone's tables, 500 page faults).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 binary=${1:-bazel-bin/vmm/app/cli/sigvisor}
