@@ -7,6 +7,9 @@
 //     (goal: 200 M guest instructions per CPU second).
 //   - VdsoSignal: lat_sig's sig_hndl with tramp=vdso on one core; sig_hndl_ns is wall
 //     time per signal (goal: at most 5 us).
+// Each runs twice: `blocks`, the interpreter as it runs (the block engine), and
+// `reference`, the reference interpreter alone (MipsCore::set_block_engine(false)):
+// the engine's gain, measured side by side in one run.
 //
 //   bazel run -c opt //perf:mips_interp_bench
 #include <benchmark/benchmark.h>
@@ -27,7 +30,7 @@ namespace {
 
 using namespace encode;  // NOLINT: register names
 
-void BM_MipsTightLoop(benchmark::State& state) {
+void BM_MipsTightLoop(benchmark::State& state, bool block_engine) {
   std::vector<uint8_t> ram(1 << 20);
   auto system = *MipsSystem::Create(ram, 1, nullptr);
   constexpr uint32_t kCode = 0x80001000, kScratch = 0x80002000;
@@ -37,6 +40,7 @@ void BM_MipsTightLoop(benchmark::State& state) {
   };
   std::memcpy(&ram[kCode & 0x1fffffff], loop, sizeof(loop));
   MipsCore& core = system->core(0);
+  core.set_block_engine(block_engine);
   core.Reset(kCode);
   core.set_gpr(kS0, kScratch);
   core.set_gpr(kS1, 0x7fffffff);  // never reaches 0 here
@@ -50,7 +54,8 @@ void BM_MipsTightLoop(benchmark::State& state) {
   state.counters["guest_ips"] = benchmark::Counter(static_cast<double>(instructions),
                                                    benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_MipsTightLoop)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_MipsTightLoop, blocks, true)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_MipsTightLoop, reference, false)->Unit(benchmark::kMillisecond);
 
 MipsElfImage ReadImage(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -63,9 +68,10 @@ MipsElfImage Kernel(const std::string& variant) {
 
 // The same loop as a booted image through the whole machine (backend, session, run
 // loop): what mips_machine_test's InterpreterSpeed prints, 80 M instructions a run.
-void BM_MipsBenchImage(benchmark::State& state) {
+void BM_MipsBenchImage(benchmark::State& state, bool block_engine) {
   const MipsElfImage image = ReadImage("arch/mips/vmm/testdata/bench.elf");
   MipsMachineConfig config;
+  config.block_engine = block_engine;
   uint64_t instructions = 0;
   for (auto _ : state) {
     absl::StatusOr<MipsMachineReport> report = BootAndRun(image, config);
@@ -78,11 +84,15 @@ void BM_MipsBenchImage(benchmark::State& state) {
   state.counters["guest_ips"] = benchmark::Counter(static_cast<double>(instructions),
                                                    benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_MipsBenchImage)->Unit(benchmark::kMillisecond)->Iterations(2);
+BENCHMARK_CAPTURE(BM_MipsBenchImage, blocks, true)->Unit(benchmark::kMillisecond)->Iterations(2);
+BENCHMARK_CAPTURE(BM_MipsBenchImage, reference, false)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(2);
 
-void BM_MipsSelfTests(benchmark::State& state) {
+void BM_MipsSelfTests(benchmark::State& state, bool block_engine) {
   const MipsElfImage image = Kernel("baseline");
   MipsMachineConfig config;
+  config.block_engine = block_engine;
   config.cmdline = "workload=selftest case=all";
   uint64_t instructions = 0, exceptions = 0;
   double cpu_ips = 0;
@@ -104,11 +114,13 @@ void BM_MipsSelfTests(benchmark::State& state) {
                                                    benchmark::Counter::kIsRate);
   state.counters["run_guest_ips"] = cpu_ips;  // the last run's, over its run loop only
 }
-BENCHMARK(BM_MipsSelfTests)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_MipsSelfTests, blocks, true)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_MipsSelfTests, reference, false)->Unit(benchmark::kMillisecond);
 
-void BM_MipsVdsoSignal(benchmark::State& state) {
+void BM_MipsVdsoSignal(benchmark::State& state, bool block_engine) {
   const MipsElfImage image = Kernel("tramp-vdso");
   MipsMachineConfig config;
+  config.block_engine = block_engine;
   config.cores = 1;
   config.cmdline = "workload=lat_sig ops=2000";
   uint64_t ops = 0, wall_ns = 0;
@@ -130,7 +142,8 @@ void BM_MipsVdsoSignal(benchmark::State& state) {
   }
   state.counters["sig_hndl_ns"] = static_cast<double>(wall_ns) / static_cast<double>(ops);
 }
-BENCHMARK(BM_MipsVdsoSignal)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_MipsVdsoSignal, blocks, true)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_MipsVdsoSignal, reference, false)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace sigvisor::mips
