@@ -210,20 +210,16 @@ void Place(DecodedPage& page, const uint8_t* code, uint32_t index, const OpLabel
   page.ops[index] = op;
 }
 
-void ComputeBlockLengths(DecodedPage& page) {
-  uint16_t len = 0;  // the page's end: nothing runs there
-  for (int i = kWordsPerPage - 1; i >= 0; --i) {
-    const OpKind k = page.ops[i].kind;
-    if (IsBranch(k)) {
-      len = 2;  // itself and its delay slot
-    } else if (k == OpKind::kBail) {
-      len = 1;  // the engine stops there (counting it keeps the bound an upper one)
-    } else {
-      ++len;
-    }
-    page.ops[i].block_len = len;
-  }
+// Op `index`'s block length from the next op's.
+uint16_t BlockLength(const DecodedPage& page, uint32_t index) {
+  const OpKind k = page.ops[index].kind;
+  if (IsBranch(k)) return 2;          // itself and its delay slot
+  if (k == OpKind::kBail) return 1;   // the engine stops there (counting it keeps the
+                                      // bound an upper one)
+  return static_cast<uint16_t>(page.ops[index + 1].block_len + 1);  // (kPageEnd's is 0)
 }
+
+bool EndsBlock(OpKind k) { return IsBranch(k) || k == OpKind::kBail; }
 
 }  // namespace
 
@@ -234,12 +230,19 @@ void DecodePage(DecodedPage& page, const uint8_t* code, const OpLabels& labels) 
   end.kind = OpKind::kPageEnd;
   end.handler = labels.normal[static_cast<uint8_t>(OpKind::kPageEnd)];
   end.slot_handler = labels.slot[static_cast<uint8_t>(OpKind::kPageEnd)];
-  ComputeBlockLengths(page);
+  for (int i = kWordsPerPage - 1; i >= 0; --i) {
+    page.ops[i].block_len = BlockLength(page, static_cast<uint32_t>(i));
+  }
 }
 
 void RedecodeWord(DecodedPage& page, const uint8_t* code, uint32_t index, const OpLabels& labels) {
   Place(page, code, index, labels);
-  ComputeBlockLengths(page);
+  // Its own length, and those of the ops before it back to the previous op that ends
+  // a block (whose length does not depend on what follows).
+  for (int i = static_cast<int>(index); i >= 0; --i) {
+    page.ops[i].block_len = BlockLength(page, static_cast<uint32_t>(i));
+    if (i < static_cast<int>(index) && EndsBlock(page.ops[i].kind)) break;
+  }
 }
 
 }  // namespace sigvisor::mips
