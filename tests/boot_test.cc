@@ -147,6 +147,16 @@ TEST(Cpl0Test, Int3AtCpl0DeliversBreakpointWithRipPastIt) {
             cpl0_emulated ? 1u : 0u);
 }
 
+TEST(Cpl0Test, FwaitRunsAsOnTheCpu) {
+  SIGVISOR_REQUIRE_KVM(kvm);
+  bool cpl0_emulated = false;
+  x86::MachineReport report = BootAsTheCliDoes(*kvm, LoadTestGuest("fwait_at_cpl0"), &cpl0_emulated);
+  EXPECT_EQ(report.result.outcome, Outcome::kExited) << report.result.diagnosis;
+  EXPECT_EQ(report.result.exit_code, 7);
+  EXPECT_EQ(CountDetail(report.result.ledger, "internal_error", "fwait at CPL0 completed"),
+            cpl0_emulated ? 1u : 0u);
+}
+
 TEST(FailureTest, Int3InTheKernelWithoutAnIdtIsATripleFault) {
   SIGVISOR_REQUIRE_KVM(kvm);
   // The boot IDT has limit 0: #BP cannot be delivered, nor #GP, nor #DF.

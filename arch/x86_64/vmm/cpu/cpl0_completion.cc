@@ -64,14 +64,17 @@ Interception Cpl0Completion::Intercept(const VmExit& exit) {
   if (!sregs.ok()) return HostError(sregs.status());
   absl::StatusOr<kvm_regs> regs = cpu_.GetRegs();
   if (!regs.ok()) return HostError(regs.status());
-  // The byte at RIP, through the guest's page tables where paging is on; a RIP that
+  // The bytes at RIP, through the guest's page tables where paging is on; a RIP that
   // is not readable guest memory is left to the failure report.
-  std::array<uint8_t, 1> opcode = {};
-  const bool readable =
-      (sregs->cr0 & kCr0Paging) != 0
-          ? cpu_.ReadVirtual(sregs->cr3, regs->rip, opcode)
-          : cpu_.memory().Read(regs->rip, opcode).ok();
-  if (!readable) return {};
+  std::vector<uint8_t> bytes;
+  if ((sregs->cr0 & kCr0Paging) != 0) {
+    bytes = cpu_.ReadVirtualUpTo(sregs->cr3, regs->rip, 15);
+  } else {
+    bytes.resize(1);
+    if (!cpu_.memory().Read(regs->rip, bytes).ok()) bytes.clear();
+  }
+  if (bytes.empty()) return {};
+  const std::array<uint8_t, 1> opcode = {bytes[0]};
 
   if (opcode[0] == kInt3) {
     // #BP is a trap: the frame's RIP is the instruction after the int3.

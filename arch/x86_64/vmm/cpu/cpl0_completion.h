@@ -11,7 +11,11 @@
 //   says an unmasked exception is pending (ES), else nothing but RIP past it. Linux
 //   runs one in fpu__drop() on every exec and exit.
 //
-// Everything else stays an emulation failure, reported with its bytes. A CPUID bit
+// Everything else stays an emulation failure, reported with its bytes. (ldmxcsr is
+// one: this host neither reports nor takes MXCSR through KVM_GET/SET_FPU or
+// KVM_GET_XSAVE once the guest runs, so the VMM cannot complete it exactly; Linux's
+// only CPL0 users are the SIMD drivers, kept off by clearcpuid, linux_host_fit.h.)
+// A CPUID bit
 // cannot hide what is missing here: this host ORs its own features into leaf 1
 // (docs/host-notes.md), so XSAVE, for one, is turned off on the Linux command line.
 #ifndef SIGVISOR_ARCH_X86_64_VMM_CPU_CPL0_COMPLETION_H_

@@ -21,6 +21,7 @@
 #include "guest-kit/abi/sigvisor_abi.h"
 #include "guest-kit/abi/white_box.h"
 #include "arch/x86_64/vmm/trap/decoder.h"
+#include "arch/x86_64/vmm/trap/emulator.h"
 
 namespace sigvisor::x86 {
 namespace {
@@ -561,14 +562,8 @@ class FaultInjector : public ExitInterceptor {
           return absl::NotFoundError(
               absl::StrFormat("the instruction at %#x accesses no memory", regs.rip));
         }
-        const uint64_t gprs[16] = {regs.rax, regs.rcx, regs.rdx, regs.rbx, regs.rsp, regs.rbp,
-                                   regs.rsi, regs.rdi, regs.r8,  regs.r9,  regs.r10, regs.r11,
-                                   regs.r12, regs.r13, regs.r14, regs.r15};
-        uint64_t address = static_cast<uint64_t>(mem->displacement);
-        if (mem->base >= 0) address += gprs[mem->base];
-        if (mem->index >= 0) address += gprs[mem->index] * static_cast<uint64_t>(mem->scale);
-        if (mem->rip_relative) address += regs.rip + bytes.size();
-        return address;
+        // RIP-relative from the instruction's end (this used to add the 15 bytes read).
+        return trap::EffectiveAddress(*mem, regs);
       }
     }
     return absl::InternalError("unknown page target");

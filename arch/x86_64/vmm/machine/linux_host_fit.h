@@ -41,9 +41,10 @@ std::vector<kvm_cpuid_entry2> LinuxCpuid(std::span<const kvm_cpuid_entry2> suppo
 //                     the delay loop's calibration and the timer checks skipped: they
 //                     wait on ticks, which emulated CPL0 makes last seconds. N from
 //                     the guest TSC's rate (`tsc_khz`, 0 where unknown: then omitted)
-// and, where CPL0 is emulated, "noxsave clearcpuid=308,151" (X86_FEATURE_SMAP and
-// X86_FEATURE_POPCNT: STAC/CLAC and POPCNT are emulation failures there) for what
-// CPUID cannot hide.
+// and, where CPL0 is emulated, "noxsave clearcpuid=..." for what CPUID cannot hide
+// (STAC/CLAC, POPCNT and the SIMD extensions are emulation failures there; the list
+// is in linux_host_fit.cc), and two boot-time checks skipped that cost minutes there:
+// "cryptomgr.notests initcall_blacklist=ftrace_check_for_weak_functions".
 std::string LinuxBaseCmdline(bool cpl0_emulated, uint64_t tsc_khz);
 
 }  // namespace sigvisor::x86

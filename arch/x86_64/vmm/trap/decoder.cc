@@ -240,6 +240,7 @@ std::optional<MemoryOperand> Decoder::MemoryOperandOf(std::span<const uint8_t> b
     const cs_x86_op& op = x86.operands[i];
     if (op.type != X86_OP_MEM) continue;
     MemoryOperand mem;
+    mem.insn_length = static_cast<uint8_t>(insn->size);
     mem.write = (op.access & CS_AC_WRITE) != 0;
     mem.scale = op.mem.scale;
     mem.displacement = op.mem.disp;

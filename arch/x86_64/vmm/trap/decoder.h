@@ -32,6 +32,7 @@ struct MemoryOperand {
   int64_t displacement = 0;
   bool rip_relative = false;  // base is rip (of the next instruction)
   bool write = false;         // the instruction writes it
+  uint8_t insn_length = 0;    // of the instruction it belongs to
 };
 
 class Decoder {

@@ -361,6 +361,15 @@ __u64& Gpr(kvm_regs& regs, int number) {
   }
 }
 
+uint64_t EffectiveAddress(const MemoryOperand& mem, const kvm_regs& regs) {
+  kvm_regs copy = regs;  // Gpr names a register of a mutable state
+  uint64_t address = static_cast<uint64_t>(mem.displacement);
+  if (mem.base >= 0) address += Gpr(copy, mem.base);
+  if (mem.index >= 0) address += Gpr(copy, mem.index) * static_cast<uint64_t>(mem.scale);
+  if (mem.rip_relative) address += regs.rip + mem.insn_length;
+  return address;
+}
+
 absl::StatusOr<Emulation> Emulate(const TrapInsn& insn, uint64_t site, kvm_regs& regs,
                                   TrapCpu& cpu, DrShadow& dr) {
   Emulation result;

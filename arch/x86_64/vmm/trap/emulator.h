@@ -19,6 +19,7 @@
 #include <span>
 
 #include "absl/status/statusor.h"
+#include "arch/x86_64/vmm/trap/decoder.h"
 #include "arch/x86_64/vmm/trap/dr_shadow.h"
 #include "arch/x86_64/vmm/trap/trap_insn.h"
 
@@ -69,6 +70,10 @@ absl::StatusOr<Emulation> Emulate(const TrapInsn& insn, uint64_t site, kvm_regs&
 // General register `number` (encoding order: rax, rcx, rdx, rbx, rsp, rbp, rsi, rdi,
 // r8-r15) of `regs`.
 __u64& Gpr(kvm_regs& regs, int number);
+
+// The guest-virtual address `mem` names when its instruction runs at regs.rip (flat
+// segments: a segment override is not applied).
+uint64_t EffectiveAddress(const MemoryOperand& mem, const kvm_regs& regs);
 
 }  // namespace sigvisor::trap
 
