@@ -118,7 +118,14 @@ absl::StatusOr<LoadedImage> LoadImage(const std::string& image, const std::strin
                                                "boots it"
                                              : ""));
   }
-  return LoadedImage{image, *std::move(elf)};
+  LoadedImage loaded{image, *std::move(elf)};
+  // A vmlinux (no sigvisor note, no Multiboot header) that carries Linux's PVH entry
+  // note boots as Linux through that entry.
+  if (!loaded.elf.abi_version() && !loaded.elf.multiboot() && loaded.elf.pvh_entry()) {
+    loaded.linux_kernel = x86::LinuxKernel{.pvh = true};
+    loaded.linux_compression = "none (a vmlinux, entered at its PVH note)";
+  }
+  return loaded;
 }
 
 absl::StatusOr<LoadedMipsImage> LoadMipsImage(const std::string& image,

@@ -128,8 +128,9 @@ absl::StatusOr<BootProtocol> ChooseBootProtocol(const ElfImage& image,
   return BootProtocol::kMultiboot;
 }
 
-// The Linux kernel's boot state: zero page, command line, initrd, MP table, page
-// tables, and the vCPU at its 64-bit entry with the local APIC in virtual-wire mode.
+// The Linux kernel's boot state: zero page (or PVH start info), command line, initrd,
+// MP table, page tables, and the vCPU at its 64-bit (or PVH) entry with the local APIC
+// in virtual-wire mode.
 absl::Status SetUpLinux(const ElfImage& image, const LinuxKernel& kernel,
                         const std::string& cmdline, int vcpus, GuestMemory& memory,
                         KvmVcpu& vcpu, std::span<const kvm_cpuid_entry2> cpuid) {
@@ -143,13 +144,24 @@ absl::Status SetUpLinux(const ElfImage& image, const LinuxKernel& kernel,
   params.cmdline_size = kernel.cmdline_size;
   params.initrd_addr_max = kernel.initrd_addr_max;
   params.vcpus = vcpus;
-  if (absl::StatusOr<LinuxBootPlacement> placed = WriteLinuxBootParams(memory, params);
-      !placed.ok()) {
-    return placed.status();
+  if (kernel.pvh) {
+    if (!image.pvh_entry()) {
+      return absl::InvalidArgumentError("the vmlinux has no PVH entry note (XEN_ELFNOTE_PHYS32_ENTRY)");
+    }
+    if (absl::StatusOr<LinuxBootPlacement> placed = WritePvhStartInfo(memory, params);
+        !placed.ok()) {
+      return placed.status();
+    }
+    if (absl::Status s = SetUpPvhVcpu(vcpu, *image.pvh_entry(), cpuid); !s.ok()) return s;
+  } else {
+    if (absl::StatusOr<LinuxBootPlacement> placed = WriteLinuxBootParams(memory, params);
+        !placed.ok()) {
+      return placed.status();
+    }
+    absl::StatusOr<uint64_t> entry = LinuxEntryGpa(image.entry(), image.segments());
+    if (!entry.ok()) return entry.status();
+    if (absl::Status s = SetUpLinux64Vcpu(vcpu, *entry, cpuid); !s.ok()) return s;
   }
-  absl::StatusOr<uint64_t> entry = LinuxEntryGpa(image.entry(), image.segments());
-  if (!entry.ok()) return entry.status();
-  if (absl::Status s = SetUpLinux64Vcpu(vcpu, *entry, cpuid); !s.ok()) return s;
   absl::StatusOr<kvm_lapic_state> lapic = vcpu.GetLapic();
   if (!lapic.ok()) return lapic.status();
   SetLinuxLapicLints(*lapic);

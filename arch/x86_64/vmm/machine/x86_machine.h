@@ -56,11 +56,14 @@ struct MachineContext {
 using InterceptorFactory =
     std::function<absl::StatusOr<std::unique_ptr<ExitInterceptor>>(MachineContext&)>;
 
-// A stock Linux kernel. The image BootAndRun gets is its ELF vmlinux (a bzImage's
-// payload, decompressed on the host); it boots by the 64-bit boot protocol on the PC
-// of linux_board.h, with the command line of linux_host_fit.h before `cmdline`.
+// A stock Linux kernel. The image BootAndRun gets is its ELF vmlinux: a bzImage's
+// payload, decompressed on the host, boots by the 64-bit boot protocol; a vmlinux
+// file with a PVH note (ElfImage::pvh_entry) by the PVH entry, as QEMU and Firecracker
+// boot one. Either way on the PC of linux_board.h, with the command line of
+// linux_host_fit.h before `cmdline`.
 struct LinuxKernel {
   std::vector<uint8_t> setup_header;  // the bzImage's (boot_params.hdr); empty for a vmlinux
+  bool pvh = false;                   // enter at the image's PVH entry
   uint64_t init_size = 0;             // memory it needs from its load address; 0: its image's
   uint32_t cmdline_size = 2047;       // the longest command line it takes
   uint32_t initrd_addr_max = 0x7fffffff;
