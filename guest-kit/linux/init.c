@@ -7,6 +7,8 @@
  *                             (all: the summary's workloads, then the self-test: what
  *                             one boot checks, where a boot costs minutes)
  *   sigvisor_ops=N            measured operations per phase (16)
+ *   sigvisor_repeats=R        samples: each measured phase made R times in a row
+ *                             under one name (5; 0 counts as 1)
  *   sigvisor_case=NAME|all    the self-test's case (all)
  * Run anywhere else (not as pid 1, or with SIGVISOR_MARKER=none) it prints the
  * markers instead and exits with the status: its host tests run it so.
@@ -21,24 +23,42 @@
 
 #define DEFAULT_OPS 16
 
-static int summary(unsigned long ops) {
+/*
+ * Why samples. Where CPL0 is emulated, KVM counts every kernel instruction between a
+ * phase's markers: the signal path's, and whatever else the kernel did meanwhile (a
+ * timer tick, an RCU callback, a wake-up). That other work only ever adds, so the
+ * smallest per-op count over several phases is the signal path's exact cost and the
+ * spread shows how much interference there was; the VMM's reports group phases of
+ * one name so (vmm/report/phase_spread.h). Whole phases repeated rather than a phase
+ * per op: a marker is a VM exit (on PVM ~20-75 us), so a phase per op would double
+ * the exits of the fastest workloads and leave each op's time below the marker
+ * calibration's noise, where a repeated N-op phase keeps every figure of the single
+ * phase; and calibrating once (before sample 1) makes each further sample cost two
+ * markers. For an exact minimum the samples must be short enough that some escape
+ * every tick: on PVM a Linux signal is ms of emulated kernel against a tick every
+ * 4 ms (HZ=250), so measure there with few ops per phase and more repeats
+ * (sigvisor_ops=1 sigvisor_repeats=20: docs/linux-workloads.md).
+ */
+#define DEFAULT_REPEATS 5
+
+static int summary(const struct measure *m) {
   int failed = 0;
-  failed |= linux_divzero(ops);
-  failed |= linux_lat_sig(ops);
-  failed |= linux_sigpingpong(ops);
-  failed |= linux_pipe_rw(ops);
+  failed |= linux_divzero(m);
+  failed |= linux_lat_sig(m);
+  failed |= linux_sigpingpong(m);
+  failed |= linux_pipe_rw(m);
   return failed;
 }
 
-static int all(unsigned long ops) {
-  int failed = summary(ops);
+static int all(const struct measure *m) {
+  int failed = summary(m);
   failed |= linux_selftest("all");
   return failed;
 }
 
 struct workload {
   const char *name;
-  int (*run)(unsigned long ops);
+  int (*run)(const struct measure *m);
 };
 
 static const struct workload workloads[] = {
@@ -46,13 +66,13 @@ static const struct workload workloads[] = {
     {"sigpingpong", linux_sigpingpong}, {"pipe_rw", linux_pipe_rw},
 };
 
-static int run(const char *name, unsigned long ops) {
+static int run(const char *name, const struct measure *m) {
   if (strcmp(name, "selftest") == 0) {
     const char *which = env_get("sigvisor_case");
     return linux_selftest(which ? which : "all");
   }
   for (unsigned i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
-    if (strcmp(name, workloads[i].name) == 0) return workloads[i].run(ops);
+    if (strcmp(name, workloads[i].name) == 0) return workloads[i].run(m);
   printf("sigvisor init: unknown workload '%s' (known: summary all divzero lat_sig "
          "sigpingpong pipe_rw selftest)\n",
          name);
@@ -63,13 +83,13 @@ static int run(const char *name, unsigned long ops) {
  * logs every fault of pid 1 that has a handler too (show_unhandled_signals treats
  * init's signals as unhandled): that kernel work would land inside the phases, so
  * the workloads run in a child whose faults are quiet. It inherits the I/O bitmap. */
-static int run_as_child(const char *name, unsigned long ops) {
+static int run_as_child(const char *name, const struct measure *m) {
   const long child = sys_fork();
   if (child < 0) {
     printf("sigvisor init: fork failed: %ld\n", child);
     return 1;
   }
-  if (child == 0) sys_exit(run(name, ops));
+  if (child == 0) sys_exit(run(name, m));
   int status = -1;
   if (sys_wait((int)child, &status) != child) return 1;
   if (WIFEXITED(status)) return WEXITSTATUS(status);
@@ -82,9 +102,11 @@ int main(int argc, char **argv) {
   marker_init(guest_init);
   const char *name = env_get("sigvisor_workload");
   if (!name) name = "summary";
-  const unsigned long ops = env_get_ulong("sigvisor_ops", DEFAULT_OPS);
-  printf("sigvisor init: workload %s, %lu ops\n", name, ops);
-  const int status = guest_init ? run_as_child(name, ops) : run(name, ops);
+  struct measure m = {env_get_ulong("sigvisor_ops", DEFAULT_OPS),
+                      env_get_ulong("sigvisor_repeats", DEFAULT_REPEATS)};
+  if (m.samples == 0) m.samples = 1;
+  printf("sigvisor init: workload %s, %lu ops, %lu samples\n", name, m.ops, m.samples);
+  const int status = guest_init ? run_as_child(name, &m) : run(name, &m);
   printf("sigvisor init: exit status %d\n", status);
   marker_exit(status);
   if (!guest_init) return status;

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Runs the Linux guest's /init on the host, where it is a Linux x86-64 program too:
-# each workload with a few ops and the signal self-test, in the mode that prints the
+# each workload with a few ops and samples, and the signal self-test, in the mode that prints the
 # markers (SIGVISOR_MARKER=none: it never asks for the port), and checks the output
 # and the exit status whole. The signal code is exercised for real by the host kernel.
 set -u
@@ -24,52 +24,85 @@ expect() {
   fi
 }
 
-expect 0 divzero sigvisor_ops=7 <<'OUT'
+expect 0 divzero sigvisor_ops=7 sigvisor_repeats=1 <<'OUT'
 sigvisor init: no marker port, markers printed
-sigvisor init: workload divzero, 7 ops
-marker: phase divzero begins, 7 ops
+sigvisor init: workload divzero, 7 ops, 1 samples
+marker: 5 calibrations
+marker: phase divzero sample 1 begins, 7 ops
 marker: phase ends
-divzero: 7 ops, the handler ran 7 times
+divzero: 1 x 7 ops, the handler ran 7 times
 sigvisor init: exit status 0
 marker: exit 0
 OUT
 
-expect 0 lat_sig sigvisor_ops=5 <<'OUT'
+expect 0 lat_sig sigvisor_ops=5 sigvisor_repeats=1 <<'OUT'
 sigvisor init: no marker port, markers printed
-sigvisor init: workload lat_sig, 5 ops
-marker: phase sig_inst begins, 5 ops
+sigvisor init: workload lat_sig, 5 ops, 1 samples
+marker: 5 calibrations
+marker: phase sig_inst sample 1 begins, 5 ops
 marker: phase ends
-lat_sig sig_inst: 5 ops, the handler ran 0 times
-marker: phase sig_hndl begins, 5 ops
+lat_sig sig_inst: 1 x 5 ops, the handler ran 0 times
+marker: 5 calibrations
+marker: phase sig_hndl sample 1 begins, 5 ops
 marker: phase ends
-lat_sig sig_hndl: 5 ops, the handler ran 5 times
+lat_sig sig_hndl: 1 x 5 ops, the handler ran 5 times
 sigvisor init: exit status 0
 marker: exit 0
 OUT
 
-expect 0 sigpingpong sigvisor_ops=50 <<'OUT'
+expect 0 sigpingpong sigvisor_ops=50 sigvisor_repeats=1 <<'OUT'
 sigvisor init: no marker port, markers printed
-sigvisor init: workload sigpingpong, 50 ops
-marker: phase sigpingpong begins, 50 ops
+sigvisor init: workload sigpingpong, 50 ops, 1 samples
+marker: 5 calibrations
+marker: phase sigpingpong sample 1 begins, 50 ops
 marker: phase ends
-sigpingpong: 50 ops, the handler ran 50 times
+sigpingpong: 1 x 50 ops, the handler ran 50 times
 sigvisor init: exit status 0
 marker: exit 0
 OUT
 
-expect 0 pipe_rw sigvisor_ops=3 <<'OUT'
+expect 0 pipe_rw sigvisor_ops=3 sigvisor_repeats=1 <<'OUT'
 sigvisor init: no marker port, markers printed
-sigvisor init: workload pipe_rw, 3 ops
-marker: phase pipe_rw begins, 3 ops
+sigvisor init: workload pipe_rw, 3 ops, 1 samples
+marker: 5 calibrations
+marker: phase pipe_rw sample 1 begins, 3 ops
 marker: phase ends
-pipe_rw: 3 ops, 3 bytes through the pipe
+pipe_rw: 1 x 3 ops, 3 bytes through the pipe
+sigvisor init: exit status 0
+marker: exit 0
+OUT
+
+# Samples: the phase made 3 times under one name, calibrated once before the first.
+expect 0 divzero sigvisor_ops=7 sigvisor_repeats=3 <<'OUT'
+sigvisor init: no marker port, markers printed
+sigvisor init: workload divzero, 7 ops, 3 samples
+marker: 5 calibrations
+marker: phase divzero sample 1 begins, 7 ops
+marker: phase ends
+marker: phase divzero sample 2 begins, 7 ops
+marker: phase ends
+marker: phase divzero sample 3 begins, 7 ops
+marker: phase ends
+divzero: 3 x 7 ops, the handler ran 21 times
+sigvisor init: exit status 0
+marker: exit 0
+OUT
+
+# sigvisor_repeats=0 counts as 1: a phase is always measured.
+expect 0 sigpingpong sigvisor_ops=4 sigvisor_repeats=0 <<'OUT'
+sigvisor init: no marker port, markers printed
+sigvisor init: workload sigpingpong, 4 ops, 1 samples
+marker: 5 calibrations
+marker: phase sigpingpong sample 1 begins, 4 ops
+marker: phase ends
+sigpingpong: 1 x 4 ops, the handler ran 4 times
 sigvisor init: exit status 0
 marker: exit 0
 OUT
 
 expect 0 selftest <<'OUT'
 sigvisor init: no marker port, markers printed
-sigvisor init: workload selftest, 16 ops
+sigvisor init: workload selftest, 16 ops, 5 samples
 PASS siginfo
 PASS registers
 PASS blocked
@@ -79,38 +112,83 @@ OUT
 
 expect 0 selftest sigvisor_case=blocked <<'OUT'
 sigvisor init: no marker port, markers printed
-sigvisor init: workload selftest, 16 ops
+sigvisor init: workload selftest, 16 ops, 5 samples
 PASS blocked
 sigvisor init: exit status 0
 marker: exit 0
 OUT
 
-# The default: every workload, 16 ops each.
-expect 0 summary <<'OUT'
+# The default: every workload, each phase 5 samples (here of 2 ops).
+expect 0 summary sigvisor_ops=2 <<'OUT'
 sigvisor init: no marker port, markers printed
-sigvisor init: workload summary, 16 ops
-marker: phase divzero begins, 16 ops
+sigvisor init: workload summary, 2 ops, 5 samples
+marker: 5 calibrations
+marker: phase divzero sample 1 begins, 2 ops
 marker: phase ends
-divzero: 16 ops, the handler ran 16 times
-marker: phase sig_inst begins, 16 ops
+marker: phase divzero sample 2 begins, 2 ops
 marker: phase ends
-lat_sig sig_inst: 16 ops, the handler ran 0 times
-marker: phase sig_hndl begins, 16 ops
+marker: phase divzero sample 3 begins, 2 ops
 marker: phase ends
-lat_sig sig_hndl: 16 ops, the handler ran 16 times
-marker: phase sigpingpong begins, 16 ops
+marker: phase divzero sample 4 begins, 2 ops
 marker: phase ends
-sigpingpong: 16 ops, the handler ran 16 times
-marker: phase pipe_rw begins, 16 ops
+marker: phase divzero sample 5 begins, 2 ops
 marker: phase ends
-pipe_rw: 16 ops, 16 bytes through the pipe
+divzero: 5 x 2 ops, the handler ran 10 times
+marker: 5 calibrations
+marker: phase sig_inst sample 1 begins, 2 ops
+marker: phase ends
+marker: phase sig_inst sample 2 begins, 2 ops
+marker: phase ends
+marker: phase sig_inst sample 3 begins, 2 ops
+marker: phase ends
+marker: phase sig_inst sample 4 begins, 2 ops
+marker: phase ends
+marker: phase sig_inst sample 5 begins, 2 ops
+marker: phase ends
+lat_sig sig_inst: 5 x 2 ops, the handler ran 0 times
+marker: 5 calibrations
+marker: phase sig_hndl sample 1 begins, 2 ops
+marker: phase ends
+marker: phase sig_hndl sample 2 begins, 2 ops
+marker: phase ends
+marker: phase sig_hndl sample 3 begins, 2 ops
+marker: phase ends
+marker: phase sig_hndl sample 4 begins, 2 ops
+marker: phase ends
+marker: phase sig_hndl sample 5 begins, 2 ops
+marker: phase ends
+lat_sig sig_hndl: 5 x 2 ops, the handler ran 10 times
+marker: 5 calibrations
+marker: phase sigpingpong sample 1 begins, 2 ops
+marker: phase ends
+marker: phase sigpingpong sample 2 begins, 2 ops
+marker: phase ends
+marker: phase sigpingpong sample 3 begins, 2 ops
+marker: phase ends
+marker: phase sigpingpong sample 4 begins, 2 ops
+marker: phase ends
+marker: phase sigpingpong sample 5 begins, 2 ops
+marker: phase ends
+sigpingpong: 5 x 2 ops, the handler ran 10 times
+marker: 5 calibrations
+marker: phase pipe_rw sample 1 begins, 2 ops
+marker: phase ends
+marker: phase pipe_rw sample 2 begins, 2 ops
+marker: phase ends
+marker: phase pipe_rw sample 3 begins, 2 ops
+marker: phase ends
+marker: phase pipe_rw sample 4 begins, 2 ops
+marker: phase ends
+marker: phase pipe_rw sample 5 begins, 2 ops
+marker: phase ends
+pipe_rw: 5 x 2 ops, 10 bytes through the pipe
 sigvisor init: exit status 0
 marker: exit 0
 OUT
 
 expect 127 nosuch <<'OUT'
 sigvisor init: no marker port, markers printed
-sigvisor init: workload nosuch, 16 ops
+sigvisor init: workload nosuch, 16 ops, 5 samples
 sigvisor init: unknown workload 'nosuch' (known: summary all divzero lat_sig sigpingpong pipe_rw selftest)
 sigvisor init: exit status 127
 marker: exit 127
@@ -118,7 +196,7 @@ OUT
 
 expect 1 selftest sigvisor_case=nosuch <<'OUT'
 sigvisor init: no marker port, markers printed
-sigvisor init: workload selftest, 16 ops
+sigvisor init: workload selftest, 16 ops, 5 samples
 selftest: unknown case 'nosuch' (known: all siginfo registers blocked)
 sigvisor init: exit status 1
 marker: exit 1

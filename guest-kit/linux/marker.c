@@ -53,16 +53,17 @@ static void end_one(void) {
   marker_out(SIGVISOR_LINUX_MARKER_PHASE_END, no_name, 0, 0, rdtsc(), 0);
 }
 
-void phase_begin(const char *name, unsigned long ops, int op_syscall) {
+void phase_begin(const char *name, unsigned long ops, int op_syscall, unsigned long sample) {
   if (!through_port) {
-    printf("marker: phase %s begins, %lu ops\n", name, ops);
+    if (sample == 0) printf("marker: %d calibrations\n", PHASE_CALIBRATIONS);
+    printf("marker: phase %s sample %lu begins, %lu ops\n", name, sample + 1, ops);
     return;
   }
   /* The name as the registers carry it: x86-64 is little-endian, so the bytes in
    * memory order are each register's low byte first. */
   uint64_t packed[4] = {0, 0, 0, 0};
   memcpy(packed, name, strnlen(name, SIGVISOR_PHASE_NAME_MAX));
-  for (int i = 0; i < PHASE_CALIBRATIONS; ++i) {
+  for (int i = 0; sample == 0 && i < PHASE_CALIBRATIONS; ++i) {
     begin_one(packed, 0, SIGVISOR_PHASE_CALIBRATION, -1);
     end_one();
   }

@@ -16,9 +16,11 @@
 void marker_init(int guest_init);
 
 /* A measured phase of `ops` operations, each making Linux system call `op_syscall`
- * once (-1: none), preceded by the calibration phases the VMM subtracts (as
- * guest-kit/user's phase_begin). */
-void phase_begin(const char *name, unsigned long ops, int op_syscall);
+ * once (-1: none): sample `sample` (from 0) of the phases made in a row under this
+ * name. Sample 0 is preceded by the calibration phases the VMM subtracts (as
+ * guest-kit/user's phase_begin); the VMM keeps subtracting them from the samples
+ * that follow (vmm/ledger/phase_tracker.h), so those cost their two markers only. */
+void phase_begin(const char *name, unsigned long ops, int op_syscall, unsigned long sample);
 void phase_end(void);
 
 /* The program's exit status, for the VMM's report (the run ends at it). */

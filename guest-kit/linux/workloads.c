@@ -8,7 +8,7 @@
  *   sigpingpong  SIGUSR2/SIGUSR1 between a parent and its forked child, `ops` round trips
  *   pipe_rw      a 1-byte write then read on a pipe
  * Each makes one unmeasured operation first, so that the measured ones take the same
- * kernel path. Nothing here prints a time: the VMM measures the phases; the lines
+ * kernel path, then each measured phase `m->samples` times (struct measure). Nothing here prints a time: the VMM measures the phases; the lines
  * printed are exact, so the programs' tests can check them whole.
  */
 #include "guest-kit/linux/workloads.h"
@@ -19,10 +19,10 @@
 /* How often the running workload's handler ran. */
 static volatile unsigned long handled;
 
-static int check_handled(const char *what, unsigned long ops, unsigned long runs,
+static int check_handled(const char *what, const struct measure *m, unsigned long runs,
                          unsigned long sent) {
   if (runs == sent) {
-    printf("%s: %lu ops, the handler ran %lu times\n", what, ops, runs);
+    printf("%s: %lu x %lu ops, the handler ran %lu times\n", what, m->samples, m->ops, runs);
     return 0;
   }
   printf("%s: FAIL: the handler ran %lu times for %lu signals sent\n", what, runs, sent);
@@ -39,33 +39,39 @@ static void on_sigfpe(int sig, siginfo_t *info, void *context) {
   handled++;
 }
 
-int linux_divzero(unsigned long ops) {
+int linux_divzero(const struct measure *m) {
   sig_install(SIGFPE, (void *)on_sigfpe, SA_SIGINFO, 0);
   probe_divide(); /* warm-up */
   handled = 0;
-  phase_begin("divzero", ops, SYS_rt_sigreturn);
-  for (unsigned long i = 0; i < ops; i++) probe_divide();
-  phase_end();
-  return check_handled("divzero", ops, handled, ops);
+  for (unsigned long s = 0; s < m->samples; s++) {
+    phase_begin("divzero", m->ops, SYS_rt_sigreturn, s);
+    for (unsigned long i = 0; i < m->ops; i++) probe_divide();
+    phase_end();
+  }
+  return check_handled("divzero", m, handled, m->ops * m->samples);
 }
 
 static void on_signal(int sig) { handled++; }
 
-int linux_lat_sig(unsigned long ops) {
+int linux_lat_sig(const struct measure *m) {
   sig_install(SIGUSR1, (void *)on_signal, 0, 0); /* warm-up */
   handled = 0;
-  phase_begin("sig_inst", ops, SYS_rt_sigaction);
-  for (unsigned long i = 0; i < ops; i++) sig_install(SIGUSR1, (void *)on_signal, 0, 0);
-  phase_end();
-  int failed = check_handled("lat_sig sig_inst", ops, handled, 0);
+  for (unsigned long s = 0; s < m->samples; s++) {
+    phase_begin("sig_inst", m->ops, SYS_rt_sigaction, s);
+    for (unsigned long i = 0; i < m->ops; i++) sig_install(SIGUSR1, (void *)on_signal, 0, 0);
+    phase_end();
+  }
+  int failed = check_handled("lat_sig sig_inst", m, handled, 0);
 
   const int self = (int)sys_getpid();
   sys_kill(self, SIGUSR1); /* warm-up */
   handled = 0;
-  phase_begin("sig_hndl", ops, SYS_kill);
-  for (unsigned long i = 0; i < ops; i++) sys_kill(self, SIGUSR1);
-  phase_end();
-  failed |= check_handled("lat_sig sig_hndl", ops, handled, ops);
+  for (unsigned long s = 0; s < m->samples; s++) {
+    phase_begin("sig_hndl", m->ops, SYS_kill, s);
+    for (unsigned long i = 0; i < m->ops; i++) sys_kill(self, SIGUSR1);
+    phase_end();
+  }
+  failed |= check_handled("lat_sig sig_hndl", m, handled, m->ops * m->samples);
   return failed;
 }
 
@@ -86,7 +92,8 @@ static int pong(int parent, unsigned long rounds) {
   return handled == rounds + 1 ? 0 : 1;
 }
 
-int linux_sigpingpong(unsigned long ops) {
+int linux_sigpingpong(const struct measure *m) {
+  const unsigned long ops = m->ops * m->samples;
   /* Both signals blocked before the fork: the child inherits the mask and the
    * handler, and neither can lose a signal that arrives before it waits. */
   const sigset_t block = sigmask(SIGUSR1) | sigmask(SIGUSR2), wait_mask = 0;
@@ -105,13 +112,15 @@ int linux_sigpingpong(unsigned long ops) {
   sys_kill((int)child, SIGUSR2); /* warm-up round trip */
   sys_sigsuspend(&wait_mask);
   handled = 0;
-  phase_begin("sigpingpong", ops, SYS_kill);
-  for (unsigned long i = 0; i < ops; i++) {
-    sys_kill((int)child, SIGUSR2);
-    sys_sigsuspend(&wait_mask);
+  for (unsigned long s = 0; s < m->samples; s++) {
+    phase_begin("sigpingpong", m->ops, SYS_kill, s);
+    for (unsigned long i = 0; i < m->ops; i++) {
+      sys_kill((int)child, SIGUSR2);
+      sys_sigsuspend(&wait_mask);
+    }
+    phase_end();
   }
-  phase_end();
-  int failed = check_handled("sigpingpong", ops, handled, ops);
+  int failed = check_handled("sigpingpong", m, handled, ops);
   sys_kill((int)child, SIGUSR2); /* done */
   int status = -1;
   sys_wait((int)child, &status);
@@ -123,25 +132,28 @@ int linux_sigpingpong(unsigned long ops) {
   return failed;
 }
 
-int linux_pipe_rw(unsigned long ops) {
+int linux_pipe_rw(const struct measure *m) {
+  const unsigned long ops = m->ops * m->samples;
   int fds[2];
   if (sys_pipe(fds) < 0) return 1;
   char c = 'x';
   sys_write(fds[1], &c, 1); /* warm-up */
   sys_read(fds[0], &c, 1);
   unsigned long moved = 0;
-  phase_begin("pipe_rw", ops, SYS_write);
-  for (unsigned long i = 0; i < ops; i++) {
-    sys_write(fds[1], &c, 1);
-    moved += (unsigned long)sys_read(fds[0], &c, 1);
+  for (unsigned long s = 0; s < m->samples; s++) {
+    phase_begin("pipe_rw", m->ops, SYS_write, s);
+    for (unsigned long i = 0; i < m->ops; i++) {
+      sys_write(fds[1], &c, 1);
+      moved += (unsigned long)sys_read(fds[0], &c, 1);
+    }
+    phase_end();
   }
-  phase_end();
   sys_close(fds[0]);
   sys_close(fds[1]);
   if (moved != ops) {
     printf("pipe_rw: FAIL: %lu bytes read back for %lu written\n", moved, ops);
     return 1;
   }
-  printf("pipe_rw: %lu ops, %lu bytes through the pipe\n", ops, moved);
+  printf("pipe_rw: %lu x %lu ops, %lu bytes through the pipe\n", m->samples, m->ops, moved);
   return 0;
 }

@@ -4,9 +4,17 @@
 #ifndef SIGVISOR_GUEST_KIT_LINUX_WORKLOADS_H_
 #define SIGVISOR_GUEST_KIT_LINUX_WORKLOADS_H_
 
-int linux_divzero(unsigned long ops);
-int linux_lat_sig(unsigned long ops);
-int linux_sigpingpong(unsigned long ops);
-int linux_pipe_rw(unsigned long ops);
+/* How a workload measures: each measured phase of `ops` operations is made `samples`
+ * times in a row under one name (init.c says why), so `ops * samples` operations in
+ * all. */
+struct measure {
+  unsigned long ops;
+  unsigned long samples; /* at least 1 */
+};
+
+int linux_divzero(const struct measure *m);
+int linux_lat_sig(const struct measure *m);
+int linux_sigpingpong(const struct measure *m);
+int linux_pipe_rw(const struct measure *m);
 
 #endif /* SIGVISOR_GUEST_KIT_LINUX_WORKLOADS_H_ */
