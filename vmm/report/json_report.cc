@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "vmm/report/kvm_stat_check.h"
+#include "vmm/report/phase_spread.h"
 
 namespace sigvisor {
 namespace {
@@ -169,6 +170,31 @@ json PhaseToJson(const PhaseResult& phase, const RunContext& run) {
   return out;
 }
 
+json SampleSpreadToJson(const std::optional<SampleSpread>& spread) {
+  if (!spread) return nullptr;
+  return {{"min", spread->min},
+          {"median", spread->median},
+          {"max", spread->max},
+          {"samples", spread->samples}};
+}
+
+// The phases repeated under one name (phase_spread.h): per op, each figure's smallest,
+// median and largest sample.
+json PhaseSpreadsToJson(const std::vector<PhaseSpread>& spreads) {
+  json out = json::array();
+  for (const PhaseSpread& spread : spreads) {
+    out.push_back({{"name", spread.name},
+                   {"samples", spread.samples},
+                   {"ops", spread.ops},
+                   {"per_op",
+                    {{"exits", SampleSpreadToJson(spread.exits)},
+                     {"kernel_insns", SampleSpreadToJson(spread.kernel_insns)},
+                     {"tsc_cycles", SampleSpreadToJson(spread.tsc_cycles)},
+                     {"ns", SampleSpreadToJson(spread.ns)}}}});
+  }
+  return out;
+}
+
 // One object per injection (docs/inject.md): what, when, where, and what came of it.
 json InjectionsToJson(const std::vector<InjectionRecord>& injections) {
   json out = json::array();
@@ -255,6 +281,12 @@ nlohmann::ordered_json RunRecordToJson(const RunRecord& record) {
   AddStats(doc, "", result.kvm_stats, run);
   doc["kvm_stats_left_out"] = left_out;
   doc["phases"] = phases;
+  // Only where a name repeats: a run without samples reports as it always did.
+  if (const std::vector<PhaseSpread> spreads =
+          SpreadOfRepeatedPhases(result.phases, record.host.cpl0_emulated && !interpreter);
+      !spreads.empty()) {
+    doc["phase_spread"] = PhaseSpreadsToJson(spreads);
+  }
   doc["timing"] = timing;
   doc["wall_ns"] = record.wall_ns;
   doc["console"] = result.console;

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "vmm/report/kvm_stat_check.h"
+#include "vmm/report/phase_spread.h"
 
 namespace sigvisor {
 namespace {
@@ -112,6 +113,30 @@ void AppendPhase(std::string& out, const PhaseResult& phase, const HostSummary& 
   }
 }
 
+// Phases repeated under one name: per op, the smallest, median and largest sample.
+// The smallest is the operations' cost with the least interference (phase_spread.h).
+void AppendSpread(std::string& out, const PhaseSpread& spread) {
+  absl::StrAppendFormat(&out, "\nspread of phase %s (%d samples, %d ops)\n", spread.name,
+                        spread.samples, spread.ops);
+  absl::StrAppendFormat(&out, "  %-28s %14s %14s %14s\n", "per op", "min", "median", "max");
+  auto row = [&](const char* name, const std::optional<SampleSpread>& values) {
+    if (!values) {
+      absl::StrAppendFormat(&out, "  %-28s %s\n", name, "not measured in any sample");
+      return;
+    }
+    absl::StrAppendFormat(&out, "  %-28s %14.2f %14.2f %14.2f", name, values->min,
+                          values->median, values->max);
+    if (values->samples != spread.samples) {
+      absl::StrAppendFormat(&out, "  (%d of %d samples)", values->samples, spread.samples);
+    }
+    out += "\n";
+  };
+  row("exits", spread.exits);
+  if (spread.kernel_insns) row("kernel_insns", spread.kernel_insns);
+  row("tsc_cycles", spread.tsc_cycles);
+  row("ns", spread.ns);
+}
+
 }  // namespace
 
 std::string FormatRunReport(const RunRecord& record) {
@@ -163,6 +188,10 @@ std::string FormatRunReport(const RunRecord& record) {
                  interpreter ? std::vector<UncountedKvmStat>() : UncountedKvmStats(result));
   for (const PhaseResult& phase : result.phases) {
     AppendPhase(out, phase, record.host, record.trap.mechanism != "off", interpreter);
+  }
+  for (const PhaseSpread& spread :
+       SpreadOfRepeatedPhases(result.phases, record.host.cpl0_emulated && !interpreter)) {
+    AppendSpread(out, spread);
   }
   if (!record.injections.empty()) {
     absl::StrAppendFormat(&out, "\ninjections (seed %d; docs/inject.md)\n", record.inject_seed);
