@@ -30,8 +30,8 @@
  * smallest per-op count over several phases is the signal path's exact cost and the
  * spread shows how much interference there was; the VMM's reports group phases of
  * one name so (vmm/report/phase_spread.h). Whole phases repeated rather than a phase
- * per op: a marker is a VM exit (on PVM ~20-75 us), so a phase per op would double
- * the exits of the fastest workloads and leave each op's time below the marker
+ * per op: a marker is a VM exit (on PVM ~20-75 us), so a phase per op would put two
+ * exits around every op and, on a fast host, leave each op's time below the marker
  * calibration's noise, where a repeated N-op phase keeps every figure of the single
  * phase; and calibrating once (before sample 1) makes each further sample cost two
  * markers. For an exact minimum the samples must be short enough that some escape
