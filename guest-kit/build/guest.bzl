@@ -99,6 +99,10 @@ def embedded_image(name, image, symbol, section = None, alignment = 16):
              "--redefine-sym _binary_%s_bin_start=%s_start " +
              "--redefine-sym _binary_%s_bin_end=%s_end " +
              "--strip-symbol _binary_%s_bin_size " +
+             # An empty, non-executable .note.GNU-stack: without it the linker takes
+             # the object to need an executable stack and gives sigvisor one.
+             "--add-section .note.GNU-stack=/dev/null " +
+             "--set-section-flags .note.GNU-stack=contents,readonly " +
              "%s.bin %s.o") % (section, section, alignment, name, symbol, name, symbol, name, name, name),
             "rm %s.bin" % name,
         ]),

@@ -187,11 +187,12 @@ std::vector<HypercallResult> TraceMarkers(const std::vector<std::string>& enviro
   return markers;
 }
 
-// What a measured phase looks like on the wire: five calibrations, then the phase.
+// What a measured phase looks like on the wire: five calibrations, then the phase's
+// `samples` (init's sigvisor_repeats, default 5), each under the phase's name.
 void ExpectPhase(const std::vector<HypercallResult>& markers, size_t& at, std::string_view name,
-                 uint64_t ops, uint64_t op_syscall) {
-  for (int i = 0; i < 6; ++i) {
-    const bool measured = i == 5;
+                 uint64_t ops, uint64_t op_syscall, int samples = 5) {
+  for (int i = 0; i < 5 + samples; ++i) {
+    const bool measured = i >= 5;
     ASSERT_LT(at + 1, markers.size());
     const HypercallResult& begin = markers[at++];
     const HypercallResult& end = markers[at++];

@@ -30,6 +30,13 @@ constexpr int kLinuxFeaturesKept[] = {
     9 * 32 + 29,  // SHA_NI
 };
 
+// Initcalls that cost minutes where CPL0 is emulated (see LinuxBaseCmdline).
+constexpr const char* kLinuxSlowInitcalls[] = {
+    "ftrace_check_for_weak_functions", "trace_eval_init",       "cubictcp_register",
+    "bpf_rstat_kfunc_init",            "bpf_key_sig_kfuncs_init", "kfunc_init",
+    "bpf_prog_test_run_init",
+};
+
 }  // namespace
 
 std::vector<kvm_cpuid_entry2> LinuxCpuid(std::span<const kvm_cpuid_entry2> supported,
@@ -46,12 +53,23 @@ std::string LinuxBaseCmdline(bool cpl0_emulated, uint64_t tsc_khz) {
   std::string line = "console=ttyS0 reboot=k panic=-1 quiet tsc=reliable no_timer_check";
   if (tsc_khz != 0) absl::StrAppendFormat(&line, " lpj=%d", tsc_khz * 1000 / kDebianHz);
   if (cpl0_emulated) {
-    // Two boot-time checks that cost minutes at ~1 us an emulated instruction: the
-    // crypto self-tests (every algorithm once), and ftrace's sweep of its 40,000 call
-    // sites for overridden weak functions (a kallsyms lookup each, measured at ~300 s
-    // of Debian 6.1's boot here; it only keeps ftrace off sites nobody traces here).
+    // Boot-time work that costs minutes at ~1 us an emulated instruction and that no
+    // measured run needs (each measured booting Debian 6.1 here):
+    //  - the crypto self-tests, every algorithm once;
+    //  - ftrace's sweep of its 40,000 call sites for overridden weak functions (a
+    //    kallsyms lookup each, ~300 s; it only keeps ftrace off sites nobody traces);
+    //  - the rewrite of every trace event's format with enum values (~150 s, with the
+    //    trace event lock held, which blocks later initcalls; the formats then name
+    //    enums instead of values, which only tracing tools read);
+    //  - the BPF kfunc sets' registrations, the first of which parses the kernel's
+    //    whole BTF (~310 s; TCP's cubic, registered the same way, goes with them: reno
+    //    stays the default, and nothing here opens a TCP connection);
+    //  - the W+X check of every kernel mapping after the kernel write-protects its
+    //    read-only data (a page-table walk, more than 400 s): rodata=off leaves text
+    //    and read-only data writable, which only a kernel attacked from inside minds.
     absl::StrAppend(&line, " noxsave clearcpuid=", absl::StrJoin(kLinuxFeaturesKept, ","),
-                    " cryptomgr.notests initcall_blacklist=ftrace_check_for_weak_functions");
+                    " cryptomgr.notests rodata=off initcall_blacklist=",
+                    absl::StrJoin(kLinuxSlowInitcalls, ","));
   }
   return line;
 }

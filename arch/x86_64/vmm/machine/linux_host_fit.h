@@ -43,8 +43,9 @@ std::vector<kvm_cpuid_entry2> LinuxCpuid(std::span<const kvm_cpuid_entry2> suppo
 //                     the guest TSC's rate (`tsc_khz`, 0 where unknown: then omitted)
 // and, where CPL0 is emulated, "noxsave clearcpuid=..." for what CPUID cannot hide
 // (STAC/CLAC, POPCNT and the SIMD extensions are emulation failures there; the list
-// is in linux_host_fit.cc), and two boot-time checks skipped that cost minutes there:
-// "cryptomgr.notests initcall_blacklist=ftrace_check_for_weak_functions".
+// is in linux_host_fit.cc), and boot-time work skipped that costs minutes there and no
+// measured run needs: "cryptomgr.notests rodata=off initcall_blacklist=..." (the list
+// and why each, in linux_host_fit.cc).
 std::string LinuxBaseCmdline(bool cpl0_emulated, uint64_t tsc_khz);
 
 }  // namespace sigvisor::x86
