@@ -60,6 +60,11 @@ absl::StatusOr<SymbolTable> ParseSystemMap(std::string_view text) {
     ++line_number;
     const std::vector<std::string_view> fields = Fields(line);
     if (fields.empty()) continue;
+    if (line.find("real System.map is in") != std::string_view::npos) {
+      return absl::InvalidArgumentError(
+          "it is Debian's placeholder: the real System.map is in the kernel's -dbg package "
+          "(linux-image-VERSION-dbg, /usr/lib/debug/boot/System.map-VERSION)");
+    }
     uint64_t addr = 0;
     if (fields.size() != 3 || fields[1].size() != 1 ||
         !absl::ascii_isalpha(static_cast<unsigned char>(fields[1][0])) ||

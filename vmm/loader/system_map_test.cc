@@ -81,6 +81,7 @@ TEST(SystemMapTest, RejectsAMapWithoutCode) {
   absl::StatusOr<SymbolTable> table = ParseSystemMap(
       "ffffffffffffffff B The real System.map is in the linux-image-<version>-dbg package\n");
   ASSERT_FALSE(table.ok());
+  EXPECT_THAT(table.status().message(), HasSubstr("Debian's placeholder"));
   absl::StatusOr<SymbolTable> placeholder =
       ParseSystemMap("ffffffffffffffff B The_real_map_is_elsewhere\n");
   ASSERT_FALSE(placeholder.ok());
