@@ -58,6 +58,7 @@ struct TraceOptions : CommandLine {
   std::string diff;
   bool stages = false;
   bool no_sandbox = false;
+  std::string symbols;  // a Linux kernel's System.map, for a vmlinux without symbols
 };
 FlagTable TraceFlags(TraceOptions& options);
 

@@ -1,5 +1,6 @@
-// `sigvisor trace`: single-step one measured phase of the bundled kernel's workload
-// and show every instruction, the per-function profile and the stages of one op.
+// `sigvisor trace`: single-step one measured phase of the bundled kernel's workload, or
+// of a Linux kernel's (--image bzImage, named by --symbols System.map), and show every
+// instruction, the per-function profile and the stages of one op.
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
@@ -10,8 +11,10 @@
 #include "vmm/app/cli/command.h"
 #include "vmm/app/cli/exit_status.h"
 #include "vmm/app/cli/image_arg.h"
+#include "vmm/app/cli/linux_guest.h"
 #include "vmm/app/cli/run_setup.h"
 #include "vmm/kvm/kvm.h"
+#include "vmm/loader/system_map.h"
 #include "arch/x86_64/vmm/probe/probe.h"
 #include "vmm/trace/analysis.h"
 #include "vmm/trace/format.h"
@@ -31,9 +34,13 @@ struct Traced {
   RunResult result;
 };
 
+// Kernel-mode addresses are the same in every run only without KASLR.
+constexpr char kNoKaslr[] = "nokaslr";
+
 absl::StatusOr<Traced> TraceOnce(const TraceOptions& flags, const KvmSystem& kvm,
                                  const HostInfo& host, const LoadedImage& image,
-                                 const std::string& cmdline, const TrapChoice& trap) {
+                                 const std::string& cmdline, const TrapChoice& trap,
+                                 std::shared_ptr<const SymbolTable> symbols) {
   Traced t;
   t.source = {image.label, image.variant, cmdline};
   t.trace.variant = image.variant;
@@ -45,14 +52,21 @@ absl::StatusOr<Traced> TraceOnce(const TraceOptions& flags, const KvmSystem& kvm
   x86::MachineConfig config = MachineConfigFor(
       SettingsFrom(flags, &console),
       {.cmdline = cmdline, .cpl0_emulated = host.cpl0_emulated, .trap = trap.mechanism});
+  config.linux_kernel = image.linux_kernel;
+  if (image.linux_kernel && !flags.Given("memory")) {
+    config.memory_bytes = kLinuxDefaultMemoryMib << 20;
+  }
   x86::StepTracerOptions options;
   options.phase = flags.phase;
+  options.kernel_symbols = std::move(symbols);
   options.opaque_reason = host.cpl0_emulated
                               ? kOpaqueOnPvm
                               : "the tracer steps only the kernel: on this host (CPL0 runs "
                                 "directly) it lets user code run and stops again at the next "
-                                "kernel entry, through the guest's IDT redirected while it traces";
+                                "kernel entry, through the guest's IDT and SYSCALL entry "
+                                "redirected while it traces";
   config.interceptors.push_back(x86::StepTracer::Factory(options, &t.trace));
+  config.interceptors_trace_only = true;
   absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(kvm, image.elf, config);
   console.EndLine();
   if (!report.ok()) return report.status();
@@ -91,11 +105,35 @@ int TraceCommand(const TraceOptions& options) {
                                        options.args[0]));
   }
   if (options.timeout <= absl::ZeroDuration()) return ReportError("--timeout must be positive");
-  absl::StatusOr<std::string> cmdline =
-      GuestCmdline(options.workload, options.ops, options.cmdline);
-  if (!cmdline.ok()) return ReportError(cmdline.status());
   absl::StatusOr<LoadedImage> image = LoadImage(options.image, options.variant);
   if (!image.ok()) return ReportError(image.status());
+  const bool linux_kernel = image->linux_kernel.has_value();
+  absl::StatusOr<std::string> cmdline =
+      linux_kernel
+          ? LinuxGuestCmdline(options.workload, options.ops,
+                              options.cmdline.empty() ? kNoKaslr
+                                                      : absl::StrCat(options.cmdline, " ",
+                                                                     kNoKaslr))
+          : GuestCmdline(options.workload, options.ops, options.cmdline);
+  if (!cmdline.ok()) return ReportError(cmdline.status());
+  if (linux_kernel) {
+    absl::StatusOr<std::vector<uint8_t>> initrd = LinuxInitrd("");
+    if (!initrd.ok()) return ReportError(initrd.status());
+    image->linux_kernel->initrd = *std::move(initrd);
+    if (!options.diff.empty()) {
+      return ReportError("--diff compares two builds of the bundled kernel; not a Linux kernel");
+    }
+  }
+  std::shared_ptr<const SymbolTable> symbols;
+  if (!options.symbols.empty()) {
+    absl::StatusOr<SymbolTable> map = ReadSystemMap(options.symbols);
+    if (!map.ok()) return ReportError(map.status());
+    symbols = std::make_shared<const SymbolTable>(*std::move(map));
+  } else if (linux_kernel && image->elf.symbols().empty()) {
+    std::fprintf(stderr,
+                 "sigvisor: note: this kernel has no symbols of its own: give its System.map "
+                 "with --symbols to name its functions\n");
+  }
   std::optional<LoadedImage> other;
   if (!options.diff.empty()) {
     absl::StatusOr<LoadedImage> loaded = LoadImage(options.image, options.diff);
@@ -108,11 +146,13 @@ int TraceCommand(const TraceOptions& options) {
   const HostInfo* host = &run_host->info;
   const TrapChoice* trap = &run_host->trap;
 
-  absl::StatusOr<Traced> left = TraceOnce(options, *kvm, *host, *image, *cmdline, *trap);
+  absl::StatusOr<Traced> left =
+      TraceOnce(options, *kvm, *host, *image, *cmdline, *trap, symbols);
   if (!left.ok()) return ReportError(left.status());
   std::optional<Traced> right;
   if (other) {
-    absl::StatusOr<Traced> traced = TraceOnce(options, *kvm, *host, *other, *cmdline, *trap);
+    absl::StatusOr<Traced> traced =
+        TraceOnce(options, *kvm, *host, *other, *cmdline, *trap, symbols);
     if (!traced.ok()) return ReportError(traced.status());
     right = *std::move(traced);
   }

@@ -45,6 +45,11 @@ class GuestDebug {
   absl::Status SetSingleStep(unsigned requester, bool on);
   bool single_stepping() const { return step_requesters_ != 0; }
 
+  // KVM_GUESTDBG_BLOCKIRQ: no interrupt is injected while on, stepped or not. For a
+  // traced kernel with timers (Linux): a step costs more than a tick's period, so
+  // each stepped span would end with a tick pending and the trace be all timer work.
+  absl::Status SetBlockInterrupts(bool on);
+
   // A VMM breakpoint in a free slot: execute (length 1), or a data watchpoint of
   // 1, 2, 4 or 8 bytes. Fails when all four slots are taken (by the VMM's own or,
   // under hw-gd, by the guest's enabled breakpoints) or the arguments are invalid.
@@ -87,6 +92,7 @@ class GuestDebug {
 
   KvmVcpu& vcpu_;
   unsigned step_requesters_ = 0;
+  bool block_interrupts_ = false;
   std::array<Slot, 4> slots_;
   bool guest_owned_ = false;  // hw-gd
   bool software_ = false;

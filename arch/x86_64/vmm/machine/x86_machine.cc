@@ -83,7 +83,7 @@ absl::StatusOr<BootProtocol> ChooseBootProtocol(const ElfImage& image,
       return absl::InvalidArgumentError(
           "--module passes modules to a Multiboot kernel; a Linux kernel takes --initrd");
     }
-    if (!config.interceptors.empty()) {
+    if (!config.interceptors.empty() && !config.interceptors_trace_only) {
       return absl::UnimplementedError(
           "the gdb stub and fault injection work on sigvisor images only; not on a Linux "
           "kernel");

@@ -110,6 +110,9 @@ struct MachineConfig {
   TrapMechanism trap = TrapMechanism::kOff;
   // Interceptors added for this run (tracer, debugger, injector), in the order they see exits.
   std::vector<InterceptorFactory> interceptors;
+  // The interceptors are the step tracer alone (`sigvisor trace`), which follows a Linux
+  // kernel too; the gdb stub and the fault injector read sigvisor's boot protocol.
+  bool interceptors_trace_only = false;
 };
 
 struct MachineReport {

@@ -1,7 +1,14 @@
 #include "arch/x86_64/vmm/trace/kernel_entry_stops.h"
 
+#include <sys/ioctl.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+
 #include "absl/strings/str_format.h"
 #include "arch/x86_64/vmm/trace/idt_gates.h"
+#include "vmm/kvm/kvm_layouts.h"
 
 namespace sigvisor::x86 {
 namespace {
@@ -13,7 +20,25 @@ constexpr uint64_t kPresent = 1, kWritable = 2, kLargePageBit = 0x80;
 constexpr uint64_t kGateSize = kIdtGateBytes;
 constexpr int kVectorUd = 6;
 
+constexpr uint64_t kSyscallSlot = 256 * kGateSize;  // past the IDT's 256 vectors
+
 }  // namespace
+
+absl::StatusOr<uint64_t> ReadMsr(KvmVcpu& vcpu, uint32_t index) {
+  // struct kvm_msrs in its C layout (kvm_layouts.h): the header, then one entry.
+  struct {
+    KvmMsrsHeader header;
+    kvm_msr_entry entry;
+  } msrs = {};
+  static_assert(offsetof(decltype(msrs), entry) == sizeof(KvmMsrsHeader));
+  msrs.header.nmsrs = 1;
+  msrs.entry.index = index;
+  if (ioctl(vcpu.fd(), kKvmGetMsrs, &msrs) != 1) {
+    return absl::InternalError(
+        absl::StrFormat("KVM_GET_MSRS %#x: %s", index, std::strerror(errno)));
+  }
+  return msrs.entry.data;
+}
 
 absl::StatusOr<KernelEntryStops> KernelEntryStops::Install(
     VcpuState& cpu, const kvm_sregs& sregs, uint64_t ram_bytes,
@@ -69,6 +94,19 @@ absl::StatusOr<KernelEntryStops> KernelEntryStops::Install(
       return s;
     }
   }
+  absl::StatusOr<uint64_t> lstar = ReadMsr(cpu.vcpu(), kMsrLstar);
+  if (!lstar.ok()) {
+    (void)stops.Remove();
+    return lstar.status();
+  }
+  if (*lstar != 0) {
+    const kvm_msr_entry redirected = {.index = kMsrLstar, .data = stops.window_ + kSyscallSlot};
+    if (absl::Status s = cpu.vcpu().SetMsrs({&redirected, 1}); !s.ok()) {
+      (void)stops.Remove();
+      return s;
+    }
+    stops.lstar_ = *lstar;
+  }
   if (stops.flush_shadow_mmu_) {
     if (absl::Status s = stops.flush_shadow_mmu_(); !s.ok()) {
       (void)stops.Remove();
@@ -95,11 +133,19 @@ absl::StatusOr<std::optional<int>> KernelEntryStops::Take() {
   absl::StatusOr<kvm_regs> regs = cpu_->GetRegs();
   if (!regs.ok()) return regs.status();
   const uint64_t offset = regs->rip - window_;
-  if (regs->rip < window_ || offset >= 256 * kGateSize || offset % kGateSize != 0) {
+  if (regs->rip < window_ || offset > kSyscallSlot || offset % kGateSize != 0) {
     return std::nullopt;
   }
-  auto gate = gates_.find(static_cast<int>(offset / kGateSize));
-  if (gate == gates_.end()) return std::nullopt;
+  int vector = kSyscallEntry;
+  uint64_t handler = lstar_;
+  if (offset == kSyscallSlot) {
+    if (lstar_ == 0) return std::nullopt;
+  } else {
+    auto gate = gates_.find(static_cast<int>(offset / kGateSize));
+    if (gate == gates_.end()) return std::nullopt;
+    vector = gate->first;
+    handler = gate->second.second;
+  }
 
   // KVM queues a #UD with every emulation failure it reports; this one is ours.
   absl::StatusOr<kvm_vcpu_events> events = cpu_->vcpu().GetEvents();
@@ -110,9 +156,9 @@ absl::StatusOr<std::optional<int>> KernelEntryStops::Take() {
     events->exception.pending = 0;
     if (absl::Status s = cpu_->vcpu().SetEvents(*events); !s.ok()) return s;
   }
-  regs->rip = gate->second.second;
+  regs->rip = handler;
   if (absl::Status s = cpu_->SetRegs(*regs); !s.ok()) return s;
-  return gate->first;
+  return vector;
 }
 
 absl::Status KernelEntryStops::Remove() {
@@ -123,6 +169,10 @@ absl::Status KernelEntryStops::Remove() {
     if (absl::Status s = WriteGateOffset(gate.first, gate.second); !s.ok() && status.ok()) {
       status = s;
     }
+  }
+  if (lstar_ != 0) {
+    const kvm_msr_entry restored = {.index = kMsrLstar, .data = lstar_};
+    if (absl::Status s = cpu_->vcpu().SetMsrs({&restored, 1}); !s.ok() && status.ok()) status = s;
   }
   if (absl::Status s = cpu_->memory().WriteObject<uint64_t>(pde_address_, 0);
       !s.ok() && status.ok()) {

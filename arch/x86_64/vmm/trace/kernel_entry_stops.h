@@ -12,8 +12,12 @@
 // window, withdraws the #UD that KVM queues with such an exit, and moves RIP to the
 // gate's real handler, where the tracer single-steps on.
 //
-// The guest would see the change only by reading its own IDT or that page-directory
-// entry while a trace runs; Remove() puts both back. A host that emulates guest
+// A kernel that enters through SYSCALL (Linux: MSR_LSTAR, whose entry masks TF through
+// MSR_FMASK) gets the same kind of stop: LSTAR points into the window too, one slot past
+// the IDT's, and Take() moves RIP to the real entry.
+//
+// The guest would see the change only by reading its own IDT, LSTAR or that
+// page-directory entry while a trace runs; Remove() puts them back. A host that emulates guest
 // CPL0 (PVM) stops at every kernel instruction without this.
 #ifndef SIGVISOR_ARCH_X86_64_VMM_TRACE_KERNEL_ENTRY_STOPS_H_
 #define SIGVISOR_ARCH_X86_64_VMM_TRACE_KERNEL_ENTRY_STOPS_H_
@@ -31,8 +35,16 @@
 
 namespace sigvisor::x86 {
 
+// KVM_GET_MSRS for one MSR of `vcpu`.
+absl::StatusOr<uint64_t> ReadMsr(KvmVcpu& vcpu, uint32_t index);
+
+inline constexpr uint32_t kMsrLstar = 0xc0000082;  // the SYSCALL instruction's entry
+
 class KernelEntryStops {
  public:
+  // What Take() returns for an entry through SYSCALL (no IDT vector has it).
+  static constexpr int kSyscallEntry = 256;
+
   // Redirects every present gate of the IDT that `sregs` names, under the page
   // tables at sregs.cr3. `ram_bytes`: guest RAM, which the window must lie above
   // (within the first GiB, which the kernel's page directory covers).
@@ -42,8 +54,8 @@ class KernelEntryStops {
                                                   uint64_t ram_bytes,
                                                   std::function<absl::Status()> flush_shadow_mmu);
 
-  // At an emulation-failure exit: the vector whose delivery ended in the window, with
-  // the guest now at that vector's real handler; nullopt when the exit is not one of
+  // At an emulation-failure exit: the vector whose delivery ended in the window (or
+  // kSyscallEntry), with the guest now at that vector's real handler; nullopt when the exit is not one of
   // these stops (RIP outside the window).
   absl::StatusOr<std::optional<int>> Take();
 
@@ -64,6 +76,7 @@ class KernelEntryStops {
   uint64_t window_ = 0;       // guest-virtual = guest-physical, 2 MiB aligned
   uint64_t pde_address_ = 0;  // guest-physical address of the added entry
   std::map<int, std::pair<uint64_t, uint64_t>> gates_;  // vector -> (gate address, handler)
+  uint64_t lstar_ = 0;  // the kernel's SYSCALL entry, 0 if it has none (then not redirected)
   bool installed_ = false;
 };
 

@@ -80,10 +80,12 @@ StepTracer::StepTracer(MachineContext& context, StepTracerOptions options, trace
       inlines_(trace::InlineInfo::FromElf(context.image.bytes())),
       user_programs_(UserPrograms(context.image)) {}
 
+const SymbolTable& StepTracer::KernelSymbols() const {
+  return options_.kernel_symbols ? *options_.kernel_symbols : context_.image.symbols();
+}
+
 std::string StepTracer::Symbolize(uint64_t address) const {
-  if (context_.image.symbols().Lookup(address) != nullptr) {
-    return context_.image.symbols().Symbolize(address);
-  }
+  if (KernelSymbols().Lookup(address) != nullptr) return KernelSymbols().Symbolize(address);
   for (const ElfImage& program : user_programs_) {
     if (program.symbols().Lookup(address) != nullptr) return program.symbols().Symbolize(address);
   }
@@ -187,9 +189,29 @@ void StepTracer::OnPhaseMarker(const PhaseMarker& marker) {
     // the host reported the exit with RIP still at the `out`, it is still pending
     // (with this exit noted on it): it belongs to the phase all the same.
     if (pending_ && !pending_->exit_notes.empty()) Commit(*std::move(pending_));
+    EndInUserMode();
     pending_.reset();
     Stop("", true);
   }
+}
+
+void StepTracer::EndInUserMode() {
+  if (!pending_ || !pending_->is_iret || pending_->iret_cpl != 3) return;
+  absl::StatusOr<kvm_regs> regs = context_.cpu.GetRegs();
+  absl::StatusOr<kvm_sregs> sregs = context_.cpu.GetSregs();
+  if (!regs.ok() || !sregs.ok() || sregs->cs.dpl != 3) return;
+  Pending ran = *std::move(pending_);
+  pending_.reset();
+  if (!ran.uncounted) {
+    ran.entry.notes.push_back(absl::StrFormat(
+        "to CPL3 at %s", ran.iret_rip ? Symbolize(*ran.iret_rip) : std::string("?")));
+  }
+  Commit(std::move(ran));
+  Entered marker;
+  marker.name = "the phase's END marker (port write)";
+  marker.from_rip = regs->rip;
+  marker.from_cpl = 3;
+  PushOpaque(marker, /*first_unstepped=*/false);
 }
 
 void StepTracer::OnEnd(const RunEnd& end) {
@@ -209,7 +231,17 @@ void StepTracer::Start() {
     done_ = true;
     return;
   }
+  // The phase alone: no timer or device interrupt lands in it while it is traced.
+  if (absl::Status s = context_.cpu.debug().SetBlockInterrupts(true); !s.ok()) {
+    out_->stopped_why = absl::StrCat("could not block interrupts while tracing: ", s.message());
+    (void)context_.cpu.debug().SetSingleStep(GuestDebug::kStepTracer, false);
+    done_ = true;
+    return;
+  }
   ReadIdt(*sregs);
+  if (absl::StatusOr<uint64_t> lstar = ReadMsr(context_.cpu.vcpu(), kMsrLstar); lstar.ok()) {
+    syscall_entry_ = *lstar;
+  }
   if (!context_.cpl0_emulated) {
     absl::StatusOr<KernelEntryStops> stops = KernelEntryStops::Install(
         context_.cpu, *sregs, context_.cpu.memory().size(), context_.flush_shadow_mmu);
@@ -217,6 +249,7 @@ void StepTracer::Start() {
       out_->stopped_why = absl::StrCat("cannot follow kernel entries on this host: ",
                                        stops.status().message());
       (void)context_.cpu.debug().SetSingleStep(GuestDebug::kStepTracer, false);
+      (void)context_.cpu.debug().SetBlockInterrupts(false);
       done_ = true;
       return;
     }
@@ -232,6 +265,20 @@ void StepTracer::Start() {
   // The BEGIN marker's exit: if KVM reports it with RIP still at the `out`, that
   // instruction completes on re-entry and belongs to the time before the phase.
   first->uncounted = first->entry.text.starts_with("out");
+  if (first->entry.cpl == 3) {
+    // A marker written from user code (a Linux process): what runs after it up to the
+    // first kernel entry is user code, opaque as after any return to user mode. Not
+    // an instruction of the trace: the host steps no user code.
+    first->is_iret = true;
+    first->iret_cpl = 3;
+    first->iret_rip = user_entry_ =
+        first->uncounted ? first->entry.address + first->length : first->entry.address;
+    first->uncounted = true;
+    stats_before_user_ = ReadEmulationStats();
+    // PushOpaque takes the return to user mode off what the host emulated since
+    // then; here no kernel instruction returned, so nothing is to be taken off.
+    if (stats_before_user_ && stats_before_user_->first > 0) --stats_before_user_->first;
+  }
   pending_ = *std::move(first);
 }
 
@@ -242,6 +289,7 @@ void StepTracer::Stop(std::string why, bool complete) {
   out_->stopped_why = std::move(why);
   pending_.reset();
   (void)context_.cpu.debug().SetSingleStep(GuestDebug::kStepTracer, false);
+  (void)context_.cpu.debug().SetBlockInterrupts(false);
   if (entry_stops_) {
     if (absl::Status s = entry_stops_->Remove(); !s.ok() && out_->stopped_why.empty()) {
       out_->stopped_why = absl::StrCat("could not restore the guest's IDT: ", s.message());
@@ -260,6 +308,14 @@ void StepTracer::ReadIdt(const kvm_sregs& sregs) {
 std::optional<StepTracer::Entered> StepTracer::KernelEntry(const kvm_regs& regs,
                                                           const kvm_sregs& sregs,
                                                           uint64_t rsp_adjust) {
+  if (syscall_entry_ != 0 && regs.rip == syscall_entry_ && rsp_adjust == 0) {
+    // SYSCALL keeps the user's RSP and leaves the return address in RCX.
+    Entered entered;
+    entered.name = absl::StrFormat("syscall (%s)", SyscallName(regs.rax));
+    entered.from_rip = regs.rcx >= 2 ? regs.rcx - 2 : 0;
+    entered.from_cpl = 3;
+    return entered;
+  }
   auto it = idt_.find(regs.rip);
   if (it == idt_.end()) return std::nullopt;
   Entered entered;
@@ -292,7 +348,7 @@ absl::StatusOr<StepTracer::Pending> StepTracer::Fetch(const kvm_regs& regs,
   e.address = regs.rip;
   e.cpl = sregs.cs.dpl;
   e.symbol = Symbolize(regs.rip);
-  if (const Symbol* symbol = context_.image.symbols().Lookup(regs.rip)) e.function = symbol->name;
+  if (const Symbol* symbol = KernelSymbols().Lookup(regs.rip)) e.function = symbol->name;
   e.inlined = inlines_.InlinedAt(regs.rip);
   std::vector<uint8_t> bytes = context_.cpu.ReadVirtualUpTo(sregs.cr3, regs.rip, kMaxInsnBytes);
   const trap::TrapSite* site =
@@ -324,7 +380,11 @@ absl::StatusOr<StepTracer::Pending> StepTracer::Fetch(const kvm_regs& regs,
   p.is_iret = mnemonic.starts_with("iret");
   p.is_rep = mnemonic.starts_with("rep");
   p.rcx = regs.rcx;
-  if (p.is_iret) {
+  if (mnemonic.starts_with("sysret")) {  // to CPL3 at RCX
+    p.is_iret = true;
+    p.iret_rip = regs.rcx;
+    p.iret_cpl = 3;
+  } else if (p.is_iret) {
     uint64_t rip_cs[2];
     if (context_.cpu.ReadVirtual(sregs.cr3, regs.rsp,
                                  {reinterpret_cast<uint8_t*>(rip_cs), sizeof(rip_cs)})) {

@@ -46,6 +46,9 @@ struct StepTracerOptions {
   uint64_t max_steps = 5'000'000;
   // Why code the host does not step is opaque, for the trace ("" = a generic line).
   std::string opaque_reason;
+  // Names the kernel's code instead of the image's own symbols (a stripped Linux
+  // vmlinux: its System.map's); null = the image's.
+  std::shared_ptr<const SymbolTable> kernel_symbols;
 };
 
 class StepTracer : public ExitInterceptor {
@@ -67,6 +70,7 @@ class StepTracer : public ExitInterceptor {
   struct Pending {
     trace::Entry entry;
     uint8_t length = 0;
+    // is_iret: any return to another privilege level (iretq, or sysretq to CPL3).
     bool is_call = false, is_ret = false, is_iret = false, is_rep = false;
     bool uncounted = false;  // the marker's own `out`, completing on re-entry
     bool trap_site = false;  // patched by the trap engine: run unstepped
@@ -102,6 +106,10 @@ class StepTracer : public ExitInterceptor {
   // KVM's insn_emulation and insn_emulation_fail now, if the host has them.
   std::optional<std::pair<uint64_t, uint64_t>> ReadEmulationStats();
   std::string Symbolize(uint64_t address) const;
+  const SymbolTable& KernelSymbols() const;
+  // At the END marker from user code (a Linux process's port write): the return to
+  // user mode still pending ran, and the user code after it is one opaque entry.
+  void EndInUserMode();
 
   MachineContext& context_;
   StepTracerOptions options_;
@@ -114,6 +122,7 @@ class StepTracer : public ExitInterceptor {
   bool done_ = false;
   std::optional<Pending> pending_;
   std::map<uint64_t, int> idt_;  // handler address -> vector
+  uint64_t syscall_entry_ = 0;   // MSR_LSTAR at the start: where SYSCALL enters, 0 if unknown
   std::vector<std::string> stack_;  // callers, outermost first
   std::vector<size_t> frames_;      // names each call pushed onto stack_
   void PopFrame();
