@@ -34,7 +34,7 @@ constexpr int kLinuxFeaturesKept[] = {
 constexpr const char* kLinuxSlowInitcalls[] = {
     "ftrace_check_for_weak_functions", "trace_eval_init",       "cubictcp_register",
     "bpf_rstat_kfunc_init",            "bpf_key_sig_kfuncs_init", "kfunc_init",
-    "bpf_prog_test_run_init",
+    "bpf_prog_test_run_init",          "bpf_tcp_ca_kfunc_init",
 };
 
 }  // namespace
