@@ -146,7 +146,8 @@ absl::Status SetUpLinux(const ElfImage& image, const LinuxKernel& kernel,
   params.vcpus = vcpus;
   if (kernel.pvh) {
     if (!image.pvh_entry()) {
-      return absl::InvalidArgumentError("the vmlinux has no PVH entry note (XEN_ELFNOTE_PHYS32_ENTRY)");
+      return absl::InvalidArgumentError(
+          "the vmlinux has no PVH entry note (XEN_ELFNOTE_PHYS32_ENTRY)");
     }
     if (absl::StatusOr<LinuxBootPlacement> placed = WritePvhStartInfo(memory, params);
         !placed.ok()) {
@@ -185,15 +186,6 @@ std::vector<kvm_cpuid_entry2> CpuidFor(std::span<const kvm_cpuid_entry2> support
 }
 
 }  // namespace
-
-std::string_view BootProtocolName(BootProtocol protocol) {
-  switch (protocol) {
-    case BootProtocol::kSigvisor: return "sigvisor";
-    case BootProtocol::kMultiboot: return "multiboot";
-    case BootProtocol::kLinux: return "linux";
-  }
-  return "unknown";
-}
 
 absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& image,
                                          const MachineConfig& config) {

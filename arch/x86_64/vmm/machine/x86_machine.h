@@ -8,7 +8,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -77,7 +76,6 @@ enum class BootProtocol {
   kMultiboot,  // a Multiboot v1 header and no sigvisor note: QEMU's -kernel state
   kLinux,      // MachineConfig::linux_kernel: the 64-bit boot protocol
 };
-std::string_view BootProtocolName(BootProtocol protocol);
 
 struct MachineConfig {
   uint64_t memory_bytes = 32ull << 20;
