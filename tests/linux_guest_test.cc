@@ -15,6 +15,7 @@
 #include "arch/x86_64/vmm/probe/probe.h"
 #include "nlohmann/json.hpp"
 #include "tests/cli_test_support.h"
+#include "tests/debian_kernel.h"
 #include "vmm/kvm/kvm.h"
 #include "vmm/loader/linux/bzimage.h"
 #include "vmm/loader/linux/bzimage_for_test.h"
@@ -28,29 +29,7 @@ using ::sigvisor::testing::Sigvisor;
 using ::sigvisor::testing::TempPath;
 namespace bz = ::sigvisor::linux_boot::testing;
 
-// Debian's vmlinuz: $SIGVISOR_LINUX_KERNEL, else what tools/unpack_kernel.sh unpacked
-// into the lane cache; empty when neither exists.
-std::string DebianKernel() {
-  if (const char* path = std::getenv("SIGVISOR_LINUX_KERNEL")) return path;
-  const char* cache = std::getenv("SIGVISOR_LANE_CACHE");
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(
-           cache != nullptr ? cache : "/var/cache/sigvisor/hwkvm", error)) {
-    const std::filesystem::path vmlinuz = entry.path() / "vmlinuz";
-    if (entry.path().filename().string().starts_with("unpacked-") &&
-        std::filesystem::exists(vmlinuz, error)) {
-      return vmlinuz.string();
-    }
-  }
-  return "";
-}
 
-#define SIGVISOR_REQUIRE_DEBIAN_KERNEL(kernel)                                             \
-  const std::string kernel = DebianKernel();                                               \
-  if (kernel.empty()) {                                                                    \
-    GTEST_SKIP() << "no Debian kernel: run tools/setup.sh (it fetches and unpacks one "    \
-                    "into /var/cache/sigvisor/hwkvm)";                                     \
-  }
 
 // Whether this host emulates guest CPL0 (PVM), as sigvisor decides it.
 bool CpuLevelZeroEmulated() {

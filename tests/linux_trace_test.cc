@@ -14,6 +14,7 @@
 #include "arch/x86_64/vmm/probe/probe.h"
 #include "nlohmann/json.hpp"
 #include "tests/cli_test_support.h"
+#include "tests/debian_kernel.h"
 #include "vmm/kvm/kvm.h"
 
 namespace sigvisor {
@@ -24,21 +25,6 @@ using ::sigvisor::testing::HaveKvm;
 using ::sigvisor::testing::Sigvisor;
 using ::sigvisor::testing::TempPath;
 
-// Debian's vmlinuz: $SIGVISOR_LINUX_KERNEL, else what tools/unpack_kernel.sh unpacked.
-std::string DebianKernel() {
-  if (const char* path = std::getenv("SIGVISOR_LINUX_KERNEL")) return path;
-  const char* cache = std::getenv("SIGVISOR_LANE_CACHE");
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(
-           cache != nullptr ? cache : "/var/cache/sigvisor/hwkvm", error)) {
-    const std::filesystem::path vmlinuz = entry.path() / "vmlinuz";
-    if (entry.path().filename().string().starts_with("unpacked-") &&
-        std::filesystem::exists(vmlinuz, error)) {
-      return vmlinuz.string();
-    }
-  }
-  return "";
-}
 
 // The System.map beside the kernel, if it is a real one (Debian's image package holds a
 // one-line placeholder).
@@ -50,12 +36,6 @@ std::string SystemMapBeside(const std::string& kernel) {
   return lines >= 2 ? map.string() : "";
 }
 
-#define SIGVISOR_REQUIRE_DEBIAN_KERNEL(kernel)                                          \
-  const std::string kernel = DebianKernel();                                            \
-  if (kernel.empty()) {                                                                 \
-    GTEST_SKIP() << "no Debian kernel: run tools/setup.sh (it fetches and unpacks one " \
-                    "into /var/cache/sigvisor/hwkvm)";                                  \
-  }
 
 TEST(LinuxTraceRefusedTest, ABadSystemMapIsOneLine) {
   SIGVISOR_REQUIRE_DEBIAN_KERNEL(kernel);
