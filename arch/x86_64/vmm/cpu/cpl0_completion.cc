@@ -64,17 +64,13 @@ Interception Cpl0Completion::Intercept(const VmExit& exit) {
   if (!sregs.ok()) return HostError(sregs.status());
   absl::StatusOr<kvm_regs> regs = cpu_.GetRegs();
   if (!regs.ok()) return HostError(regs.status());
-  // The bytes at RIP, through the guest's page tables where paging is on; a RIP that
+  // The byte at RIP, through the guest's page tables where paging is on; a RIP that
   // is not readable guest memory is left to the failure report.
-  std::vector<uint8_t> bytes;
-  if ((sregs->cr0 & kCr0Paging) != 0) {
-    bytes = cpu_.ReadVirtualUpTo(sregs->cr3, regs->rip, 15);
-  } else {
-    bytes.resize(1);
-    if (!cpu_.memory().Read(regs->rip, bytes).ok()) bytes.clear();
-  }
-  if (bytes.empty()) return {};
-  const std::array<uint8_t, 1> opcode = {bytes[0]};
+  std::array<uint8_t, 1> opcode = {};
+  const bool readable = (sregs->cr0 & kCr0Paging) != 0
+                            ? cpu_.ReadVirtual(sregs->cr3, regs->rip, opcode)
+                            : cpu_.memory().Read(regs->rip, opcode).ok();
+  if (!readable) return {};
 
   if (opcode[0] == kInt3) {
     // #BP is a trap: the frame's RIP is the instruction after the int3.
@@ -89,6 +85,8 @@ Interception Cpl0Completion::Intercept(const VmExit& exit) {
       ++completed_fwait_;
       return Handled("fwait at CPL0 completed as #NM");
     }
+    // KVM's x87 status word. (On this project's PVM hosts KVM_GET_FPU's MXCSR reads 0;
+    // its x87 words read as a CPU's, the control word 0x37f after reset.)
     absl::StatusOr<kvm_fpu> fpu = cpu_.vcpu().GetFpu();
     if (!fpu.ok()) return HostError(fpu.status());
     if ((fpu->fsw & kFswErrorSummary) != 0) {
