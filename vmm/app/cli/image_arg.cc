@@ -88,9 +88,10 @@ absl::StatusOr<LoadedImage> LoadBzImage(const std::string& path,
   kernel.init_size = bz->init_size;
   kernel.cmdline_size = bz->cmdline_size;
   kernel.initrd_addr_max = bz->initrd_addr_max;
-  LoadedImage loaded{path, *std::move(elf)};
+  LoadedImage loaded{absl::StrFormat("%s (bzImage, %s payload)", path,
+                                     linux_boot::CompressionName(bz->compression)),
+                     *std::move(elf)};
   loaded.linux_kernel = std::move(kernel);
-  loaded.linux_compression = std::string(linux_boot::CompressionName(bz->compression));
   return loaded;
 }
 
@@ -123,7 +124,7 @@ absl::StatusOr<LoadedImage> LoadImage(const std::string& image, const std::strin
   // note boots as Linux through that entry.
   if (!loaded.elf.abi_version() && !loaded.elf.multiboot() && loaded.elf.pvh_entry()) {
     loaded.linux_kernel = x86::LinuxKernel{.pvh = true};
-    loaded.linux_compression = "none (a vmlinux, entered at its PVH note)";
+    loaded.label = absl::StrCat(image, " (vmlinux, PVH entry)");
   }
   return loaded;
 }

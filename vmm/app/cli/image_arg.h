@@ -19,10 +19,10 @@ struct LoadedImage {
   // settings ("dr7=always pda=gs ..."); empty for an image from a file.
   std::string variant;
   std::string variant_settings;
-  // A stock Linux kernel (a bzImage, whose payload `elf` is, decompressed on the host):
-  // what its boot protocol needs besides the vmlinux. Its initrd is the caller's to add.
+  // A stock Linux kernel (a bzImage, whose payload `elf` is, decompressed on the host;
+  // or a vmlinux with a PVH note): what its boot protocol needs besides the vmlinux.
+  // Its initrd is the caller's to add. The label says which it was.
   std::optional<x86::LinuxKernel> linux_kernel;
-  std::string linux_compression;  // the payload's compression, for the report
 };
 
 // The embedded image called `image` (for the bundled kernel: in build `variant`, a

@@ -85,7 +85,7 @@ int RunCommand(const RunOptions& options) {
                         .cpl0_emulated = host->cpl0_emulated,
                         .trap = trap->mechanism,
                         .check_clocks = true});
-  config.linux_kernel = image->linux_kernel;
+  config.linux_kernel = std::move(image->linux_kernel);
   if (linux_kernel && !options.Given("memory")) config.memory_bytes = kLinuxDefaultMemoryMib << 20;
   config.irqchip = options.irqchip;
   config.vcpus = options.vcpus;

@@ -42,7 +42,6 @@ absl::Status LinuxBoard::Register(Bus& bus) {
                    &testdev_.irq_ports()),
       bus.Register(AddressSpace::kMmio, PcTestdev::kMemoryBase, PcTestdev::kMemorySize,
                    &testdev_.memory()),
-
       bus.Register(AddressSpace::kPort, PciAbsent::kPortBase, PciAbsent::kPortCount, &pci_),
       bus.Register(AddressSpace::kPort, kDebugExitPort, DebugExit::kPortCount, &debug_exit_),
   };
