@@ -25,7 +25,7 @@ namespace {
 
 // Flags of one architecture's guests, refused with the other's (as the run would
 // ignore them).
-constexpr std::string_view kX86Only[] = {"kvm",   "trap",  "gdb",    "module",
+constexpr std::string_view kX86Only[] = {"kvm",   "trap",  "gdb",    "module", "initrd",
                                          "irqchip", "vcpus", "inject", "seed"};
 constexpr std::string_view kMipsOnly[] = {"cores"};
 
