@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "arch/x86_64/vmm/machine/long_mode.h"
 #include "arch/x86_64/vmm/machine/mp_table.h"
 
 namespace sigvisor::x86 {
@@ -98,18 +99,6 @@ T Get(const std::vector<uint8_t>& page, uint64_t offset) {
   return value;
 }
 
-kvm_segment FlatSegment(uint16_t selector, uint8_t type, bool code64) {
-  kvm_segment s = {};
-  s.limit = 0xffffffff;
-  s.selector = selector;
-  s.type = type;
-  s.present = 1;
-  s.db = code64 ? 0 : 1;
-  s.s = 1;
-  s.l = code64 ? 1 : 0;
-  s.g = 1;
-  return s;
-}
 
 // CPUID, then the entry's mode, segments and registers. Both entries share
 // sigvisor's GDT, an empty IDT (until the kernel loads its own, an early fault

@@ -33,7 +33,10 @@ constexpr uint64_t kGdtUserDs = 0x00cff3000000ffffull;
 constexpr uint64_t kGdtUserCs = 0x00affb000000ffffull;
 constexpr uint64_t kTssLimit = 0x67;
 
-kvm_segment Segment(uint16_t selector, uint8_t type, bool code64) {
+
+}  // namespace
+
+kvm_segment FlatSegment(uint16_t selector, uint8_t type, bool code64) {
   kvm_segment s = {};
   s.base = 0;
   s.limit = 0xffffffff;
@@ -47,8 +50,6 @@ kvm_segment Segment(uint16_t selector, uint8_t type, bool code64) {
   s.g = 1;
   return s;
 }
-
-}  // namespace
 
 absl::Status WriteBootTables(GuestMemory& memory) {
   const uint64_t size = memory.size();
@@ -99,9 +100,9 @@ absl::Status SetUpVcpu(KvmVcpu& vcpu, uint64_t entry, uint64_t boot_info_gpa,
   sregs->cr3 = kPml4Gpa;
   sregs->cr4 = kCr4Pae | kCr4Osfxsr | kCr4Osxmmexcpt;
   sregs->efer = kEferSce | kEferLme | kEferLma | kEferNxe;
-  sregs->cs = Segment(SIGVISOR_SEL_KERNEL_CS, 0xb, true);
-  sregs->ds = sregs->es = sregs->ss = Segment(SIGVISOR_SEL_KERNEL_DS, 0x3, false);
-  sregs->fs = sregs->gs = Segment(0, 0x3, false);
+  sregs->cs = FlatSegment(SIGVISOR_SEL_KERNEL_CS, 0xb, true);
+  sregs->ds = sregs->es = sregs->ss = FlatSegment(SIGVISOR_SEL_KERNEL_DS, 0x3, false);
+  sregs->fs = sregs->gs = FlatSegment(0, 0x3, false);
   sregs->fs.present = sregs->gs.present = 0;
   sregs->fs.unusable = sregs->gs.unusable = 1;
   sregs->gdt.base = kBootGdtGpa;
