@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <algorithm>
 #include <cstring>
 
@@ -219,6 +220,24 @@ absl::Status KvmVcpu::SetMsrs(std::span<const kvm_msr_entry> msrs) {
         msrs.size()));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> KvmVcpu::GetMsr(uint32_t index) const {
+  // struct kvm_msrs in its C layout (kvm_layouts.h): the header, then one entry.
+  struct {
+    KvmMsrsHeader header;
+    kvm_msr_entry entry;
+  } msrs = {};
+  static_assert(offsetof(decltype(msrs), entry) == sizeof(KvmMsrsHeader));
+  msrs.header.nmsrs = 1;
+  msrs.entry.index = index;
+  int got = Ioctl(fd_.get(), kKvmGetMsrs, &msrs);
+  if (got < 0) return ErrnoError("KVM_GET_MSRS", errno);
+  if (got != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("KVM_GET_MSRS: the host does not give MSR %#x", index));
+  }
+  return msrs.entry.data;
 }
 
 absl::StatusOr<uint64_t> KvmVcpu::TscKhz() const {

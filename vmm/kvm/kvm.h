@@ -101,6 +101,8 @@ class KvmVcpu {
   absl::Status SetSregs(const kvm_sregs& sregs);
   absl::Status SetCpuid(std::span<const kvm_cpuid_entry2> entries);
   absl::Status SetMsrs(std::span<const kvm_msr_entry> msrs);
+  // KVM_GET_MSRS of one MSR; an error when the host does not give it.
+  absl::StatusOr<uint64_t> GetMsr(uint32_t index) const;
   absl::StatusOr<kvm_debugregs> GetDebugRegs() const;
   absl::Status SetDebugRegs(const kvm_debugregs& regs);
   absl::Status SetGuestDebug(const kvm_guest_debug& debug);

@@ -3,6 +3,7 @@
 #include <array>
 
 #include "absl/strings/str_format.h"
+#include "arch/x86_64/vmm/cpu/msr_index.h"
 #include "arch/x86_64/vmm/machine/boot_layout.h"
 #include "guest-kit/abi/sigvisor_abi.h"
 
@@ -19,10 +20,6 @@ constexpr uint64_t kCr0Pe = 1ull << 0, kCr0Mp = 1ull << 1, kCr0Et = 1ull << 4,
 constexpr uint64_t kCr4Pae = 1ull << 5, kCr4Osfxsr = 1ull << 9, kCr4Osxmmexcpt = 1ull << 10;
 constexpr uint64_t kEferSce = 1ull << 0, kEferLme = 1ull << 8, kEferLma = 1ull << 10,
                    kEferNxe = 1ull << 11;
-
-constexpr uint32_t kMsrStar = 0xc0000081;
-constexpr uint32_t kMsrLstar = 0xc0000082;
-constexpr uint32_t kMsrSyscallMask = 0xc0000084;
 
 // GDT entries by selector (Linux x86-64 layout; see sigvisor_abi.h).
 constexpr uint64_t kGdtKernelCs32 = 0x00cf9b000000ffffull;

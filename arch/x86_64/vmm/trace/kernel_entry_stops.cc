@@ -1,14 +1,7 @@
 #include "arch/x86_64/vmm/trace/kernel_entry_stops.h"
 
-#include <sys/ioctl.h>
-
-#include <cerrno>
-#include <cstddef>
-#include <cstring>
-
 #include "absl/strings/str_format.h"
-#include "arch/x86_64/vmm/trace/idt_gates.h"
-#include "vmm/kvm/kvm_layouts.h"
+#include "arch/x86_64/vmm/cpu/idt_gates.h"
 
 namespace sigvisor::x86 {
 namespace {
@@ -23,22 +16,6 @@ constexpr int kVectorUd = 6;
 constexpr uint64_t kSyscallSlot = 256 * kGateSize;  // past the IDT's 256 vectors
 
 }  // namespace
-
-absl::StatusOr<uint64_t> ReadMsr(KvmVcpu& vcpu, uint32_t index) {
-  // struct kvm_msrs in its C layout (kvm_layouts.h): the header, then one entry.
-  struct {
-    KvmMsrsHeader header;
-    kvm_msr_entry entry;
-  } msrs = {};
-  static_assert(offsetof(decltype(msrs), entry) == sizeof(KvmMsrsHeader));
-  msrs.header.nmsrs = 1;
-  msrs.entry.index = index;
-  if (ioctl(vcpu.fd(), kKvmGetMsrs, &msrs) != 1) {
-    return absl::InternalError(
-        absl::StrFormat("KVM_GET_MSRS %#x: %s", index, std::strerror(errno)));
-  }
-  return msrs.entry.data;
-}
 
 absl::StatusOr<KernelEntryStops> KernelEntryStops::Install(
     VcpuState& cpu, const kvm_sregs& sregs, uint64_t ram_bytes,
@@ -94,7 +71,7 @@ absl::StatusOr<KernelEntryStops> KernelEntryStops::Install(
       return s;
     }
   }
-  absl::StatusOr<uint64_t> lstar = ReadMsr(cpu.vcpu(), kMsrLstar);
+  absl::StatusOr<uint64_t> lstar = cpu.vcpu().GetMsr(kMsrLstar);
   if (!lstar.ok()) {
     (void)stops.Remove();
     return lstar.status();

@@ -31,14 +31,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "arch/x86_64/vmm/cpu/msr_index.h"
 #include "arch/x86_64/vmm/cpu/vcpu_state.h"
 
 namespace sigvisor::x86 {
-
-// KVM_GET_MSRS for one MSR of `vcpu`.
-absl::StatusOr<uint64_t> ReadMsr(KvmVcpu& vcpu, uint32_t index);
-
-inline constexpr uint32_t kMsrLstar = 0xc0000082;  // the SYSCALL instruction's entry
 
 class KernelEntryStops {
  public:

@@ -3,7 +3,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "arch/x86_64/vmm/trace/idt_gates.h"
+#include "arch/x86_64/vmm/cpu/idt_gates.h"
 
 namespace sigvisor::x86 {
 namespace {
@@ -239,7 +239,7 @@ void StepTracer::Start() {
     return;
   }
   ReadIdt(*sregs);
-  if (absl::StatusOr<uint64_t> lstar = ReadMsr(context_.cpu.vcpu(), kMsrLstar); lstar.ok()) {
+  if (absl::StatusOr<uint64_t> lstar = context_.cpu.vcpu().GetMsr(kMsrLstar); lstar.ok()) {
     syscall_entry_ = *lstar;
   }
   if (!context_.cpl0_emulated) {

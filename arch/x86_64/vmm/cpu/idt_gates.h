@@ -1,12 +1,14 @@
 // The guest's IDT as the VMM reads it: each present gate's vector, where the gate
 // is (guest-virtual) and the handler it names. The tracer names kernel entries by
-// their handlers; the kernel-entry stops redirect the gates and put them back.
-#ifndef SIGVISOR_ARCH_X86_64_VMM_TRACE_IDT_GATES_H_
-#define SIGVISOR_ARCH_X86_64_VMM_TRACE_IDT_GATES_H_
+// their handlers; the kernel-entry stops redirect the gates and put them back; the
+// SYSCALL completion watches the page-fault entry.
+#ifndef SIGVISOR_ARCH_X86_64_VMM_CPU_IDT_GATES_H_
+#define SIGVISOR_ARCH_X86_64_VMM_CPU_IDT_GATES_H_
 
 #include <linux/kvm.h>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "arch/x86_64/vmm/cpu/vcpu_state.h"
@@ -21,10 +23,13 @@ struct IdtGate {
   uint64_t handler = 0;  // the offset the gate names
 };
 
+// The gate of `vector` if it is present and readable.
+std::optional<IdtGate> ReadIdtGate(const VcpuState& cpu, const kvm_sregs& sregs, int vector);
+
 // The present gates of the IDT that `sregs` names (at most 256), read under
 // sregs.cr3; gates that cannot be read are left out.
 std::vector<IdtGate> ReadIdtGates(const VcpuState& cpu, const kvm_sregs& sregs);
 
 }  // namespace sigvisor::x86
 
-#endif  // SIGVISOR_ARCH_X86_64_VMM_TRACE_IDT_GATES_H_
+#endif  // SIGVISOR_ARCH_X86_64_VMM_CPU_IDT_GATES_H_
