@@ -67,6 +67,20 @@ struct Interception {
   // kHandled: the exit is an artefact of the interceptor's own instrument (a single
   // step it asked for), not something the guest did: kept out of the exit ledger.
   bool instrument = false;
+
+  // The common verdicts: handled with a detail, or a host error of `what`.
+  static Interception Handled(std::string_view detail) {
+    Interception out;
+    out.verdict = Verdict::kHandled;
+    out.detail = detail;
+    return out;
+  }
+  static Interception HostError(std::string_view what, const absl::Status& status) {
+    Interception out;
+    out.verdict = Verdict::kHostError;
+    out.diagnosis = std::string(what) + ": " + std::string(status.message());
+    return out;
+  }
 };
 
 // Traps a paravirtual guest counted itself (--trap=pv: no exit per trap), as the

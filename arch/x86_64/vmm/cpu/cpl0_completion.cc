@@ -21,17 +21,7 @@ constexpr uint64_t kCr0Paging = 1ull << 31;
 constexpr uint16_t kFswErrorSummary = 1u << 7;
 
 Interception HostError(const absl::Status& status) {
-  Interception out;
-  out.verdict = Interception::Verdict::kHostError;
-  out.diagnosis = absl::StrFormat("completing an instruction at CPL0: %s", status.message());
-  return out;
-}
-
-Interception Handled(std::string_view detail) {
-  Interception out;
-  out.verdict = Interception::Verdict::kHandled;
-  out.detail = detail;
-  return out;
+  return Interception::HostError("completing an instruction at CPL0", status);
 }
 
 }  // namespace
@@ -76,14 +66,14 @@ Interception Cpl0Completion::Intercept(const VmExit& exit) {
     // #BP is a trap: the frame's RIP is the instruction after the int3.
     if (absl::Status s = Complete(*regs, 1, kVectorBp); !s.ok()) return HostError(s);
     ++completed_int3_;
-    return Handled("int3 at CPL0 completed as #BP");
+    return Interception::Handled("int3 at CPL0 completed as #BP");
   }
   if (opcode[0] == kFwait) {
     // Both exceptions are faults: RIP stays at the fwait.
     if ((sregs->cr0 & (kCr0Ts | kCr0Mp)) == (kCr0Ts | kCr0Mp)) {
       if (absl::Status s = Complete(*regs, 0, kVectorNm); !s.ok()) return HostError(s);
       ++completed_fwait_;
-      return Handled("fwait at CPL0 completed as #NM");
+      return Interception::Handled("fwait at CPL0 completed as #NM");
     }
     // KVM's x87 status word. (On this project's PVM hosts KVM_GET_FPU's MXCSR reads 0;
     // its x87 words read as a CPU's, the control word 0x37f after reset.)
@@ -92,11 +82,11 @@ Interception Cpl0Completion::Intercept(const VmExit& exit) {
     if ((fpu->fsw & kFswErrorSummary) != 0) {
       if (absl::Status s = Complete(*regs, 0, kVectorMf); !s.ok()) return HostError(s);
       ++completed_fwait_;
-      return Handled("fwait at CPL0 completed as #MF");
+      return Interception::Handled("fwait at CPL0 completed as #MF");
     }
     if (absl::Status s = Complete(*regs, 1, std::nullopt); !s.ok()) return HostError(s);
     ++completed_fwait_;
-    return Handled("fwait at CPL0 completed");
+    return Interception::Handled("fwait at CPL0 completed");
   }
   return {};
 }

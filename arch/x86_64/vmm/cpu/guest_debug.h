@@ -42,6 +42,7 @@ class GuestDebug {
   static constexpr unsigned kStepTracer = 1;
   static constexpr unsigned kStepDebugger = 2;
   static constexpr unsigned kStepInjector = 4;
+  static constexpr unsigned kStepSyscallCompletion = 8;
   absl::Status SetSingleStep(unsigned requester, bool on);
   bool single_stepping() const { return step_requesters_ != 0; }
 

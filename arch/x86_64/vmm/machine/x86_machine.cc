@@ -16,6 +16,7 @@
 #include "arch/x86_64/vmm/machine/linux_marker_gate.h"
 #include "arch/x86_64/vmm/machine/long_mode.h"
 #include "arch/x86_64/vmm/cpu/page_walk.h"
+#include "arch/x86_64/vmm/cpu/syscall_completion.h"
 #include "arch/x86_64/vmm/machine/port_io_site.h"
 #include "devices/pc/debug_exit.h"
 #include "devices/pc/fw_cfg.h"
@@ -344,6 +345,12 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
   // breakpoints are int3s it recognises first.
   std::optional<Cpl0Completion> cpl0_completion;
   if (config.cpl0_emulated) options.interceptors.push_back(&cpl0_completion.emplace(state));
+  // And SYSCALL, which such a host leaves at CPL3: Linux's user space makes system
+  // calls with it (the bundled kernel's take `int $0x80`, traps.c).
+  std::optional<SyscallCompletion> syscall_completion;
+  if (config.cpl0_emulated && linux_kernel) {
+    options.interceptors.push_back(&syscall_completion.emplace(state));
+  }
   Bus bus;
   std::optional<ApRunner> ap_runner;
   if (!aps.empty()) {
