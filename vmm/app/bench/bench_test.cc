@@ -113,6 +113,37 @@ TEST(MatrixTest, ParsesWorkloadAndVariantLists) {
   EXPECT_EQ(ParseVariantList("all")->size(), 10u);
 }
 
+TEST(MatrixTest, ALinuxBuildIsNamedByItsFileAndHashedByItsBytes) {
+  const std::string path = ::testing::TempDir() + "/vmlinuz-test";
+  {
+    std::ofstream file(path, std::ios::binary);
+    file << "not really a kernel";  // the KVM target loads it; the matrix only names it
+  }
+  absl::StatusOr<std::vector<VariantInfo>> v = ParseVariantList("baseline; linux=" + path);
+  ASSERT_TRUE(v.ok()) << v.status();
+  ASSERT_EQ(v->size(), 2u);
+  EXPECT_FALSE((*v)[0].linux_kernel());
+  const VariantInfo& linux_build = (*v)[1];
+  EXPECT_TRUE(linux_build.linux_kernel());
+  EXPECT_EQ(linux_build.name, "linux:vmlinuz-test");
+  EXPECT_EQ(linux_build.linux_image, path);
+  EXPECT_EQ(linux_build.settings, "stock Linux kernel " + path);
+  EXPECT_EQ(linux_build.image_fnv1a64.size(), 18u);
+  EXPECT_NE(linux_build.image_fnv1a64, (*v)[0].image_fnv1a64);
+
+  EXPECT_FALSE(ParseVariantList("linux=" + path + ";linux=" + path).ok());  // twice
+  absl::StatusOr<std::vector<VariantInfo>> missing = ParseVariantList("linux=/nonexistent/bz");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("cannot open '/nonexistent/bz'"), std::string::npos)
+      << missing.status();
+  EXPECT_FALSE(ParseVariantList("linux=").ok());
+  absl::StatusOr<std::vector<VariantInfo>> directory =
+      ParseVariantList("linux=" + ::testing::TempDir());
+  ASSERT_FALSE(directory.ok());
+  EXPECT_NE(directory.status().message().find("not a regular file"), std::string::npos)
+      << directory.status();
+}
+
 TEST(StatsTest, Summary) {
   const double values[] = {5, 1, 3, 2, 4};
   Summary s = Summarize(values);

@@ -2,13 +2,54 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "arch/x86_64/vmm/machine/x86_machine.h"
 #include "vmm/app/bench/peer.h"
+#include "vmm/app/cli/image_arg.h"
+#include "vmm/app/cli/linux_guest.h"
 #include "vmm/app/images/embedded_images.h"
 
 namespace sigvisor::bench {
+
+namespace {
+
+// A Linux build's kernel, loaded as `run --image` loads it, with the embedded
+// initramfs; refused when the matrix asks what it cannot run.
+absl::StatusOr<cli::LoadedImage> LoadLinuxBuild(const VariantInfo& variant, const Matrix& matrix) {
+  for (const std::string& trap : matrix.traps) {
+    if (trap != "off") {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--variants: %s runs with --traps off only (the trap mechanisms patch the bundled "
+          "kernel's sites): give --traps off",
+          variant.name));
+    }
+  }
+  for (const std::string& workload : matrix.workloads) {
+    if (absl::Status s = cli::LinuxGuestCmdline(workload, "", "").status(); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--workloads: %s cannot run '%s': %s", variant.name, workload, s.message()));
+    }
+  }
+  absl::StatusOr<cli::LoadedImage> loaded = cli::LoadImage(variant.linux_image, "baseline");
+  if (!loaded.ok()) {
+    return absl::Status(loaded.status().code(),
+                        absl::StrCat("--variants: ", loaded.status().message()));
+  }
+  if (!loaded->linux_kernel) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--variants: linux=%s is not a Linux kernel (give a bzImage, or a vmlinux with a PVH "
+        "note)",
+        variant.linux_image));
+  }
+  absl::StatusOr<std::vector<uint8_t>> initrd = cli::LinuxInitrd("");
+  if (!initrd.ok()) return initrd.status();
+  loaded->linux_kernel->initrd = *std::move(initrd);
+  return loaded;
+}
+
+}  // namespace
 
 absl::StatusOr<KvmBenchTarget> KvmBenchTarget::Create(const KvmSystem& kvm, const Matrix& matrix,
                                                       bool cpl0_emulated, RunSettings settings) {
@@ -17,11 +58,19 @@ absl::StatusOr<KvmBenchTarget> KvmBenchTarget::Create(const KvmSystem& kvm, cons
   target.settings_ = settings;
   target.settings_.memory_mib = matrix.memory_mib;  // the matrix records what its runs had
   for (const VariantInfo& variant : matrix.variants) {
+    if (variant.linux_kernel()) {
+      absl::StatusOr<cli::LoadedImage> loaded = LoadLinuxBuild(variant, matrix);
+      if (!loaded.ok()) return loaded.status();
+      target.images_.push_back(std::move(loaded->elf));
+      target.linux_kernels_.push_back(std::move(loaded->linux_kernel));
+      continue;
+    }
     absl::StatusOr<const KernelVariant*> build = ResolveVariant(variant.name);
     if (!build.ok()) return build.status();
     absl::StatusOr<ElfImage> image = ParseKernel(**build);
     if (!image.ok()) return image.status();
     target.images_.push_back(*std::move(image));
+    target.linux_kernels_.push_back(std::nullopt);
   }
   for (const std::string& trap : matrix.traps) {
     std::optional<x86::TrapMechanism> mechanism = x86::ParseTrapMechanism(trap);
@@ -53,14 +102,27 @@ absl::StatusOr<KvmBenchTarget> KvmBenchTarget::Create(const KvmSystem& kvm, cons
   return target;
 }
 
+uint64_t KvmBenchTarget::text_bytes(size_t v) const {
+  uint64_t bytes = 0;
+  for (const ElfSection& section : images_[v].executable_sections()) bytes += section.bytes.size();
+  return bytes;
+}
+
 absl::StatusOr<RunSample> KvmBenchTarget::Run(const RunSpec& spec, std::string* console) const {
+  const std::optional<x86::LinuxKernel>& linux_kernel = linux_kernels_[spec.variant];
+  const std::string& workload = matrix_.workloads[spec.workload];
+  absl::StatusOr<std::string> cmdline =
+      linux_kernel ? cli::LinuxGuestCmdline(workload, absl::StrCat(matrix_.ops),
+                                            "sigvisor_repeats=1")
+                   : absl::StrFormat("workload=%s ops=%d", workload, matrix_.ops);
+  if (!cmdline.ok()) return cmdline.status();
   x86::MachineConfig config = MachineConfigFor(
       settings_,
-      {.cmdline = absl::StrFormat("workload=%s ops=%d", matrix_.workloads[spec.workload],
-                                  matrix_.ops),
+      {.cmdline = *cmdline,
        .cpl0_emulated = cpl0_emulated_,
        .trap = mechanisms_[spec.trap],
        .check_clocks = true});  // each phase's clocks, at the vCPU's TSC rate
+  config.linux_kernel = linux_kernel;
   std::vector<InjectionRecord> injections;
   AddFaultInjector(config, inject_specs_, inject_seed_, &injections);
   const ElfImage& image = config.trap == x86::TrapMechanism::kPv ? pv_images_[spec.variant]

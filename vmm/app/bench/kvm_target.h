@@ -1,8 +1,11 @@
 // The bench's runs under KVM: each boots the bundled kernel's variant in a fresh VM
-// with `workload=W ops=N` on its command line and the run's trap mechanism.
+// with `workload=W ops=N` on its command line and the run's trap mechanism; a Linux
+// build boots its kernel with the embedded initramfs, whose init runs the workload's
+// phases once per run (sigvisor_repeats=1: the bench's repetitions are the samples).
 #ifndef SIGVISOR_VMM_APP_BENCH_KVM_TARGET_H_
 #define SIGVISOR_VMM_APP_BENCH_KVM_TARGET_H_
 
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -18,10 +21,12 @@ namespace sigvisor::bench {
 
 class KvmBenchTarget {
  public:
-  // Parses every variant's image once and checks the trap names. `kvm` must outlive
-  // the target. A pv run boots the variant's debugreg=pv counterpart (the same seed
-  // settings): a variant that has none is refused with the builds that do. Every run
-  // has `settings` (timeout, sandbox), with the matrix's memory.
+  // Parses every variant's image once (a Linux kernel decompressed once) and checks
+  // the trap names. `kvm` must outlive the target. A pv run boots the variant's
+  // debugreg=pv counterpart (the same seed settings): a variant that has none is
+  // refused with the builds that do. A Linux build runs with traps off only (the trap
+  // mechanisms patch the bundled kernel's sites) and the workloads its init has.
+  // Every run has `settings` (timeout, sandbox), with the matrix's memory.
   static absl::StatusOr<KvmBenchTarget> Create(const KvmSystem& kvm, const Matrix& matrix,
                                                bool cpl0_emulated, RunSettings settings);
 
@@ -36,12 +41,18 @@ class KvmBenchTarget {
   // own timing lines from it).
   absl::StatusOr<RunSample> Run(const RunSpec& spec, std::string* console = nullptr) const;
 
+  // The executable bytes of variant `v`'s kernel (for a Linux build, known once loaded).
+  uint64_t text_bytes(size_t v) const;
+
  private:
   KvmBenchTarget(const KvmSystem& kvm, const Matrix& matrix) : kvm_(&kvm), matrix_(matrix) {}
 
   const KvmSystem* kvm_;
   Matrix matrix_;
   std::vector<ElfImage> images_;                 // per variant
+  // Per variant: what a Linux kernel's boot needs besides its vmlinux (images_), the
+  // embedded initramfs included; nullopt for a bundled build.
+  std::vector<std::optional<x86::LinuxKernel>> linux_kernels_;
   // --traps pv: per variant, its debugreg=pv counterpart (the build whose kernel
   // writes its debug registers into the VMM's page); empty without pv.
   std::vector<ElfImage> pv_images_;

@@ -1,6 +1,11 @@
 #include "vmm/app/bench/matrix.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
@@ -12,6 +17,8 @@ namespace {
 
 constexpr std::string_view kKnownWorkloads[] = {"divzero",  "lat_sig", "sigpingpong",
                                                 "pipe_rw",  "hello",   "console"};
+
+constexpr uint64_t kMaxLinuxImageBytes = 256ull << 20;  // as --image takes
 
 uint64_t Fnv1a64(std::span<const uint8_t> bytes) {
   uint64_t hash = 0xcbf29ce484222325ull;
@@ -32,6 +39,40 @@ std::vector<std::string> Split(std::string_view list, std::string_view separator
     begin = end + 1;
   }
   return items;
+}
+
+// A stock Linux kernel as a build: named by its file, identified by its bytes' hash.
+absl::StatusOr<VariantInfo> DescribeLinuxBuild(std::string_view spec) {
+  const std::string path(spec.substr(kLinuxBuildSpec.size()));
+  if (path.empty()) {
+    return absl::InvalidArgumentError(
+        "--variants: 'linux=' needs a kernel's path (linux=/boot/vmlinuz-...)");
+  }
+  std::error_code error;
+  if (std::filesystem::exists(path, error) && !std::filesystem::is_regular_file(path, error)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--variants: %s: '%s' is not a regular file", spec, path));
+  }
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    return absl::NotFoundError(absl::StrFormat("--variants: %s: cannot open '%s': %s", spec, path,
+                                               std::strerror(errno)));
+  }
+  if (std::filesystem::file_size(path, error) > kMaxLinuxImageBytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--variants: %s: '%s' is larger than %d MiB", spec, path, kMaxLinuxImageBytes >> 20));
+  }
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)),
+                                   std::istreambuf_iterator<char>());
+  if (file.bad()) {
+    return absl::DataLossError(absl::StrFormat("--variants: %s: cannot read '%s'", spec, path));
+  }
+  VariantInfo info;
+  info.name = "linux:" + std::filesystem::path(path).filename().string();
+  info.settings = "stock Linux kernel " + path;
+  info.image_fnv1a64 = absl::StrFormat("%#018x", Fnv1a64(bytes));
+  info.linux_image = path;
+  return info;
 }
 
 // Debian's Abseil has its own string_view type.
@@ -107,7 +148,9 @@ absl::StatusOr<std::vector<VariantInfo>> ParseVariantList(std::string_view list)
   if (specs.empty()) return absl::InvalidArgumentError("--variants is empty");
   std::vector<VariantInfo> variants;
   for (const std::string& spec : specs) {
-    absl::StatusOr<VariantInfo> info = DescribeBuiltVariant(spec);
+    absl::StatusOr<VariantInfo> info = spec.rfind(kLinuxBuildSpec, 0) == 0
+                                           ? DescribeLinuxBuild(spec)
+                                           : DescribeBuiltVariant(spec);
     if (!info.ok()) {
       // ResolveVariant's message starts with "--variant '<spec>'"; say which flag.
       std::string message(info.status().message());

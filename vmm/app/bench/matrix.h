@@ -18,15 +18,25 @@
 
 namespace sigvisor::bench {
 
-// One build of the bundled kernel, as the matrix names it.
+// One kernel build as the matrix names it: a build of the bundled kernel, or a stock
+// Linux kernel given as "linux=PATH" (kLinuxBuildSpec).
 struct VariantInfo {
-  std::string name;      // canonical ("baseline", "dr7=lazy", "accelerated,dr7=always")
-  std::string settings;  // "dr7=always pda=gs uaccess=err_or dequeue=copy"
-  uint64_t text_bytes = 0;     // the ELF's executable sections
+  std::string name;      // canonical ("baseline", "dr7=lazy", "accelerated,dr7=always");
+                         // "linux:<file name>" for a Linux kernel
+  std::string settings;  // "dr7=always pda=gs uaccess=err_or dequeue=copy"; for Linux,
+                         // "stock Linux kernel <path>"
+  uint64_t text_bytes = 0;     // the ELF's executable sections (Linux: its vmlinux's)
   std::string image_fnv1a64;   // "0x..." of the image bytes: which build was measured
+  // A Linux kernel's path: the runs boot it with the embedded initramfs. Not in the
+  // JSON (settings says it); empty for a bundled build.
+  std::string linux_image;
 
+  bool linux_kernel() const { return !linux_image.empty(); }
   bool operator==(const VariantInfo&) const = default;
 };
+
+// "linux=/boot/vmlinuz-6.1.0-57-amd64" in --variants: a stock Linux kernel as a build.
+inline constexpr std::string_view kLinuxBuildSpec = "linux=";
 
 struct Matrix {
   std::vector<std::string> workloads;   // guest workloads (see KnownWorkloads)
@@ -65,7 +75,8 @@ absl::StatusOr<std::vector<std::string>> ParseWorkloadList(std::string_view list
 
 // Variant specs, separated by ';' or white space (a spec has commas of its own:
 // "baseline; accelerated,dr7=always"); "all" is every built variant. Each resolves
-// through ResolveVariant; two specs naming one build are refused.
+// through ResolveVariant, or names a Linux kernel's file ("linux=PATH": read here for
+// its hash; the KVM target loads it); two specs naming one build are refused.
 absl::StatusOr<std::vector<VariantInfo>> ParseVariantList(std::string_view list);
 
 // The VariantInfo of a built variant, by canonical name or any --variant spec.

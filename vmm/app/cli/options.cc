@@ -200,7 +200,8 @@ FlagTable BenchFlags(BenchOptions& o) {
                  "console) or all; empty: divzero,lat_sig,sigpingpong,pipe_rw"),
       StringFlag("variants", &o.variants,
                  "kernel builds, separated by ';' or spaces (each a --variant spec, e.g. "
-                 "'baseline; accelerated,dr7=always'), or all; empty: baseline;accelerated"),
+                 "'baseline; accelerated,dr7=always', or linux=PATH: a stock Linux kernel "
+                 "beside them), or all; empty: baseline;accelerated"),
       Traps(&o.traps),
       Ops(&o.ops),
       Repetitions(&o.repetitions),
