@@ -68,8 +68,9 @@ TEST(LinuxTraceTest, OneDivzeroSignalIsProfiledByLinuxFunction) {
   absl::StatusOr<HostInfo> host = DetectHost(*kvm);
   ASSERT_TRUE(host.ok()) << host.status();
   if (host->cpl0_emulated) {
-    GTEST_SKIP() << "a Linux boot costs ~10 minutes where CPL0 is emulated, and the trace "
-                    "another exit per kernel instruction; this test runs on the hardware lane";
+    GTEST_SKIP() << "where CPL0 is emulated the tracer's single step leaks to Linux's user "
+                    "code as a #DB (steps stop the VMM at CPL0 only; docs/trace.md), and a "
+                    "Linux boot costs ~10 minutes; this test runs on the hardware lane";
   }
   const testing::CommandResult r = Sigvisor("trace --image " + kernel + " --symbols " + map +
                                             " --workload divzero --ops 1 --json --timeout 600s");
