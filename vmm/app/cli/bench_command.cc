@@ -177,6 +177,9 @@ int BenchCommand(const BenchOptions& options) {
                           ? static_cast<uint32_t>(kLinuxDefaultMemoryMib)
                           : options.runs.memory_mib;
   const std::string traps = options.traps.empty() && linux_build ? "off" : options.traps;
+  if (linux_build && !options.runs.inject.empty()) {
+    return ReportError("--inject aims at the bundled kernel's code; a Linux build cannot take it");
+  }
   bench::Shard shard;
   if (options.shard == "auto") {
     absl::StatusOr<bench::ScheduledShard> scheduled =

@@ -1,7 +1,6 @@
 #include "arch/x86_64/vmm/cpu/syscall_completion.h"
 
 #include <array>
-#include <cstring>
 #include <string_view>
 
 #include "absl/strings/str_format.h"
@@ -103,10 +102,9 @@ Interception SyscallCompletion::OnBreakpoint() {
     *value = *msr;
   }
   std::array<uint64_t, 6> words = {};
-  ExceptionFrame frame;
   if (cpu_.ReadVirtual(sregs->cr3, regs->rsp,
                        {reinterpret_cast<uint8_t*>(words.data()), sizeof(words)})) {
-    frame = {words[0], words[1], words[2], words[3], words[4], words[5]};
+    const ExceptionFrame frame = {words[0], words[1], words[2], words[3], words[4], words[5]};
     if (IsStrandedSyscall(frame, sregs->cr2, msrs)) {
       EnterSyscall(frame, msrs, *regs, *sregs);
       if (absl::Status s = cpu_.SetSregs(*sregs); !s.ok()) return HostError(s);
