@@ -121,8 +121,9 @@ TEST(LinuxGuestTest, DebianKernelRunsEveryWorkloadAndTheSelfTest) {
   // emulated, each system call is one exit, the VMM's SYSCALL completion: divzero's
   // sigreturn; sig_inst's sigaction; kill and sigreturn; sigpingpong's kill,
   // sigsuspend and sigreturn in each of its two processes; a write and a read.
-  // sigpingpong's child makes its last sigsuspend as the parent ends the phase, before
-  // or after the END marker as the scheduler has it: one exit more or not.
+  // sigpingpong's child waits in sigsuspend around each marker, as the scheduler has
+  // it: the wait before the first op may begin after BEGIN (one exit more), the one
+  // after the last op after END (one fewer). Measured: 23, 24 and 25 exits for 4 ops.
   const bool cpl0_emulated = report["host"]["cpl0_emulated"];
   const std::map<std::string, int> kSyscallsPerOp = {
       {"divzero", 1}, {"sig_inst", 1}, {"sig_hndl", 2}, {"sigpingpong", 6}, {"pipe_rw", 2}};
@@ -133,9 +134,10 @@ TEST(LinuxGuestTest, DebianKernelRunsEveryWorkloadAndTheSelfTest) {
     EXPECT_EQ(phase["ops"], kOps) << name;
     const int exits = cpl0_emulated ? kSyscallsPerOp.at(name) * kOps : 0;
     const int boundary = cpl0_emulated && name == "sigpingpong" ? 1 : 0;
-    EXPECT_GE(phase["exits"]["total"], exits) << name;
+    EXPECT_GE(phase["exits"]["total"], exits - boundary) << name;
     EXPECT_LE(phase["exits"]["total"], exits + boundary) << name;
-    if (cpl0_emulated) EXPECT_EQ(phase["exits"]["by_reason"]["debug"], phase["exits"]["total"]);
+    // Every one of them a completion (a debug exit); none at all on hardware KVM.
+    EXPECT_EQ(phase["exits"]["by_reason"].value("debug", 0), phase["exits"]["total"]) << name;
   }
   std::vector<std::string> expected;
   for (const std::string& name : kNames) expected.insert(expected.end(), kSamples, name);
@@ -148,7 +150,7 @@ TEST(LinuxGuestTest, DebianKernelRunsEveryWorkloadAndTheSelfTest) {
     EXPECT_EQ(spread["samples"], kSamples) << name;
     const double exits = cpl0_emulated ? kSyscallsPerOp.at(name) : 0;
     const double boundary = cpl0_emulated && name == "sigpingpong" ? 1.0 / kOps : 0;
-    EXPECT_GE(spread["per_op"]["exits"]["min"], exits) << name;
+    EXPECT_GE(spread["per_op"]["exits"]["min"], exits - boundary) << name;
     EXPECT_LE(spread["per_op"]["exits"]["max"], exits + boundary) << name;
     EXPECT_EQ(spread["per_op"]["kernel_insns"].is_null(), !cpl0_emulated) << name;
   }
