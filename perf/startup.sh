@@ -33,6 +33,12 @@
 # calibrations ~2,600; 16 getpid ops at 135 each; init's console writes and exit),
 # and ~2.6 ms of process start and exit beyond an empty program's (relocating 80,000
 # pointers in Capstone's tables, 500 page faults).
+# Round 4 (A/B, 30 pairs, load 0.8): Capstone's ten unused architectures left out of
+# the link (third_party/system/capstone_x86_only.c): relative relocations 79,891 ->
+# 4,491; --version 503 -> 147 page faults and 2.06 -> 1.13 ms of CPU; `run` 726 -> 380
+# page faults; whole process 16.8 -> 15.8 ms, of which the start and exit around the
+# command 4.5 -> 2.1 ms. The guest's run (9.6-10.5 ms for its 7,134 instructions) is
+# now most of what remains.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 binary=${1:-bazel-bin/vmm/app/cli/sigvisor}
