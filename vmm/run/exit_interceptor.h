@@ -68,11 +68,17 @@ struct Interception {
   // step it asked for), not something the guest did: kept out of the exit ledger.
   bool instrument = false;
 
-  // The common verdicts: handled with a detail, or a host error of `what`.
+  // The common verdicts: handled with a detail, the interceptor's own instrument, or a
+  // host error of `what`.
   static Interception Handled(std::string_view detail) {
     Interception out;
     out.verdict = Verdict::kHandled;
     out.detail = detail;
+    return out;
+  }
+  static Interception Instrument(std::string_view detail) {
+    Interception out = Handled(detail);
+    out.instrument = true;
     return out;
   }
   static Interception HostError(std::string_view what, const absl::Status& status) {

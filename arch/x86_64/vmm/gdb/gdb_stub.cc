@@ -245,19 +245,12 @@ Interception GdbStub::Intercept(const VmExit& exit) {
       if (debug.IsVmmStep(dr6) && (user_step_ || stepping_over_)) {
         if (stepping_over_) {
           if (absl::Status s = RestoreLifted(); !s.ok()) {
-            Interception failed;
-            failed.verdict = Interception::Verdict::kHostError;
-            failed.diagnosis = absl::StrCat("gdb stub: ", s.message());
-            return failed;
+            return Interception::HostError("gdb stub", s);
           }
           stepping_over_ = false;
           if (continue_after_) {
             (void)debug.SetSingleStep(GuestDebug::kStepDebugger, false);
-            Interception resumed;
-            resumed.verdict = Interception::Verdict::kHandled;
-            resumed.detail = "gdb: stepped over a breakpoint";
-            resumed.instrument = true;
-            return resumed;
+            return Interception::Instrument("gdb: stepped over a breakpoint");
           }
         }
         return Stop(absl::StrCat("T05", kThread));
@@ -328,10 +321,7 @@ Interception GdbStub::Stop(const std::string& reply) {
   GuestDebug& debug = context_.cpu.debug();
   user_step_ = false;
   (void)debug.SetSingleStep(GuestDebug::kStepDebugger, false);
-  Interception handled;
-  handled.verdict = Interception::Verdict::kHandled;
-  handled.detail = "gdb: stopped";
-  handled.instrument = true;
+  Interception handled = Interception::Instrument("gdb: stopped");
   absl::StatusOr<gdb::GdbServer::Action> action = server_->Serve(reply);
   if (!action.ok()) {
     std::fprintf(stderr, "sigvisor: gdb: %s; detaching, the guest runs on\n",
@@ -351,10 +341,7 @@ Interception GdbStub::Stop(const std::string& reply) {
     case gdb::GdbServer::Action::kDetach: Detach(); return handled;
     default:
       if (absl::Status s = Resume(*action); !s.ok()) {
-        Interception failed;
-        failed.verdict = Interception::Verdict::kHostError;
-        failed.diagnosis = absl::StrCat("gdb stub: ", s.message());
-        return failed;
+        return Interception::HostError("gdb stub", s);
       }
       return handled;
   }

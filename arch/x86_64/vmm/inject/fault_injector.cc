@@ -717,19 +717,12 @@ class FaultInjector : public ExitInterceptor {
   // `detail`: a literal, which outlives the next Intercept() as an Interception's
   // words must (exit_interceptor.h).
   Interception Instrument(std::string_view detail) {
-    Interception handled;
     if (host_error_) return HostError(*host_error_);
-    handled.verdict = Interception::Verdict::kHandled;
-    handled.detail = detail;
-    handled.instrument = true;
-    return handled;
+    return Interception::Instrument(detail);
   }
 
   static Interception HostError(const absl::Status& status) {
-    Interception failed;
-    failed.verdict = Interception::Verdict::kHostError;
-    failed.diagnosis = absl::StrCat("fault injection: ", status.message());
-    return failed;
+    return Interception::HostError("fault injection", status);
   }
 
   MachineContext& context_;

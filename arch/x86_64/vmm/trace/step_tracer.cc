@@ -130,19 +130,11 @@ Interception StepTracer::Intercept(const VmExit& exit) {
         !s.ok()) {
       Stop(absl::StrCat("could not single-step a kernel entry: ", s.message()), false);
     }
-    Interception taken;
-    taken.verdict = Interception::Verdict::kHandled;
-    taken.detail = "kernel entry stop (trace)";
-    taken.instrument = true;
-    return taken;
+    return Interception::Instrument("kernel entry stop (trace)");
   }
   if (exit.kind != ExitKind::kDebug || !tracing_) return {};
   if (!context_.cpu.debug().IsVmmStep(exit.raw_detail)) return {};
-  Interception taken;
-  taken.verdict = Interception::Verdict::kHandled;
-  taken.detail = "single step (trace)";
-  taken.instrument = true;
-  return taken;
+  return Interception::Instrument("single step (trace)");
 }
 
 void StepTracer::Observe(const ObservedExit& observed) {
