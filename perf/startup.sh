@@ -38,7 +38,9 @@
 # 4,491; --version 503 -> 147 page faults and 2.06 -> 1.13 ms of CPU; `run` 726 -> 380
 # page faults; whole process 16.8 -> 15.8 ms, of which the start and exit around the
 # command 4.5 -> 2.1 ms. The guest's run (9.6-10.5 ms for its 7,134 instructions) is
-# now most of what remains.
+# now most of what remains; of the rest, about 0.5 ms of VM create and 0.4 ms of the
+# teardown are KVM patching kernel text for a vCPU without an in-kernel LAPIC
+# (docs/host-notes.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 binary=${1:-bazel-bin/vmm/app/cli/sigvisor}
