@@ -91,7 +91,7 @@ TEST(LinuxKernelRefusedTest, LinuxWorkloadNamesAreChecked) {
 }
 
 // One boot of Debian's kernel: every workload with a few ops, then the self-test. On
-// both host kinds: where CPL0 is emulated the boot takes 9-13 minutes (docs/guests.md).
+// both host kinds: where CPL0 is emulated the boot takes 7-13 minutes (docs/guests.md).
 TEST(LinuxGuestTest, DebianKernelRunsEveryWorkloadAndTheSelfTest) {
   SIGVISOR_REQUIRE_DEBIAN_KERNEL(kernel);
   if (!HaveKvm()) GTEST_SKIP() << "no /dev/kvm";
@@ -198,7 +198,7 @@ TEST(LinuxGuestTest, BenchPutsLinuxBesideTheBundledKernel) {
                     "plain pass";
   }
   if (CpuLevelZeroEmulated()) {
-    GTEST_SKIP() << "a Linux boot per bench run costs ~13 minutes where CPL0 is emulated; "
+    GTEST_SKIP() << "a Linux boot per bench run costs 7-13 minutes where CPL0 is emulated; "
                     "DebianKernelRunsEveryWorkloadAndTheSelfTest boots it here once, and the "
                     "bench's Linux runs are that machine configuration: this test runs on the "
                     "hardware lane";

@@ -106,7 +106,9 @@ TEST(TrapFlagTest, JsonNamesTheMechanismAndCountsTrapsPerOp) {
   EXPECT_EQ(sites["dr7_write_site"]["kind"], "dr_write");
   EXPECT_EQ(sites["dr7_write_site"]["count"], 6);
   for (const nlohmann::json& row : traps["by_site"]) {
-    if (row["site"] == "dr7_write_site") EXPECT_EQ(sites["dr7_write_site"]["address"], row["address"]);
+    if (row["site"] == "dr7_write_site") {
+      EXPECT_EQ(sites["dr7_write_site"]["address"], row["address"]);
+    }
   }
   const nlohmann::json& enable = doc["phases"][1];
   EXPECT_EQ(enable["per_op"]["dr_loads"], 1.0);
