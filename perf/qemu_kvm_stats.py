@@ -73,23 +73,39 @@ def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     image = sys.argv[1]
+    if not os.path.isfile(image):
+        sys.exit(f"qemu_kvm_stats: no image file '{image}' (sigvisor image -o kernel.elf)")
     workload = sys.argv[2] if len(sys.argv) > 2 else "divzero"
     ops = int(sys.argv[3]) if len(sys.argv) > 3 else 5000
     interval = float(sys.argv[4]) if len(sys.argv) > 4 else 0.5
     tsc_khz = float(sys.argv[5]) if len(sys.argv) > 5 else host_tsc_khz()
-    work = tempfile.mkdtemp(prefix="qemu-kvm-stats-")
+    with tempfile.TemporaryDirectory(prefix="qemu-kvm-stats-") as work:
+        samples, output = run_sampled(image, workload, ops, interval, work)
+    return report(samples, output, tsc_khz)
+
+
+def run_sampled(image, workload, ops, interval, work):
+    """Runs QEMU with its QMP socket in `work`; returns the samples and the console."""
     qmp_path, console = os.path.join(work, "qmp.sock"), os.path.join(work, "console")
+    errors = open(os.path.join(work, "stderr"), "w+")
     qemu = subprocess.Popen(
         ["qemu-system-x86_64", "-accel", "kvm", "-kernel", image, "-append",
          f"kernel workload={workload} ops={ops}", "-display", "none", "-serial",
          f"file:{console}", "-monitor", "none", "-no-reboot", "-m", "64", "-device",
          "isa-debug-exit,iobase=0xf4,iosize=4", "-qmp", f"unix:{qmp_path},server=on,wait=off"],
-        stderr=subprocess.DEVNULL)
+        stderr=errors)
     for _ in range(500):
-        if os.path.exists(qmp_path):
+        if os.path.exists(qmp_path) or qemu.poll() is not None:
             break
         time.sleep(0.01)
-    qmp = Qmp(qmp_path)
+    try:
+        qmp = Qmp(qmp_path)
+    except (OSError, ValueError):
+        qemu.kill()
+        qemu.wait()
+        errors.seek(0)
+        why = (errors.read().strip().splitlines() or ["no message"])[-1]
+        sys.exit(f"qemu_kvm_stats: QEMU ended before its QMP socket answered: {why}")
     samples = []
     while qemu.poll() is None:
         try:
@@ -98,8 +114,12 @@ def main():
             break  # QEMU went away between poll() and the query
         time.sleep(interval)
     qemu.wait()
-    output = open(console).read()
+    with open(console) as text:
+        return samples, text.read()
 
+
+def report(samples, output, tsc_khz):
+    """Prints the rates between samples and, over the phase's steady middle, per op."""
     print("t (s)  " + "  ".join(KEYS) + "   (per second)")
     rates = []
     for (t0, a), (t1, b) in zip(samples, samples[1:]):
