@@ -9,6 +9,8 @@
  *   sigvisor_ops=N            measured operations per phase (16)
  *   sigvisor_repeats=R        samples: each measured phase made R times in a row
  *                             under one name (5; 0 counts as 1)
+ *   sigvisor_warmup=W         unmeasured operations before a workload's phases
+ *                             (1; 0 counts as 1)
  *   sigvisor_case=NAME|all    the self-test's case (all)
  * Run anywhere else (not as pid 1, or with SIGVISOR_MARKER=none) it prints the
  * markers instead and exits with the status: its host tests run it so.
@@ -103,9 +105,12 @@ int main(int argc, char **argv) {
   const char *name = env_get("sigvisor_workload");
   if (!name) name = "summary";
   struct measure m = {env_get_ulong("sigvisor_ops", DEFAULT_OPS),
-                      env_get_ulong("sigvisor_repeats", DEFAULT_REPEATS)};
+                      env_get_ulong("sigvisor_repeats", DEFAULT_REPEATS),
+                      env_get_ulong("sigvisor_warmup", 1)};
   if (m.samples == 0) m.samples = 1;
-  printf("sigvisor init: workload %s, %lu ops, %lu samples\n", name, m.ops, m.samples);
+  if (m.warmup == 0) m.warmup = 1;
+  printf("sigvisor init: workload %s, %lu ops, %lu samples, %lu warm-up\n", name, m.ops,
+         m.samples, m.warmup);
   const int status = guest_init ? run_as_child(name, &m) : run(name, &m);
   printf("sigvisor init: exit status %d\n", status);
   marker_exit(status);

@@ -26,7 +26,7 @@ expect() {
 
 expect 0 divzero sigvisor_ops=7 sigvisor_repeats=1 <<'OUT'
 sigvisor init: no marker port, markers printed
-sigvisor init: workload divzero, 7 ops, 1 samples
+sigvisor init: workload divzero, 7 ops, 1 samples, 1 warm-up
 marker: 5 calibrations
 marker: phase divzero sample 1 begins, 7 ops
 marker: phase ends
@@ -37,7 +37,7 @@ OUT
 
 expect 0 lat_sig sigvisor_ops=5 sigvisor_repeats=1 <<'OUT'
 sigvisor init: no marker port, markers printed
-sigvisor init: workload lat_sig, 5 ops, 1 samples
+sigvisor init: workload lat_sig, 5 ops, 1 samples, 1 warm-up
 marker: 5 calibrations
 marker: phase sig_inst sample 1 begins, 5 ops
 marker: phase ends
@@ -52,7 +52,7 @@ OUT
 
 expect 0 sigpingpong sigvisor_ops=50 sigvisor_repeats=1 <<'OUT'
 sigvisor init: no marker port, markers printed
-sigvisor init: workload sigpingpong, 50 ops, 1 samples
+sigvisor init: workload sigpingpong, 50 ops, 1 samples, 1 warm-up
 marker: 5 calibrations
 marker: phase sigpingpong sample 1 begins, 50 ops
 marker: phase ends
@@ -63,7 +63,7 @@ OUT
 
 expect 0 pipe_rw sigvisor_ops=3 sigvisor_repeats=1 <<'OUT'
 sigvisor init: no marker port, markers printed
-sigvisor init: workload pipe_rw, 3 ops, 1 samples
+sigvisor init: workload pipe_rw, 3 ops, 1 samples, 1 warm-up
 marker: 5 calibrations
 marker: phase pipe_rw sample 1 begins, 3 ops
 marker: phase ends
@@ -75,7 +75,7 @@ OUT
 # Samples: the phase made 3 times under one name, calibrated once before the first.
 expect 0 divzero sigvisor_ops=7 sigvisor_repeats=3 <<'OUT'
 sigvisor init: no marker port, markers printed
-sigvisor init: workload divzero, 7 ops, 3 samples
+sigvisor init: workload divzero, 7 ops, 3 samples, 1 warm-up
 marker: 5 calibrations
 marker: phase divzero sample 1 begins, 7 ops
 marker: phase ends
@@ -88,10 +88,35 @@ sigvisor init: exit status 0
 marker: exit 0
 OUT
 
+# More warm-up rounds: the child answers each, and the phase still counts only its
+# own (the child exits 0 only if it saw every round, warm-up and measured).
+expect 0 sigpingpong sigvisor_ops=4 sigvisor_repeats=1 sigvisor_warmup=3 <<'OUT'
+sigvisor init: no marker port, markers printed
+sigvisor init: workload sigpingpong, 4 ops, 1 samples, 3 warm-up
+marker: 5 calibrations
+marker: phase sigpingpong sample 1 begins, 4 ops
+marker: phase ends
+sigpingpong: 1 x 4 ops, the handler ran 4 times
+sigvisor init: exit status 0
+marker: exit 0
+OUT
+
+# sigvisor_warmup=0 counts as 1: the first op's first-touch path stays unmeasured.
+expect 0 pipe_rw sigvisor_ops=3 sigvisor_repeats=1 sigvisor_warmup=0 <<'OUT'
+sigvisor init: no marker port, markers printed
+sigvisor init: workload pipe_rw, 3 ops, 1 samples, 1 warm-up
+marker: 5 calibrations
+marker: phase pipe_rw sample 1 begins, 3 ops
+marker: phase ends
+pipe_rw: 1 x 3 ops, 3 bytes through the pipe
+sigvisor init: exit status 0
+marker: exit 0
+OUT
+
 # sigvisor_repeats=0 counts as 1: a phase is always measured.
 expect 0 sigpingpong sigvisor_ops=4 sigvisor_repeats=0 <<'OUT'
 sigvisor init: no marker port, markers printed
-sigvisor init: workload sigpingpong, 4 ops, 1 samples
+sigvisor init: workload sigpingpong, 4 ops, 1 samples, 1 warm-up
 marker: 5 calibrations
 marker: phase sigpingpong sample 1 begins, 4 ops
 marker: phase ends
@@ -102,7 +127,7 @@ OUT
 
 expect 0 selftest <<'OUT'
 sigvisor init: no marker port, markers printed
-sigvisor init: workload selftest, 16 ops, 5 samples
+sigvisor init: workload selftest, 16 ops, 5 samples, 1 warm-up
 PASS siginfo
 PASS registers
 PASS blocked
@@ -112,7 +137,7 @@ OUT
 
 expect 0 selftest sigvisor_case=blocked <<'OUT'
 sigvisor init: no marker port, markers printed
-sigvisor init: workload selftest, 16 ops, 5 samples
+sigvisor init: workload selftest, 16 ops, 5 samples, 1 warm-up
 PASS blocked
 sigvisor init: exit status 0
 marker: exit 0
@@ -121,7 +146,7 @@ OUT
 # The default: every workload, each phase 5 samples (here of 2 ops).
 expect 0 summary sigvisor_ops=2 <<'OUT'
 sigvisor init: no marker port, markers printed
-sigvisor init: workload summary, 2 ops, 5 samples
+sigvisor init: workload summary, 2 ops, 5 samples, 1 warm-up
 marker: 5 calibrations
 marker: phase divzero sample 1 begins, 2 ops
 marker: phase ends
@@ -188,7 +213,7 @@ OUT
 
 expect 127 nosuch <<'OUT'
 sigvisor init: no marker port, markers printed
-sigvisor init: workload nosuch, 16 ops, 5 samples
+sigvisor init: workload nosuch, 16 ops, 5 samples, 1 warm-up
 sigvisor init: unknown workload 'nosuch' (known: summary all divzero lat_sig sigpingpong pipe_rw selftest)
 sigvisor init: exit status 127
 marker: exit 127
@@ -196,7 +221,7 @@ OUT
 
 expect 1 selftest sigvisor_case=nosuch <<'OUT'
 sigvisor init: no marker port, markers printed
-sigvisor init: workload selftest, 16 ops, 5 samples
+sigvisor init: workload selftest, 16 ops, 5 samples, 1 warm-up
 selftest: unknown case 'nosuch' (known: all siginfo registers blocked)
 sigvisor init: exit status 1
 marker: exit 1

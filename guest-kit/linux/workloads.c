@@ -7,8 +7,9 @@
  *                handler runs
  *   sigpingpong  SIGUSR2/SIGUSR1 between a parent and its forked child, `ops` round trips
  *   pipe_rw      a 1-byte write then read on a pipe
- * Each makes one unmeasured operation first, so that the measured ones take the same
- * kernel path, then each measured phase `m->samples` times (struct measure). Nothing here prints a time: the VMM measures the phases; the lines
+ * Each makes `m->warmup` unmeasured operations first (at least one), so that the
+ * measured ones take the same kernel path, then each measured phase `m->samples`
+ * times (struct measure). Nothing here prints a time: the VMM measures the phases; the lines
  * printed are exact, so the programs' tests can check them whole.
  */
 #include "guest-kit/linux/workloads.h"
@@ -41,7 +42,7 @@ static void on_sigfpe(int sig, siginfo_t *info, void *context) {
 
 int linux_divzero(const struct measure *m) {
   sig_install(SIGFPE, (void *)on_sigfpe, SA_SIGINFO, 0);
-  probe_divide(); /* warm-up */
+  for (unsigned long i = 0; i < m->warmup; i++) probe_divide();
   handled = 0;
   for (unsigned long s = 0; s < m->samples; s++) {
     phase_begin("divzero", m->ops, SYS_rt_sigreturn, s);
@@ -54,7 +55,7 @@ int linux_divzero(const struct measure *m) {
 static void on_signal(int sig) { handled++; }
 
 int linux_lat_sig(const struct measure *m) {
-  sig_install(SIGUSR1, (void *)on_signal, 0, 0); /* warm-up */
+  for (unsigned long i = 0; i < m->warmup; i++) sig_install(SIGUSR1, (void *)on_signal, 0, 0);
   handled = 0;
   for (unsigned long s = 0; s < m->samples; s++) {
     phase_begin("sig_inst", m->ops, SYS_rt_sigaction, s);
@@ -64,7 +65,7 @@ int linux_lat_sig(const struct measure *m) {
   int failed = check_handled("lat_sig sig_inst", m, handled, 0);
 
   const int self = (int)sys_getpid();
-  sys_kill(self, SIGUSR1); /* warm-up */
+  for (unsigned long i = 0; i < m->warmup; i++) sys_kill(self, SIGUSR1);
   handled = 0;
   for (unsigned long s = 0; s < m->samples; s++) {
     phase_begin("sig_hndl", m->ops, SYS_kill, s);
@@ -107,10 +108,12 @@ int linux_sigpingpong(const struct measure *m) {
     printf("sigpingpong: fork failed: %ld\n", child);
     return 1;
   }
-  if (child == 0) sys_exit(pong(parent, ops + 1)); /* + the warm-up round */
-  sys_sigsuspend(&wait_mask);    /* the child's "ready" */
-  sys_kill((int)child, SIGUSR2); /* warm-up round trip */
-  sys_sigsuspend(&wait_mask);
+  if (child == 0) sys_exit(pong(parent, ops + m->warmup)); /* + the warm-up rounds */
+  sys_sigsuspend(&wait_mask); /* the child's "ready" */
+  for (unsigned long i = 0; i < m->warmup; i++) { /* warm-up round trips */
+    sys_kill((int)child, SIGUSR2);
+    sys_sigsuspend(&wait_mask);
+  }
   handled = 0;
   for (unsigned long s = 0; s < m->samples; s++) {
     phase_begin("sigpingpong", m->ops, SYS_kill, s);
@@ -137,8 +140,10 @@ int linux_pipe_rw(const struct measure *m) {
   int fds[2];
   if (sys_pipe(fds) < 0) return 1;
   char c = 'x';
-  sys_write(fds[1], &c, 1); /* warm-up */
-  sys_read(fds[0], &c, 1);
+  for (unsigned long i = 0; i < m->warmup; i++) {
+    sys_write(fds[1], &c, 1);
+    sys_read(fds[0], &c, 1);
+  }
   unsigned long moved = 0;
   for (unsigned long s = 0; s < m->samples; s++) {
     phase_begin("pipe_rw", m->ops, SYS_write, s);

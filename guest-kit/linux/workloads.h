@@ -4,12 +4,13 @@
 #ifndef SIGVISOR_GUEST_KIT_LINUX_WORKLOADS_H_
 #define SIGVISOR_GUEST_KIT_LINUX_WORKLOADS_H_
 
-/* How a workload measures: each measured phase of `ops` operations is made `samples`
- * times in a row under one name (init.c says why), so `ops * samples` operations in
- * all. */
+/* How a workload measures: `warmup` unmeasured operations, then each measured phase
+ * of `ops` operations made `samples` times in a row under one name (init.c says why),
+ * so `ops * samples` measured operations in all. */
 struct measure {
   unsigned long ops;
   unsigned long samples; /* at least 1 */
+  unsigned long warmup;  /* at least 1 */
 };
 
 int linux_divzero(const struct measure *m);

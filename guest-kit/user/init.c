@@ -3,6 +3,7 @@
  * spawn arguments) picks what it does:
  *   workload=summary      (default) each classic workload briefly, then a summary
  *   workload=divzero|lat_sig|sigpingpong|pipe_rw   one workload, `ops` operations
+ *                         after `warmup` unmeasured ones (1; 0 counts as 1)
  *   workload=hello        greet, then a measured phase of `ops` getpid calls
  *   workload=console      a measured phase of `ops` one-line writes (one VM exit each)
  *   workload=hostsig      SIGUSR1 blocked for `ops` getpid calls, then unblocked:
@@ -18,7 +19,8 @@
 
 #define DEFAULT_OPS 16
 
-static int hello(unsigned long ops) {
+static int hello(const struct measure *m) {
+  const unsigned long ops = m->ops;
   printf("hello from user mode: pid %ld\n", sys_getpid());
   phase_begin("getpid", ops, SYS_getpid);
   const uint64_t start = rdtsc(); /* inside the markers, as workloads.c's report() */
@@ -30,7 +32,8 @@ static int hello(unsigned long ops) {
   return 0;
 }
 
-static int console(unsigned long ops) {
+static int console(const struct measure *m) {
+  const unsigned long ops = m->ops;
   static const char line[] = "console line\n";
   phase_begin("console", ops, SYS_write);
   for (unsigned long i = 0; i < ops; i++) sys_write(1, line, sizeof(line) - 1);
@@ -54,25 +57,27 @@ static int fault(void) {
 }
 
 /* Each classic workload briefly; the VMM's report has their per-op costs. */
-static int summary(unsigned long ops) {
-  printf("sigvisor guest: %lu ops of each workload (see the phases below)\n", ops);
+static int summary(const struct measure *m) {
+  printf("sigvisor guest: %lu ops of each workload (see the phases below)\n", m->ops);
   int failed = 0;
-  failed |= workload_divzero(ops);
-  failed |= workload_lat_sig(ops);
-  failed |= workload_sigpingpong(ops);
-  failed |= workload_pipe_rw(ops);
+  failed |= workload_divzero(m);
+  failed |= workload_lat_sig(m);
+  failed |= workload_sigpingpong(m);
+  failed |= workload_pipe_rw(m);
   return failed;
 }
 
+static int hostsig(const struct measure *m) { return workload_hostsig(m->ops); }
+
 struct workload {
   const char *name;
-  int (*run)(unsigned long ops);
+  int (*run)(const struct measure *m); /* hello, console and hostsig have no warm-up */
 };
 
 static const struct workload workloads[] = {
     {"summary", summary},     {"divzero", workload_divzero},         {"lat_sig", workload_lat_sig},
     {"sigpingpong", workload_sigpingpong}, {"pipe_rw", workload_pipe_rw}, {"hello", hello},
-    {"hostsig", workload_hostsig},
+    {"hostsig", hostsig},
     {"console", console},
 };
 
@@ -84,9 +89,10 @@ int main(const char *args) {
   arg_get(args, "workload", name, sizeof(name));
   if (strcmp(name, "selftest") == 0) return selftest_main(args);
   if (strcmp(name, "fault") == 0) return fault();
-  const unsigned long ops = arg_get_ulong(args, "ops", DEFAULT_OPS);
+  struct measure m = {arg_get_ulong(args, "ops", DEFAULT_OPS), arg_get_ulong(args, "warmup", 1)};
+  if (m.warmup == 0) m.warmup = 1;
   for (unsigned i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
-    if (strcmp(name, workloads[i].name) == 0) return workloads[i].run(ops);
+    if (strcmp(name, workloads[i].name) == 0) return workloads[i].run(&m);
   printf("init: unknown workload '%s' (known: summary divzero lat_sig sigpingpong pipe_rw "
          "hello console hostsig fault selftest)\n",
          name);

@@ -7,9 +7,10 @@
  *   sigpingpong  SIGUSR1/SIGUSR2 between two processes, `ops` round trips (seed 003)
  *   pipe_rw      a 1-byte write then read on a pipe (seed 001's program)
  *
- * Each runs one unmeasured operation first, so that the measured ones all take the
- * same kernel path (e.g. a sigqueue entry from the free list, not the pool's first
- * use): per-op instruction counts are then exact whatever `ops` is.
+ * Each runs unmeasured operations first (struct measure's `warmup`, at least one), so
+ * that the measured ones all take the same kernel path (e.g. a sigqueue entry from
+ * the free list, not the pool's first use): per-op instruction counts are then exact
+ * whatever `ops` is.
  */
 #include "guest-kit/user/workloads.h"
 
@@ -121,9 +122,10 @@ static void on_sigfpe(int sig, siginfo_t *info, void *context) {
   handled++;
 }
 
-int workload_divzero(unsigned long ops) {
+int workload_divzero(const struct measure *m) {
+  const unsigned long ops = m->ops;
   sig_install(SIGFPE, (void *)on_sigfpe, SA_SIGINFO, 0);
-  divide_by_zero(); /* warm-up */
+  for (unsigned long i = 0; i < m->warmup; i++) divide_by_zero();
   const long host = sys_host_signals(SIGFPE);
   handled = 0;
   phase_begin("divzero", ops, SYS_rt_sigreturn);
@@ -139,8 +141,9 @@ int workload_divzero(unsigned long ops) {
 static void on_sigusr1(int sig) { handled++; }
 
 
-int workload_lat_sig(unsigned long ops) {
-  sig_install(SIGUSR1, (void *)on_sigusr1, 0, 0); /* warm-up */
+int workload_lat_sig(const struct measure *m) {
+  const unsigned long ops = m->ops;
+  for (unsigned long i = 0; i < m->warmup; i++) sig_install(SIGUSR1, (void *)on_sigusr1, 0, 0);
   long host = sys_host_signals(SIGUSR1);
   handled = 0;
   phase_begin("sig_inst", ops, SYS_rt_sigaction);
@@ -153,7 +156,7 @@ int workload_lat_sig(unsigned long ops) {
   int failed = check_handled("lat_sig sig_inst", runs, 0, sys_host_signals(SIGUSR1) - host);
 
   const long self = sys_getpid();
-  sys_kill((int)self, SIGUSR1); /* warm-up */
+  for (unsigned long i = 0; i < m->warmup; i++) sys_kill((int)self, SIGUSR1);
   host = sys_host_signals(SIGUSR1);
   handled = 0;
   phase_begin("sig_hndl", ops, SYS_kill);
@@ -177,7 +180,8 @@ static void on_pingpong(int sig) { handled++; }
 
 int sigpingpong_child(const char *args) {
   const int peer = (int)arg_get_ulong(args, "peer", 0);
-  const unsigned long rounds = arg_get_ulong(args, "ops", 0) + 1; /* + the warm-up */
+  const unsigned long rounds =
+      arg_get_ulong(args, "ops", 0) + arg_get_ulong(args, "warmup", 1); /* + the warm-up */
   sigset_t block = sigmask(SIGUSR2), wait_mask = 0;
   sys_sigprocmask(SIG_BLOCK, &block, 0);
   sig_install(SIGUSR2, (void *)on_pingpong, 0, 0);
@@ -193,20 +197,24 @@ int sigpingpong_child(const char *args) {
   return check_handled("sigpingpong pong", runs, rounds + 1, sys_host_signals(SIGUSR2));
 }
 
-int workload_sigpingpong(unsigned long ops) {
+int workload_sigpingpong(const struct measure *m) {
+  const unsigned long ops = m->ops;
   sigset_t block = sigmask(SIGUSR1), wait_mask = 0;
   sys_sigprocmask(SIG_BLOCK, &block, 0);
   sig_install(SIGUSR1, (void *)on_pingpong, 0, 0);
   char args[96];
-  format(args, sizeof(args), "role=pong peer=%ld ops=%lu", sys_getpid(), ops);
+  format(args, sizeof(args), "role=pong peer=%ld ops=%lu warmup=%lu", sys_getpid(), ops,
+         m->warmup);
   const long child = sys_spawn(args);
   if (child < 0) {
     printf("sigpingpong: spawn failed: %ld\n", child);
     return 1;
   }
   sys_sigsuspend(&wait_mask); /* the child's "ready" */
-  sys_kill((int)child, SIGUSR2); /* warm-up round trip */
-  sys_sigsuspend(&wait_mask);
+  for (unsigned long i = 0; i < m->warmup; i++) { /* warm-up round trips */
+    sys_kill((int)child, SIGUSR2);
+    sys_sigsuspend(&wait_mask);
+  }
   const long host = sys_host_signals(SIGUSR1);
   handled = 0;
   phase_begin("sigpingpong", ops, SYS_kill);
@@ -250,12 +258,15 @@ int workload_hostsig(unsigned long ops) {
   return (int)runs;
 }
 
-int workload_pipe_rw(unsigned long ops) {
+int workload_pipe_rw(const struct measure *m) {
+  const unsigned long ops = m->ops;
   int fds[2];
   if (sys_pipe(fds) < 0) return 1;
   char c = 'x';
-  sys_write(fds[1], &c, 1); /* warm-up */
-  sys_read(fds[0], &c, 1);
+  for (unsigned long i = 0; i < m->warmup; i++) {
+    sys_write(fds[1], &c, 1);
+    sys_read(fds[0], &c, 1);
+  }
   phase_begin("pipe_rw", ops, SYS_write);
   const uint64_t start = rdtsc();
   for (unsigned long i = 0; i < ops; i++) {

@@ -6,14 +6,24 @@
 
 #include <stddef.h>
 
-int workload_divzero(unsigned long ops);
-int workload_lat_sig(unsigned long ops);
-int workload_sigpingpong(unsigned long ops);
-int workload_pipe_rw(unsigned long ops);
+/* How a workload measures: `warmup` unmeasured operations (at least 1), then a
+ * measured phase of `ops`. One is what every measured op needs to take the path the
+ * first one paved (first-touch faults, the handler's first run). More let a VM that
+ * booted milliseconds ago run the loop before it is timed, as a VM that ran firmware
+ * for seconds has (`--warmup`, docs/bench-and-studies.md). */
+struct measure {
+  unsigned long ops;
+  unsigned long warmup;
+};
+
+int workload_divzero(const struct measure *m);
+int workload_lat_sig(const struct measure *m);
+int workload_sigpingpong(const struct measure *m);
+int workload_pipe_rw(const struct measure *m);
 /* A target for signals sent from the host (--inject sig=usr1,...): SIGUSR1 blocked
- * during a phase of `ops` getpid calls, then unblocked. Exits with the number of
- * times its handler ran; 100 if it ran while blocked, 101 if it ran more often than
- * the host sent SIGUSR1. */
+ * during a phase of `ops` getpid calls, then unblocked; it has no warm-up. Exits with
+ * the number of times its handler ran; 100 if it ran while blocked, 101 if it ran
+ * more often than the host sent SIGUSR1. */
 int workload_hostsig(unsigned long ops);
 /* The verdict on a phase whose handler ran `runs` times, for `sent` signals the
  * workload sent itself and `injected` the host sent (SYS_host_signals): 1 if signals
@@ -23,7 +33,7 @@ int workload_hostsig(unsigned long ops);
  * signal that finds the same one pending merges with it. */
 int handled_verdict(char *line, size_t size, const char *what, unsigned long runs,
                     unsigned long sent, unsigned long injected);
-/* The child side of sigpingpong (args: "role=pong peer=PID ops=N"). */
+/* The child side of sigpingpong (args: "role=pong peer=PID ops=N warmup=W"). */
 int sigpingpong_child(const char *args);
 
 #endif /* SIGVISOR_GUEST_KIT_USER_WORKLOADS_H_ */
