@@ -251,6 +251,37 @@ TEST(CliTest, AnUnknownWorkloadIsRefusedInOneLine) {
   ExpectOneLineError(Sigvisor("run --arch mips --workload nope"), "--workload 'nope'");
 }
 
+// Item: --warmup is refused where it means nothing, before a VM exists: a workload
+// without warm-up ops, zero (the first op must stay unmeasured), a non-count.
+TEST(CliTest, AWarmupTheWorkloadCannotTakeIsRefusedInOneLine) {
+  for (const char* command : {"run --workload hello --warmup 3",
+                              "bench --workloads divzero,console --warmup 3"}) {
+    CommandResult r = Sigvisor(command);
+    ExpectOneLineError(r, "--warmup: workload '");
+    EXPECT_NE(r.err.find("runs no warm-up ops"), std::string::npos) << command << r.err;
+    EXPECT_EQ(r.out, "") << command;
+  }
+  ExpectOneLineError(Sigvisor("run --workload divzero --warmup 0"), "--warmup '0' is not a count");
+  ExpectOneLineError(Sigvisor("bench --warmup lots"), "--warmup 'lots' is not a count");
+  ExpectOneLineError(Sigvisor("run --arch mips --workload console --warmup 2"),
+                     "--warmup: workload 'console'");
+}
+
+// --warmup rounds of sigpingpong: the child answers each (its own count includes them,
+// so it exits 0 only if the parent sent exactly as many), and the phase holds the
+// measured rounds alone.
+TEST(CliTest, WarmupRoundsRunBeforeThePhase) {
+  if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  CommandResult r = Sigvisor("run --quiet --json --workload sigpingpong --ops 3 --warmup 4");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["cmdline"], "workload=sigpingpong ops=3 warmup=4");
+  ASSERT_EQ(doc["phases"].size(), 1u);
+  EXPECT_EQ(doc["phases"][0]["name"], "sigpingpong");
+  EXPECT_EQ(doc["phases"][0]["ops"], 3);
+  EXPECT_EQ(doc["console"].get<std::string>().find("FAIL"), std::string::npos) << doc["console"];
+}
+
 // The CLI's list is the guest's own: the kernel's init names what it knows when it
 // is asked for something else (--cmdline passes the word unchecked).
 TEST(CliTest, TheWorkloadsTheCliAcceptsAreTheGuests) {

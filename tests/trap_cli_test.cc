@@ -171,6 +171,19 @@ TEST(TrapPvCliTest, DivzeroCountsOneDr7WritePerSignalWithoutExits) {
   EXPECT_EQ(phase["per_op"]["traps"], 1.0);
   EXPECT_EQ(phase["per_op"]["dr_loads"], 0.0);
 
+  // --warmup: the warm-up signals write DR7 too, outside the phase, whose counts stay
+  // exactly those above.
+  Output warmed = Sigvisor(
+      "run --workload divzero --ops 100 --warmup 7 --trap=pv --variant debugreg=pv --json");
+  ASSERT_EQ(warmed.status, 0) << warmed.err;
+  nlohmann::json warmed_doc = nlohmann::json::parse(warmed.out);
+  EXPECT_EQ(warmed_doc["cmdline"], "workload=divzero ops=100 warmup=7");
+  EXPECT_EQ(warmed_doc["traps"]["by_kind"]["dr_write"], 107);
+  const nlohmann::json& warmed_phase = warmed_doc["phases"][0];
+  EXPECT_EQ(warmed_phase["traps"]["by_kind"]["dr_write"], 100);
+  EXPECT_EQ(warmed_phase["per_op"]["kernel_insns"], phase["per_op"]["kernel_insns"]);
+  EXPECT_EQ(warmed_phase["per_op"]["exits"], 0.0);
+
   Output text = Sigvisor("run --workload divzero --ops 4 --trap=pv --variant dr7=lazy,debugreg=pv");
   ASSERT_EQ(text.status, 0) << text.err;
   for (const char* line : {"trap mechanism: pv (nothing patched", "traps (pv)", "load hypercalls",

@@ -95,10 +95,13 @@ std::string FormatNs(double ns) {
 }
 
 std::string DescribeMatrix(const Matrix& m) {
-  return absl::StrFormat("%s x %s x %s x %s = %s of %d ops", Plural(m.workloads.size(), "workload"),
-                         Plural(m.variants.size(), "variant"),
+  return absl::StrFormat("%s x %s x %s x %s = %s of %d ops%s",
+                         Plural(m.workloads.size(), "workload"), Plural(m.variants.size(), "variant"),
                          Plural(m.traps.size(), "trap mechanism"),
-                         Plural(m.repetitions, "repetition"), Plural(m.runs(), "run"), m.ops);
+                         Plural(m.repetitions, "repetition"), Plural(m.runs(), "run"), m.ops,
+                         m.warmup == cli::kDefaultWarmupOps
+                             ? ""
+                             : absl::StrFormat(" after %d warm-up", m.warmup));
 }
 
 std::string CompletenessLine(const BenchResult& result) {

@@ -144,6 +144,17 @@ TEST(MatrixTest, ALinuxBuildIsNamedByItsFileAndHashedByItsBytes) {
       << directory.status();
 }
 
+// The words sigvisor's runs and a peer's give the bundled kernel: the guest's default
+// warm-up left off, so a bench without --warmup boots what it always booted.
+TEST(MatrixTest, BundledKernelWordsCarryAWarmupOnlyWhenGiven) {
+  Matrix m;
+  m.ops = 50;
+  EXPECT_EQ(BundledKernelWords("divzero", m), "workload=divzero ops=50");
+  m.warmup = 300;
+  EXPECT_EQ(BundledKernelWords("lat_sig", m), "workload=lat_sig ops=50 warmup=300");
+  EXPECT_EQ(BundledKernelWords("hello", m), "workload=hello ops=50");  // it has none
+}
+
 TEST(StatsTest, Summary) {
   const double values[] = {5, 1, 3, 2, 4};
   Summary s = Summarize(values);
@@ -348,6 +359,30 @@ TEST(MergeTest, RefusesWhatDoesNotBelongTogether) {
   rebuilt.variants[1].image_fnv1a64 = "0x0000000000000003";  // another build of the kernel
   EXPECT_FALSE(MergeResults({RunFake(m, {1, 2}), RunFake(rebuilt, {2, 2})}).ok());
   EXPECT_FALSE(MergeResults({}).ok());
+}
+
+// --warmup goes through the JSON and must match across shards; a result written before
+// the flag existed reads as the guest's default, one.
+TEST(MergeTest, WarmupRoundTripsAndMustMatch) {
+  Matrix warmed = TwoByTwo();
+  warmed.warmup = 300;
+  nlohmann::json doc = BenchToJson(RunFake(warmed, {1, 2}));
+  EXPECT_EQ(doc["matrix"]["warmup"], 300);
+  absl::StatusOr<BenchResult> parsed = BenchFromJson(doc);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->matrix.warmup, 300u);
+  doc["matrix"].erase("warmup");
+  parsed = BenchFromJson(doc);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->matrix.warmup, 1u);
+
+  absl::StatusOr<BenchResult> merged =
+      MergeResults({RunFake(warmed, {1, 2}), RunFake(TwoByTwo(), {2, 2})}, {"a.json", "b.json"});
+  ASSERT_FALSE(merged.ok());
+  EXPECT_EQ(merged.status().message(),
+            "'a.json' and 'b.json' are not shards of one bench: matrix.warmup is 300 in 'a.json' "
+            "and 1 in 'b.json'");
+  EXPECT_TRUE(MergeResults({RunFake(warmed, {1, 2}), RunFake(warmed, {2, 2})}).ok());
 }
 
 TEST(MergeTest, ARefusalNamesBothPartsAndTheFieldThatDiffers) {

@@ -9,6 +9,7 @@
 #include "vmm/app/bench/peer.h"
 #include "vmm/app/cli/image_arg.h"
 #include "vmm/app/cli/linux_guest.h"
+#include "vmm/app/cli/warmup.h"
 #include "vmm/app/images/embedded_images.h"
 
 namespace sigvisor::bench {
@@ -27,7 +28,7 @@ absl::StatusOr<cli::LoadedImage> LoadLinuxBuild(const VariantInfo& variant, cons
     }
   }
   for (const std::string& workload : matrix.workloads) {
-    if (absl::Status s = cli::LinuxGuestCmdline(workload, "", "").status(); !s.ok()) {
+    if (absl::Status s = cli::LinuxGuestCmdline(workload, "", "", "").status(); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "--workloads: %s cannot run '%s': %s", variant.name, workload, s.message()));
     }
@@ -111,10 +112,13 @@ uint64_t KvmBenchTarget::text_bytes(size_t v) const {
 absl::StatusOr<RunSample> KvmBenchTarget::Run(const RunSpec& spec, std::string* console) const {
   const std::optional<x86::LinuxKernel>& linux_kernel = linux_kernels_[spec.variant];
   const std::string& workload = matrix_.workloads[spec.workload];
+  // As BundledKernelWords, the guest's own default warm-up left off the line.
+  const std::string warmup =
+      matrix_.warmup == cli::kDefaultWarmupOps ? "" : absl::StrCat(matrix_.warmup);
   absl::StatusOr<std::string> cmdline =
-      linux_kernel ? cli::LinuxGuestCmdline(workload, absl::StrCat(matrix_.ops),
+      linux_kernel ? cli::LinuxGuestCmdline(workload, absl::StrCat(matrix_.ops), warmup,
                                             "sigvisor_repeats=1")
-                   : absl::StrFormat("workload=%s ops=%d", workload, matrix_.ops);
+                   : BundledKernelWords(workload, matrix_);
   if (!cmdline.ok()) return cmdline.status();
   x86::MachineConfig config = MachineConfigFor(
       settings_,

@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "vmm/app/images/embedded_images.h"
@@ -98,6 +99,14 @@ std::vector<RunSpec> Schedule(const Matrix& matrix) {
 std::span<const std::string_view> KnownWorkloads() { return kKnownWorkloads; }
 std::span<const std::string_view> DefaultWorkloads() {
   return std::span<const std::string_view>(kKnownWorkloads).subspan(0, 4);
+}
+
+std::string BundledKernelWords(const std::string& workload, const Matrix& matrix) {
+  std::string words = absl::StrFormat("workload=%s ops=%d", workload, matrix.ops);
+  if (matrix.warmup != cli::kDefaultWarmupOps && cli::WorkloadHasWarmup(workload)) {
+    absl::StrAppend(&words, " warmup=", matrix.warmup);
+  }
+  return words;
 }
 
 std::vector<std::string> SplitList(std::string_view list) { return Split(list, ", \t\n"); }

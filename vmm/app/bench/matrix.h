@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "vmm/app/cli/warmup.h"
 
 namespace sigvisor::bench {
 
@@ -44,6 +45,7 @@ struct Matrix {
   std::vector<std::string> traps;       // mechanism names: "off", "patch", "hw-gd"
   uint32_t repetitions = 5;
   uint64_t ops = 100;                   // measured operations per run
+  uint64_t warmup = cli::kDefaultWarmupOps;  // unmeasured ones before each phase
   uint32_t memory_mib = 32;
 
   size_t runs() const {
@@ -68,6 +70,12 @@ std::vector<RunSpec> Schedule(const Matrix& matrix);
 // (docs/guest-kernel.md), in the order bench runs them by default.
 std::span<const std::string_view> KnownWorkloads();
 std::span<const std::string_view> DefaultWorkloads();  // the four classic ones
+
+// What the bundled kernel's init is told for one run of `workload`, under sigvisor and
+// under a peer alike: "workload=W ops=N", and " warmup=K" unless K is the guest's own
+// default (so a bench without --warmup boots what it booted before the flag) or the
+// workload has no warm-up ops (hello, console).
+std::string BundledKernelWords(const std::string& workload, const Matrix& matrix);
 
 // "divzero,pipe_rw" -> names, each checked against KnownWorkloads(); "all" is every
 // known one. Duplicates and unknown names are refused.

@@ -214,7 +214,7 @@ PeerResult FindPeer(const PeerKind& kind) {
 }
 
 PeerAttempt RunPeerOnce(const PeerResult& peer, const std::string& image_path,
-                        const std::string& workload, uint32_t repetition, uint64_t ops,
+                        const std::string& workload, uint32_t repetition, const Matrix& matrix,
                         uint32_t memory_mib, absl::Duration timeout) {
   const PeerKind& kind = peer.kind;
   const char* tmp = std::getenv("TMPDIR");
@@ -223,9 +223,9 @@ PeerAttempt RunPeerOnce(const PeerResult& peer, const std::string& image_path,
   const std::string console_path = base + ".console", err_path = base + ".stderr";
   const std::vector<std::string> argv = {
       peer.path, "-accel", kind.accel, "-kernel", image_path, "-append",
-      absl::StrFormat("kernel workload=%s ops=%d", workload, ops), "-display", "none",
-      "-serial", "file:" + console_path, "-monitor", "none", "-no-reboot", "-m",
-      absl::StrCat(memory_mib), "-device", "isa-debug-exit,iobase=0xf4,iosize=4"};
+      "kernel " + BundledKernelWords(workload, matrix), "-display", "none", "-serial",
+      "file:" + console_path, "-monitor", "none", "-no-reboot", "-m", absl::StrCat(memory_mib),
+      "-device", "isa-debug-exit,iobase=0xf4,iosize=4"};
   ::unlink(console_path.c_str());
   const Spawned spawned = Spawn(argv, "/dev/null", err_path, timeout);
   const std::string console = ReadFile(console_path);
@@ -465,10 +465,10 @@ std::string FormatPeerTable(const SideBySideResult& result, uint64_t tsc_khz) {
   const std::vector<PeerResult>& peers = result.peers;
   std::vector<Cell> cells = Cells(sigvisor);
   std::string out = absl::StrFormat(
-      "side by side: the bundled kernel (%s), %d ops per phase, %d repetition%s, medians; "
-      "the runs interleaved (sigvisor first in repetitions 1, 3, ..., last in 2, 4, ...); time "
-      "per op from the guest's own timing line (TSC, %s)\n",
-      m.variants.empty() ? "?" : m.variants[0].name, m.ops, m.repetitions,
+      "side by side: the bundled kernel (%s), %d ops per phase after %d warm-up, %d "
+      "repetition%s, medians; the runs interleaved (sigvisor first in repetitions 1, 3, ..., "
+      "last in 2, 4, ...); time per op from the guest's own timing line (TSC, %s)\n",
+      m.variants.empty() ? "?" : m.variants[0].name, m.ops, m.warmup, m.repetitions,
       m.repetitions == 1 ? "" : "s",
       tsc_khz ? absl::StrFormat("%.4f GHz", tsc_khz / 1e6) : "rate unknown: cycles only");
   std::vector<std::string> columns = {"sigvisor"};

@@ -32,6 +32,14 @@
 
 namespace sigvisor::bench {
 
+// --peer's warm-up ops before each phase when --warmup is not given. QEMU's VM has run
+// its firmware for seconds when a phase begins, sigvisor's for milliseconds, and a
+// fresh VM's first hundreds of ms ran slower here (PVM): with one warm-up op, 21 pairs
+// of 50-op phases had sigvisor 1.2-2.8% behind on three of five phases (p <= 0.027);
+// with 300, all five within 0.7% (p >= 0.66; docs/bench-and-studies.md). Warm-up ops
+// change no phase's counts.
+inline constexpr uint64_t kPeerDefaultWarmupOps = 300;
+
 // A peer VMM the bench can compare against.
 struct PeerKind {
   std::string name;    // "qemu-kvm"
@@ -92,10 +100,10 @@ struct PeerAttempt {
   std::string never_ran;
 };
 
-// Runs `workload` once on `image_path` under the peer found by FindPeer, with `ops`
-// per measured phase.
+// Runs `workload` once on `image_path` under the peer found by FindPeer, with the
+// matrix's ops per measured phase and warm-up ops before each.
 PeerAttempt RunPeerOnce(const PeerResult& peer, const std::string& image_path,
-                        const std::string& workload, uint32_t repetition, uint64_t ops,
+                        const std::string& workload, uint32_t repetition, const Matrix& matrix,
                         uint32_t memory_mib, absl::Duration timeout);
 
 // Which target runs when, within one repetition of one workload: 0 is sigvisor, i is

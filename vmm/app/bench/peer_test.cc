@@ -240,8 +240,8 @@ TEST_F(SideBySideTest, ComparesPairsAndValidatesAgainstTheSchema) {
   // The whole run's wall time first, then the phases, then the run's CPU time.
   const std::vector<std::string> lines = absl::StrSplit(table, '\n');
   ASSERT_GE(lines.size(), 10u) << table;
-  EXPECT_EQ(lines[0].rfind("side by side: the bundled kernel (baseline), 10 ops per phase, 3 "
-                           "repetitions, medians; the runs interleaved",
+  EXPECT_EQ(lines[0].rfind("side by side: the bundled kernel (baseline), 10 ops per phase after 1 "
+                           "warm-up, 3 repetitions, medians; the runs interleaved",
                            0),
             0u)
       << table;

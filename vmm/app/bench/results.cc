@@ -307,6 +307,7 @@ nlohmann::ordered_json BenchToJson(const BenchResult& result) {
         {"traps", m.traps},
         {"repetitions", m.repetitions},
         {"ops", m.ops},
+        {"warmup", m.warmup},
         {"memory_mib", m.memory_mib},
         {"runs", m.runs()}}},
       {"shards", {{"count", result.shard_count}, {"included", result.shards}}},
@@ -337,6 +338,8 @@ absl::StatusOr<BenchResult> BenchFromJson(const nlohmann::json& doc) {
   RETURN_IF_ERROR(Get(matrix, "traps", m.traps));
   RETURN_IF_ERROR(Get(matrix, "repetitions", m.repetitions));
   RETURN_IF_ERROR(Get(matrix, "ops", m.ops));
+  // Results written before --warmup existed had the guest's default, one.
+  if (matrix.contains("warmup")) RETURN_IF_ERROR(Get(matrix, "warmup", m.warmup));
   RETURN_IF_ERROR(Get(matrix, "memory_mib", m.memory_mib));
   nlohmann::json variants;
   RETURN_IF_ERROR(Get(matrix, "variants", variants));
@@ -481,6 +484,9 @@ std::optional<std::pair<std::string, std::pair<std::string, std::string>>> Matri
     return differ("matrix.repetitions", absl::StrCat(a.repetitions), absl::StrCat(b.repetitions));
   }
   if (a.ops != b.ops) return differ("matrix.ops", absl::StrCat(a.ops), absl::StrCat(b.ops));
+  if (a.warmup != b.warmup) {
+    return differ("matrix.warmup", absl::StrCat(a.warmup), absl::StrCat(b.warmup));
+  }
   if (a.memory_mib != b.memory_mib) {
     return differ("matrix.memory_mib", absl::StrCat(a.memory_mib), absl::StrCat(b.memory_mib));
   }

@@ -18,6 +18,7 @@
 #include "vmm/app/cli/bench_commands.h"
 #include "vmm/app/cli/linux_guest.h"
 #include "vmm/app/cli/run_setup.h"
+#include "vmm/app/cli/warmup.h"
 #include "vmm/app/cli/command.h"
 #include "vmm/app/images/embedded_images.h"
 
@@ -109,7 +110,7 @@ int BenchSideBySide(const bench::Matrix& matrix, const bench::KvmBenchTarget& ta
       [&](const bench::RunSpec& spec, std::string* console) { return target.Run(spec, console); },
       std::move(peers),
       [&](const bench::PeerResult& peer, const std::string& workload, uint32_t repetition) {
-        return bench::RunPeerOnce(peer, image->path(), workload, repetition, matrix.ops,
+        return bench::RunPeerOnce(peer, image->path(), workload, repetition, matrix,
                                   options.runs.memory_mib, options.runs.timeout);
       },
       with_progress);
@@ -165,6 +166,12 @@ int BenchCommand(const BenchOptions& options) {
   absl::StatusOr<std::optional<uint64_t>> ops = ParseCountFlag("ops", options.ops, 1u << 24);
   if (!ops.ok()) return ReportError(ops.status());
   matrix.ops = ops->value_or(kDefaultOps);
+  for (const std::string& workload : matrix.workloads) {
+    absl::StatusOr<std::optional<uint64_t>> warmup = ParseWarmup(options.warmup, workload);
+    if (!warmup.ok()) return ReportError(warmup.status());
+    matrix.warmup =
+        warmup->value_or(options.peer.empty() ? kDefaultWarmupOps : bench::kPeerDefaultWarmupOps);
+  }
   absl::StatusOr<std::optional<uint64_t>> reps =
       ParseCountFlag("repetitions", options.repetitions, 100000);
   if (!reps.ok()) return ReportError(reps.status());

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "vmm/app/cli/warmup.h"
 #include "vmm/app/images/linux_initramfs.h"
 
 namespace sigvisor::cli {
@@ -23,7 +24,8 @@ constexpr uint64_t kMaxInitrdBytes = 512ull << 20;
 }  // namespace
 
 absl::StatusOr<std::string> LinuxGuestCmdline(const std::string& workload,
-                                              const std::string& ops, const std::string& extra) {
+                                              const std::string& ops, const std::string& warmup,
+                                              const std::string& extra) {
   std::vector<std::string> words;
   if (!workload.empty()) {
     if (std::find(std::begin(kLinuxWorkloads), std::end(kLinuxWorkloads), workload) ==
@@ -42,6 +44,9 @@ absl::StatusOr<std::string> LinuxGuestCmdline(const std::string& workload,
     }
     words.push_back(absl::StrCat("sigvisor_ops=", count));
   }
+  absl::StatusOr<std::optional<uint64_t>> warmup_ops = ParseWarmup(warmup, workload);
+  if (!warmup_ops.ok()) return warmup_ops.status();
+  if (*warmup_ops) words.push_back(absl::StrCat("sigvisor_warmup=", **warmup_ops));
   if (!extra.empty()) words.push_back(extra);
   return absl::StrJoin(words, " ");
 }

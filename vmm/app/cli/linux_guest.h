@@ -18,10 +18,12 @@ namespace sigvisor::cli {
 // instruction).
 inline constexpr uint64_t kLinuxDefaultMemoryMib = 160;
 
-// "sigvisor_workload=NAME sigvisor_ops=N" (each when given) and `extra`, for the
-// embedded init; refuses a workload it does not have, naming those it has.
+// "sigvisor_workload=NAME sigvisor_ops=N sigvisor_warmup=W" (each when given) and
+// `extra`, for the embedded init; refuses a workload it does not have, naming those it
+// has, and a --warmup it cannot take (ParseWarmup).
 absl::StatusOr<std::string> LinuxGuestCmdline(const std::string& workload,
-                                              const std::string& ops, const std::string& extra);
+                                              const std::string& ops, const std::string& warmup,
+                                              const std::string& extra);
 
 // The initramfs at `path`, or the embedded one (sigvisor's init and workloads) when
 // `path` is empty.

@@ -32,6 +32,12 @@ Flag Ops(std::string* v) {
                     "operations in the workload's measured phase (a count); empty: the "
                     "workload's default (bench: 100, a study: its own)");
 }
+Flag Warmup(std::string* v) {
+  return StringFlag("warmup", v,
+                    "unmeasured ops before each phase of a signal workload (a count >= 1; no "
+                    "phase's counts change); empty: 1 (bench --peer: 300, which levels a fresh "
+                    "VM with QEMU's)");
+}
 Flag Cmdline(std::string* v) {
   return StringFlag("cmdline", v, "extra key=value words for the guest command line (boot info)");
 }
@@ -102,6 +108,7 @@ FlagTable RunFlags(RunOptions& o) {
       Variant(&o.variant),
       Workload(&o.workload),
       Ops(&o.ops),
+      Warmup(&o.warmup),
       Cmdline(&o.cmdline),
       Memory(&o.memory_mib),
       Timeout(&o.timeout),
@@ -204,6 +211,7 @@ FlagTable BenchFlags(BenchOptions& o) {
                  "beside them), or all; empty: baseline;accelerated"),
       Traps(&o.traps),
       Ops(&o.ops),
+      Warmup(&o.warmup),
       Repetitions(&o.repetitions),
       StringFlag("shard", &o.shard,
                  "run only slice i of n of the matrix (i/n, 1 <= i <= n), or `auto`: the slice "

@@ -21,6 +21,7 @@ struct RunOptions : CommandLine {
   std::string variant = "baseline";
   std::string workload;  // empty: the image's default
   std::string ops;       // empty: the workload's default
+  std::string warmup;    // empty: the guest's default (one op)
   std::string cmdline;
   uint32_t memory_mib = 32;
   absl::Duration timeout = absl::Seconds(60);
@@ -114,6 +115,7 @@ struct BenchOptions : CommandLine {
   std::string variants;
   std::string traps;
   std::string ops;
+  std::string warmup;
   std::string repetitions;
   std::string shard;
   OutputOptions output;

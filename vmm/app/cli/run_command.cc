@@ -60,8 +60,9 @@ int RunCommand(const RunOptions& options) {
   if (!image.ok()) return ReportError(image.status());
   const bool linux_kernel = image->linux_kernel.has_value();
   absl::StatusOr<std::string> cmdline =
-      linux_kernel ? LinuxGuestCmdline(options.workload, options.ops, options.cmdline)
-                   : GuestCmdline(options.workload, options.ops, options.cmdline);
+      linux_kernel
+          ? LinuxGuestCmdline(options.workload, options.ops, options.warmup, options.cmdline)
+          : GuestCmdline(options.workload, options.ops, options.warmup, options.cmdline);
   if (!cmdline.ok()) return ReportError(cmdline.status());
   if (!options.initrd.empty() && !linux_kernel) {
     return ReportError("--initrd is for a Linux kernel (a bzImage); this image is not one");

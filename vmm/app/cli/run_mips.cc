@@ -92,7 +92,7 @@ nlohmann::ordered_json VdsoToJson(const mips::MipsMachineReport& report,
 
 int RunMips(const RunOptions& options, uint64_t start_ns) {
   absl::StatusOr<std::string> cmdline =
-      GuestCmdline(options.workload, options.ops, options.cmdline);
+      GuestCmdline(options.workload, options.ops, options.warmup, options.cmdline);
   if (!cmdline.ok()) return ReportError(cmdline.status());
   absl::StatusOr<LoadedMipsImage> image = LoadMipsImage(options.image, options.variant);
   if (!image.ok()) return ReportError(image.status());

@@ -14,6 +14,7 @@
 #include "vmm/app/cli/build_info/build_info.h"
 #include "arch/x86_64/vmm/gdb/gdb_stub.h"
 #include "vmm/app/cli/exit_status.h"
+#include "vmm/app/cli/warmup.h"
 
 namespace sigvisor::cli {
 
@@ -28,9 +29,8 @@ std::span<const std::string_view> BundledKernelWorkloads() {
   return kWorkloads;
 }
 
-// The guest command line from --workload, --ops and --cmdline.
 absl::StatusOr<std::string> GuestCmdline(const std::string& workload, const std::string& ops,
-                                         const std::string& extra) {
+                                         const std::string& warmup, const std::string& extra) {
   std::vector<std::string> words;
   if (!workload.empty()) {
     const auto known = BundledKernelWorkloads();
@@ -52,6 +52,9 @@ absl::StatusOr<std::string> GuestCmdline(const std::string& workload, const std:
     }
     words.push_back(absl::StrCat("ops=", count));
   }
+  absl::StatusOr<std::optional<uint64_t>> warmup_ops = ParseWarmup(warmup, workload);
+  if (!warmup_ops.ok()) return warmup_ops.status();
+  if (*warmup_ops) words.push_back(absl::StrCat("warmup=", **warmup_ops));
   if (!extra.empty()) words.push_back(extra);
   return absl::StrJoin(words, " ");
 }

@@ -26,10 +26,11 @@ namespace sigvisor::cli {
 // What --workload may name: the bundled kernel's workloads (docs/guest-kernel.md).
 std::span<const std::string_view> BundledKernelWorkloads();
 
-// The guest command line from --workload, --ops and --cmdline; a --workload the
-// bundled kernel does not have is refused, naming the ones it has.
+// The guest command line from --workload, --ops, --warmup and --cmdline; a --workload
+// the bundled kernel does not have is refused, naming the ones it has, and so is a
+// --warmup it cannot take (ParseWarmup).
 absl::StatusOr<std::string> GuestCmdline(const std::string& workload, const std::string& ops,
-                                         const std::string& cmdline);
+                                         const std::string& warmup, const std::string& cmdline);
 
 struct TrapChoice {
   x86::TrapMechanism mechanism = x86::TrapMechanism::kOff;

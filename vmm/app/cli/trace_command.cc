@@ -110,11 +110,11 @@ int TraceCommand(const TraceOptions& options) {
   const bool linux_kernel = image->linux_kernel.has_value();
   absl::StatusOr<std::string> cmdline =
       linux_kernel
-          ? LinuxGuestCmdline(options.workload, options.ops,
+          ? LinuxGuestCmdline(options.workload, options.ops, /*warmup=*/"",
                               options.cmdline.empty() ? kNoKaslr
                                                       : absl::StrCat(options.cmdline, " ",
                                                                      kNoKaslr))
-          : GuestCmdline(options.workload, options.ops, options.cmdline);
+          : GuestCmdline(options.workload, options.ops, /*warmup=*/"", options.cmdline);
   if (!cmdline.ok()) return ReportError(cmdline.status());
   if (linux_kernel) {
     absl::StatusOr<std::vector<uint8_t>> initrd = LinuxInitrd("");
