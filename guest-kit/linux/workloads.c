@@ -9,8 +9,8 @@
  *   pipe_rw      a 1-byte write then read on a pipe
  * Each makes `m->warmup` unmeasured operations first (at least one), so that the
  * measured ones take the same kernel path, then each measured phase `m->samples`
- * times (struct measure). Nothing here prints a time: the VMM measures the phases; the lines
- * printed are exact, so the programs' tests can check them whole.
+ * times (struct measure). Nothing here prints a time: the VMM measures the phases;
+ * the lines printed are exact, so the programs' tests can check them whole.
  */
 #include "guest-kit/linux/workloads.h"
 
