@@ -215,7 +215,7 @@ PeerResult FindPeer(const PeerKind& kind) {
 
 PeerAttempt RunPeerOnce(const PeerResult& peer, const std::string& image_path,
                         const std::string& workload, uint32_t repetition, const Matrix& matrix,
-                        uint32_t memory_mib, absl::Duration timeout) {
+                        absl::Duration timeout) {
   const PeerKind& kind = peer.kind;
   const char* tmp = std::getenv("TMPDIR");
   const std::string base = absl::StrFormat("%s/sigvisor-%d-%s", tmp ? tmp : "/tmp", getpid(),
@@ -224,8 +224,8 @@ PeerAttempt RunPeerOnce(const PeerResult& peer, const std::string& image_path,
   const std::vector<std::string> argv = {
       peer.path, "-accel", kind.accel, "-kernel", image_path, "-append",
       "kernel " + BundledKernelWords(workload, matrix), "-display", "none", "-serial",
-      "file:" + console_path, "-monitor", "none", "-no-reboot", "-m", absl::StrCat(memory_mib),
-      "-device", "isa-debug-exit,iobase=0xf4,iosize=4"};
+      "file:" + console_path, "-monitor", "none", "-no-reboot", "-m",
+      absl::StrCat(matrix.memory_mib), "-device", "isa-debug-exit,iobase=0xf4,iosize=4"};
   ::unlink(console_path.c_str());
   const Spawned spawned = Spawn(argv, "/dev/null", err_path, timeout);
   const std::string console = ReadFile(console_path);

@@ -101,10 +101,10 @@ struct PeerAttempt {
 };
 
 // Runs `workload` once on `image_path` under the peer found by FindPeer, with the
-// matrix's ops per measured phase and warm-up ops before each.
+// matrix's ops per measured phase, warm-up ops before each and guest RAM.
 PeerAttempt RunPeerOnce(const PeerResult& peer, const std::string& image_path,
                         const std::string& workload, uint32_t repetition, const Matrix& matrix,
-                        uint32_t memory_mib, absl::Duration timeout);
+                        absl::Duration timeout);
 
 // Which target runs when, within one repetition of one workload: 0 is sigvisor, i is
 // peers[i - 1]. Even repetitions (0, 2, ...) run sigvisor first and the peers in

@@ -111,7 +111,7 @@ int BenchSideBySide(const bench::Matrix& matrix, const bench::KvmBenchTarget& ta
       std::move(peers),
       [&](const bench::PeerResult& peer, const std::string& workload, uint32_t repetition) {
         return bench::RunPeerOnce(peer, image->path(), workload, repetition, matrix,
-                                  options.runs.memory_mib, options.runs.timeout);
+                                  options.runs.timeout);
       },
       with_progress);
   progress.Finish();
