@@ -112,11 +112,9 @@ uint64_t KvmBenchTarget::text_bytes(size_t v) const {
 absl::StatusOr<RunSample> KvmBenchTarget::Run(const RunSpec& spec, std::string* console) const {
   const std::optional<x86::LinuxKernel>& linux_kernel = linux_kernels_[spec.variant];
   const std::string& workload = matrix_.workloads[spec.workload];
-  // As BundledKernelWords, the guest's own default warm-up left off the line.
-  const std::string warmup =
-      matrix_.warmup == cli::kDefaultWarmupOps ? "" : absl::StrCat(matrix_.warmup);
   absl::StatusOr<std::string> cmdline =
-      linux_kernel ? cli::LinuxGuestCmdline(workload, absl::StrCat(matrix_.ops), warmup,
+      linux_kernel ? cli::LinuxGuestCmdline(workload, absl::StrCat(matrix_.ops),
+                                            cli::WarmupValue(matrix_.warmup, workload),
                                             "sigvisor_repeats=1")
                    : BundledKernelWords(workload, matrix_);
   if (!cmdline.ok()) return cmdline.status();

@@ -103,8 +103,8 @@ std::span<const std::string_view> DefaultWorkloads() {
 
 std::string BundledKernelWords(const std::string& workload, const Matrix& matrix) {
   std::string words = absl::StrFormat("workload=%s ops=%d", workload, matrix.ops);
-  if (matrix.warmup != cli::kDefaultWarmupOps && cli::WorkloadHasWarmup(workload)) {
-    absl::StrAppend(&words, " warmup=", matrix.warmup);
+  if (const std::string warmup = cli::WarmupValue(matrix.warmup, workload); !warmup.empty()) {
+    absl::StrAppend(&words, " warmup=", warmup);
   }
   return words;
 }

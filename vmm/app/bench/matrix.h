@@ -72,9 +72,8 @@ std::span<const std::string_view> KnownWorkloads();
 std::span<const std::string_view> DefaultWorkloads();  // the four classic ones
 
 // What the bundled kernel's init is told for one run of `workload`, under sigvisor and
-// under a peer alike: "workload=W ops=N", and " warmup=K" unless K is the guest's own
-// default (so a bench without --warmup boots what it booted before the flag) or the
-// workload has no warm-up ops (hello, console).
+// under a peer alike: "workload=W ops=N", and " warmup=K" when cli::WarmupValue gives
+// one (not for the guest's own default, nor for hello and console, which have none).
 std::string BundledKernelWords(const std::string& workload, const Matrix& matrix);
 
 // "divzero,pipe_rw" -> names, each checked against KnownWorkloads(); "all" is every

@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace sigvisor::cli {
@@ -18,6 +19,11 @@ constexpr std::string_view kWarmedWorkloads[] = {"",        "summary",     "all"
 bool WorkloadHasWarmup(std::string_view workload) {
   return std::find(std::begin(kWarmedWorkloads), std::end(kWarmedWorkloads), workload) !=
          std::end(kWarmedWorkloads);
+}
+
+std::string WarmupValue(uint64_t warmup, std::string_view workload) {
+  if (warmup == kDefaultWarmupOps || !WorkloadHasWarmup(workload)) return "";
+  return absl::StrCat(warmup);
 }
 
 absl::StatusOr<std::optional<uint64_t>> ParseWarmup(const std::string& value,

@@ -28,6 +28,12 @@ inline constexpr uint64_t kMaxWarmupOps = 1u << 20;
 // summary). hello, console, hostsig, fault and selftest have none.
 bool WorkloadHasWarmup(std::string_view workload);
 
+// The --warmup value a run of `workload` with `warmup` ops passes on to a guest command
+// line builder: "" (the guest's own default, so the line stays what it was before the
+// flag) when `warmup` is the default or the workload runs no warm-up ops, else the
+// count.
+std::string WarmupValue(uint64_t warmup, std::string_view workload);
+
 // --warmup's value for `workload`: nullopt when empty (the guest's default). Refused
 // in one line: not a whole number, 0 (the first op must stay unmeasured), more than
 // kMaxWarmupOps, or a workload without warm-up ops.
