@@ -8,6 +8,8 @@ pushes exception frames onto the kernel stack), no stack protector (no TLS here)
 no strict aliasing (kernel style).
 """
 
+load(":guest_configuration.bzl", "guest_configured", "guest_internal_name")
+
 GUEST_COPTS = [
     "-ffreestanding",
     "-fno-builtin",
@@ -31,8 +33,9 @@ GUEST_COPTS = [
     "-fno-strict-aliasing",
     "-U_FORTIFY_SOURCE",
     "-std=gnu11",
-    # --config=asan/ubsan/fuzz instrument the host code only: a guest has no runtime
-    # for a sanitizer (these come after the configs' --copt, so they win).
+    # A guest has no runtime for a sanitizer. Guest images are built in the guest
+    # configuration, which has none of the host's sanitizer flags
+    # (guest_configuration.bzl); this keeps any guest compile uninstrumented.
     "-fno-sanitize=all",
 ]
 
@@ -54,11 +57,12 @@ def guest_library(name, srcs = [], hdrs = [], deps = [], copts = [], **kwargs):
 def guest_image(name, linker_script, srcs = [], deps = [], copts = [], **kwargs):
     """A guest ELF image, linked statically at the addresses its linker script says.
 
-    The output file is `name` (an ELF64 executable). Link with `-nostdlib`: nothing
-    from the host's C library may reach a guest.
+    The output file is `name` (an ELF64 executable), built in the guest configuration
+    (guest_configuration.bzl), so that no host build flavour rebuilds it. Link with
+    `-nostdlib`: nothing from the host's C library may reach a guest.
     """
     native.cc_binary(
-        name = name,
+        name = guest_internal_name(name),
         srcs = srcs,
         deps = deps + [linker_script],
         copts = GUEST_COPTS + copts,
@@ -74,8 +78,10 @@ def guest_image(name, linker_script, srcs = [], deps = [], copts = [], **kwargs)
         ],
         linkstatic = True,
         features = ["-pic"],
-        **kwargs
+        testonly = kwargs.get("testonly", False),
+        visibility = ["//visibility:private"],
     )
+    guest_configured(name = name, actual = guest_internal_name(name), **kwargs)
 
 def embedded_image(name, image, symbol, section = None, alignment = 16):
     """Turns an image file into an object file that a binary links in.

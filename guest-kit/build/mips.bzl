@@ -8,6 +8,7 @@ and links the kernel (guest-kit/kernel + guest-kit/lib + arch/mips/guest) at
 docs/host-notes.md, "The MIPS target".
 """
 
+load("//guest-kit/build:guest_configuration.bzl", "guest_configured", "guest_internal_name")
 load("//guest-kit/build:variants.bzl", "variant_copts")
 
 _SCRIPT = "//guest-kit/build:build_mips_image.sh"
@@ -25,12 +26,13 @@ _HDRS = [
 ]
 
 def mips_kernel_image(name, variant, **kwargs):
-    """The MIPS kernel image `name` (an ELF32 file) of `variant` (variants.bzl)."""
+    """The MIPS kernel image `name` (an ELF32 file) of `variant` (variants.bzl), built
+    once in the guest configuration (guest_configuration.bzl)."""
     native.genrule(
         name = name + "_gen",
         srcs = _KERNEL_SRCS + [s for s in _USER_SRCS if s not in _KERNEL_SRCS] + _HDRS +
                [_KERNEL_LD, _USER_LD],
-        outs = [name],
+        outs = [guest_internal_name(name)],
         tools = [_SCRIPT],
         cmd = " ".join([
             "$(location %s)" % _SCRIPT,
@@ -41,5 +43,6 @@ def mips_kernel_image(name, variant, **kwargs):
             "--",
         ] + ["$(locations %s)" % src for src in _KERNEL_SRCS] + ["--"] +
           ["$(locations %s)" % src for src in _USER_SRCS]),
-        **kwargs
+        visibility = ["//visibility:private"],
     )
+    guest_configured(name = name, actual = guest_internal_name(name), **kwargs)

@@ -4,11 +4,15 @@ The host gcc assembles and links them with binutils directly (no C library, no
 cc_toolchain features): `elf32` gives an ELF32 i386 file (`-m32`, `-Wl,-m,elf_i386`),
 otherwise ELF64; `flat` turns the linked file into a flat binary (objcopy -O binary)
 for kernels whose Multiboot header carries the address fields (the a.out kludge).
+Each is built once, in the guest configuration (guest_configuration.bzl).
 """
+
+load(":guest_configuration.bzl", "guest_configured", "guest_internal_name")
 
 def multiboot_kernel(name, src, linker_script, hdrs = [], elf32 = True, flat = False, **kwargs):
     arch = ["-m32", "-Wl,-m,elf_i386"] if elf32 else ["-m64"]
-    linked = name + ".elf" if flat else name
+    built = guest_internal_name(name)
+    linked = guest_internal_name(name + ".elf") if flat else built
     native.genrule(
         name = name + "_link" if flat else name + "_gen",
         srcs = [src, linker_script] + hdrs,
@@ -28,13 +32,14 @@ def multiboot_kernel(name, src, linker_script, hdrs = [], elf32 = True, flat = F
             "-o $@",
             "$(location %s)" % src,
         ]),
-        **kwargs
+        visibility = ["//visibility:private"],
     )
     if flat:
         native.genrule(
             name = name + "_gen",
             srcs = [linked],
-            outs = [name],
+            outs = [built],
             cmd = "objcopy -O binary $< $@",
-            **kwargs
+            visibility = ["//visibility:private"],
         )
+    guest_configured(name = name, actual = built, **kwargs)

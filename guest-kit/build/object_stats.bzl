@@ -21,6 +21,7 @@ the object defines has the same size in the kernel image's symbol table.)
 load("@bazel_tools//tools/build_defs/cc:action_names.bzl", "C_COMPILE_ACTION_NAME")
 load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain")
 load("//guest-kit/build:guest.bzl", "GUEST_COPTS")
+load("//guest-kit/build:guest_configuration.bzl", "GUEST_TRANSITION_ALLOWLIST", "guest_transition")
 
 def _guest_object_stats_impl(ctx):
     cc_toolchain = find_cpp_toolchain(ctx)
@@ -100,15 +101,17 @@ def _guest_object_stats_impl(ctx):
     )
     return [DefaultInfo(files = depset([out]))]
 
+# Measured in the guest configuration, as the kernel images are built.
 guest_object_stats = rule(
     implementation = _guest_object_stats_impl,
-    attrs = {
+    cfg = guest_transition,
+    attrs = dict({
         "src": attr.label(allow_single_file = [".c"], mandatory = True),
         "deps": attr.label_list(providers = [CcInfo]),
         "copts": attr.string_list(),
         "variant": attr.string(mandatory = True),
         "_cc_toolchain": attr.label(default = Label("@bazel_tools//tools/cpp:current_cc_toolchain")),
-    },
+    }, **GUEST_TRANSITION_ALLOWLIST),
     fragments = ["cpp"],
     toolchains = ["@bazel_tools//tools/cpp:toolchain_type"],
 )

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (--config=fuzz: clang, -fsanitize=fuzzer,address) and
-# runs each for a bounded time on a scratch copy of its checked-in seed corpus.
+# runs each for a bounded time on a scratch copy of its checked-in seed corpus, one
+# target per core at a time (FUZZ_JOBS sets how many).
 # A crash, leak or timeout fails the run; the reproducer is kept under $FUZZ_OUT
 # (default /tmp/sigvisor-fuzz) and its path and bytes are printed.
 #   tests/fuzz/run_fuzzers.sh [seconds per target (default 45)] [target ...]
@@ -19,8 +20,11 @@ for t in "${targets[@]}"; do labels+=("//tests/fuzz:$t"); done
 bazel build --config=fuzz "${labels[@]}" || exit 1
 bin=$(bazel info --config=fuzz bazel-bin 2>/dev/null)
 
-status=0
-for t in "${targets[@]}"; do
+# fuzz_one TARGET: one target's run, its report lines on stdout. Each target has a
+# single libFuzzer process (one core), so up to $jobs of them run side by side; each
+# still runs for the whole $seconds.
+fuzz_one() {
+  local t=$1 work log rc runs artifact
   work=$(mktemp -d)
   cp tests/fuzz/corpus/"$t"/* "$work"/
   mkdir -p "$out/$t"
@@ -31,7 +35,6 @@ for t in "${targets[@]}"; do
   runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' || echo '?')
   echo "fuzz: $t: $runs executions in ${seconds}s, exit $rc"
   if ((rc != 0)); then
-    status=1
     grep -E 'ERROR|SUMMARY|Test unit written' "$log" | head -5
     for artifact in "$out/$t"/crash-* "$out/$t"/leak-* "$out/$t"/timeout-* "$out/$t"/oom-*; do
       [[ -e $artifact ]] || continue
@@ -41,5 +44,22 @@ for t in "${targets[@]}"; do
     done
   fi
   rm -rf "$work"
+  return "$rc"
+}
+
+# Up to $jobs targets at a time (FUZZ_JOBS, default one per core); each one's report
+# is printed whole, in the order of the list, once it has ended.
+jobs=${FUZZ_JOBS:-$(nproc)}
+reports=$(mktemp -d)
+for i in "${!targets[@]}"; do
+  while (($(jobs -rp | wc -l) >= jobs)); do wait -n; done
+  { fuzz_one "${targets[$i]}" >"$reports/$i" 2>&1; echo $? >"$reports/$i.rc"; } &
 done
+wait
+status=0
+for i in "${!targets[@]}"; do
+  cat "$reports/$i"
+  [[ $(cat "$reports/$i.rc" 2>/dev/null) == 0 ]] || status=1
+done
+rm -rf "$reports"
 exit "$status"
