@@ -99,7 +99,7 @@ std::string DescribeMatrix(const Matrix& m) {
                          Plural(m.workloads.size(), "workload"), Plural(m.variants.size(), "variant"),
                          Plural(m.traps.size(), "trap mechanism"),
                          Plural(m.repetitions, "repetition"), Plural(m.runs(), "run"), m.ops,
-                         m.warmup == cli::kDefaultWarmupOps
+                         m.warmup == launch::kDefaultWarmupOps
                              ? ""
                              : absl::StrFormat(" after %d warm-up", m.warmup));
 }

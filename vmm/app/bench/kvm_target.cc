@@ -7,9 +7,9 @@
 #include "absl/strings/str_join.h"
 #include "arch/x86_64/vmm/machine/x86_machine.h"
 #include "vmm/app/bench/peer.h"
-#include "vmm/app/cli/image_arg.h"
-#include "vmm/app/cli/linux_guest.h"
-#include "vmm/app/cli/warmup.h"
+#include "vmm/app/launch/guest_spec.h"
+#include "vmm/app/launch/image.h"
+#include "vmm/app/launch/warmup.h"
 #include "vmm/app/images/embedded_images.h"
 
 namespace sigvisor::bench {
@@ -18,7 +18,7 @@ namespace {
 
 // A Linux build's kernel, loaded as `run --image` loads it, with the embedded
 // initramfs; refused when the matrix asks what it cannot run.
-absl::StatusOr<cli::LoadedImage> LoadLinuxBuild(const VariantInfo& variant, const Matrix& matrix) {
+absl::StatusOr<launch::LoadedImage> LoadLinuxBuild(const VariantInfo& variant, const Matrix& matrix) {
   for (const std::string& trap : matrix.traps) {
     if (trap != "off") {
       return absl::InvalidArgumentError(absl::StrFormat(
@@ -28,42 +28,45 @@ absl::StatusOr<cli::LoadedImage> LoadLinuxBuild(const VariantInfo& variant, cons
     }
   }
   for (const std::string& workload : matrix.workloads) {
-    if (absl::Status s = cli::LinuxGuestCmdline(workload, "", "", "").status(); !s.ok()) {
+    if (absl::Status s =
+            launch::GuestWords(launch::KernelDialect::kLinuxInit, workload, "", "", "").status();
+        !s.ok()) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "--workloads: %s cannot run '%s': %s", variant.name, workload, s.message()));
     }
   }
-  absl::StatusOr<cli::LoadedImage> loaded = cli::LoadImage(variant.linux_image, "baseline");
+  absl::StatusOr<launch::LoadedImage> loaded = launch::LoadImage(variant.linux_image, "baseline");
   if (!loaded.ok()) {
     return absl::Status(loaded.status().code(),
                         absl::StrCat("--variants: ", loaded.status().message()));
   }
-  if (!loaded->linux_kernel) {
+  if (!loaded->linux_kernel()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--variants: linux=%s is not a Linux kernel (give a bzImage, or a vmlinux with a PVH "
         "note)",
         variant.linux_image));
   }
-  absl::StatusOr<std::vector<uint8_t>> initrd = cli::LinuxInitrd("");
-  if (!initrd.ok()) return initrd.status();
-  loaded->linux_kernel->initrd = *std::move(initrd);
+  // The embedded initramfs, as `run --image` gives it (its RAM is the matrix's).
+  if (absl::Status s = launch::PrepareGuest(*loaded, launch::GuestRequest{}).status(); !s.ok()) {
+    return s;
+  }
   return loaded;
 }
 
 }  // namespace
 
 absl::StatusOr<KvmBenchTarget> KvmBenchTarget::Create(const KvmSystem& kvm, const Matrix& matrix,
-                                                      bool cpl0_emulated, RunSettings settings) {
+                                                      bool cpl0_emulated, launch::RunSettings settings) {
   KvmBenchTarget target(kvm, matrix);
   target.cpl0_emulated_ = cpl0_emulated;
   target.settings_ = settings;
   target.settings_.memory_mib = matrix.memory_mib;  // the matrix records what its runs had
   for (const VariantInfo& variant : matrix.variants) {
     if (variant.linux_kernel()) {
-      absl::StatusOr<cli::LoadedImage> loaded = LoadLinuxBuild(variant, matrix);
+      absl::StatusOr<launch::LoadedImage> loaded = LoadLinuxBuild(variant, matrix);
       if (!loaded.ok()) return loaded.status();
       target.images_.push_back(std::move(loaded->elf));
-      target.linux_kernels_.push_back(std::move(loaded->linux_kernel));
+      target.targets_.push_back(std::move(loaded->target));
       continue;
     }
     absl::StatusOr<const KernelVariant*> build = ResolveVariant(variant.name);
@@ -71,7 +74,7 @@ absl::StatusOr<KvmBenchTarget> KvmBenchTarget::Create(const KvmSystem& kvm, cons
     absl::StatusOr<ElfImage> image = ParseKernel(**build);
     if (!image.ok()) return image.status();
     target.images_.push_back(*std::move(image));
-    target.linux_kernels_.push_back(std::nullopt);
+    target.targets_.push_back(x86::BootTargetOf(target.images_.back()));
   }
   for (const std::string& trap : matrix.traps) {
     std::optional<x86::TrapMechanism> mechanism = x86::ParseTrapMechanism(trap);
@@ -110,23 +113,24 @@ uint64_t KvmBenchTarget::text_bytes(size_t v) const {
 }
 
 absl::StatusOr<RunSample> KvmBenchTarget::Run(const RunSpec& spec, std::string* console) const {
-  const std::optional<x86::LinuxKernel>& linux_kernel = linux_kernels_[spec.variant];
+  const bool linux_kernel = std::holds_alternative<x86::LinuxKernel>(targets_[spec.variant]);
   const std::string& workload = matrix_.workloads[spec.workload];
   absl::StatusOr<std::string> cmdline =
-      linux_kernel ? cli::LinuxGuestCmdline(workload, absl::StrCat(matrix_.ops),
-                                            cli::WarmupValue(matrix_.warmup, workload),
-                                            "sigvisor_repeats=1")
+      linux_kernel ? launch::GuestWords(launch::KernelDialect::kLinuxInit, workload,
+                                        absl::StrCat(matrix_.ops),
+                                        launch::WarmupValue(matrix_.warmup, workload),
+                                        "sigvisor_repeats=1")
                    : BundledKernelWords(workload, matrix_);
   if (!cmdline.ok()) return cmdline.status();
-  x86::MachineConfig config = MachineConfigFor(
+  x86::MachineConfig config = launch::MachineConfigFor(
       settings_,
       {.cmdline = *cmdline,
        .cpl0_emulated = cpl0_emulated_,
        .trap = mechanisms_[spec.trap],
        .check_clocks = true});  // each phase's clocks, at the vCPU's TSC rate
-  config.linux_kernel = linux_kernel;
+  config.target = targets_[spec.variant];
   std::vector<InjectionRecord> injections;
-  AddFaultInjector(config, inject_specs_, inject_seed_, &injections);
+  launch::AddFaultInjector(config, inject_specs_, inject_seed_, &injections);
   const ElfImage& image = config.trap == x86::TrapMechanism::kPv ? pv_images_[spec.variant]
                                                                  : images_[spec.variant];
   absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(*kvm_, image, config);

@@ -12,7 +12,7 @@
 #include "arch/x86_64/vmm/trap/trap_engine.h"
 #include "vmm/app/bench/matrix.h"
 #include "vmm/app/bench/results.h"
-#include "vmm/app/cli/machine_config/machine_config.h"
+#include "vmm/app/launch/run_settings.h"
 #include "vmm/inject/injection_spec.h"
 #include "vmm/kvm/kvm.h"
 #include "vmm/loader/elf_image.h"
@@ -28,7 +28,7 @@ class KvmBenchTarget {
   // mechanisms patch the bundled kernel's sites) and the workloads its init has.
   // Every run has `settings` (timeout, sandbox), with the matrix's memory.
   static absl::StatusOr<KvmBenchTarget> Create(const KvmSystem& kvm, const Matrix& matrix,
-                                               bool cpl0_emulated, RunSettings settings);
+                                               bool cpl0_emulated, launch::RunSettings settings);
 
   // --inject: every run injects these (the same points in every run: --seed is fixed)
   // and records how its injections ended.
@@ -50,15 +50,15 @@ class KvmBenchTarget {
   const KvmSystem* kvm_;
   Matrix matrix_;
   std::vector<ElfImage> images_;                 // per variant
-  // Per variant: what a Linux kernel's boot needs besides its vmlinux (images_), the
-  // embedded initramfs included; nullopt for a bundled build.
-  std::vector<std::optional<x86::LinuxKernel>> linux_kernels_;
+  // Per variant: what it boots as; a Linux kernel's with what its boot needs besides
+  // its vmlinux (images_), the embedded initramfs included.
+  std::vector<x86::BootTarget> targets_;
   // --traps pv: per variant, its debugreg=pv counterpart (the build whose kernel
   // writes its debug registers into the VMM's page); empty without pv.
   std::vector<ElfImage> pv_images_;
   std::vector<x86::TrapMechanism> mechanisms_;   // per trap name
   bool cpl0_emulated_ = false;
-  RunSettings settings_;
+  launch::RunSettings settings_;
   std::vector<InjectionSpec> inject_specs_;
   uint64_t inject_seed_ = 1;
 };

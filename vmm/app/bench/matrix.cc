@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "vmm/app/images/embedded_images.h"
+#include "vmm/app/launch/guest_spec.h"
 
 namespace sigvisor::bench {
 namespace {
@@ -102,11 +103,12 @@ std::span<const std::string_view> DefaultWorkloads() {
 }
 
 std::string BundledKernelWords(const std::string& workload, const Matrix& matrix) {
-  std::string words = absl::StrFormat("workload=%s ops=%d", workload, matrix.ops);
-  if (const std::string warmup = cli::WarmupValue(matrix.warmup, workload); !warmup.empty()) {
-    absl::StrAppend(&words, " warmup=", warmup);
-  }
-  return words;
+  // The matrix's workloads are the bundled kernel's (ParseWorkloadList) and its counts
+  // were checked when it was made, so the words always form.
+  absl::StatusOr<std::string> words = launch::GuestWords(
+      launch::KernelDialect::kBundled, workload, absl::StrCat(matrix.ops),
+      launch::WarmupValue(matrix.warmup, workload), "");
+  return words.ok() ? *std::move(words) : std::string();
 }
 
 std::vector<std::string> SplitList(std::string_view list) { return Split(list, ", \t\n"); }

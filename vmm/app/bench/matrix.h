@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "vmm/app/cli/warmup.h"
+#include "vmm/app/launch/warmup.h"
 
 namespace sigvisor::bench {
 
@@ -45,7 +45,7 @@ struct Matrix {
   std::vector<std::string> traps;       // mechanism names: "off", "patch", "hw-gd"
   uint32_t repetitions = 5;
   uint64_t ops = 100;                   // measured operations per run
-  uint64_t warmup = cli::kDefaultWarmupOps;  // unmeasured ones before each phase
+  uint64_t warmup = launch::kDefaultWarmupOps;  // unmeasured ones before each phase
   uint32_t memory_mib = 32;
 
   size_t runs() const {
@@ -72,7 +72,7 @@ std::span<const std::string_view> KnownWorkloads();
 std::span<const std::string_view> DefaultWorkloads();  // the four classic ones
 
 // What the bundled kernel's init is told for one run of `workload`, under sigvisor and
-// under a peer alike: "workload=W ops=N", and " warmup=K" when cli::WarmupValue gives
+// under a peer alike: "workload=W ops=N", and " warmup=K" when launch::WarmupValue gives
 // one (not for the guest's own default, nor for hello and console, which have none).
 std::string BundledKernelWords(const std::string& workload, const Matrix& matrix);
 

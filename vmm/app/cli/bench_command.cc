@@ -16,9 +16,9 @@
 #include "vmm/app/bench/scheduler_shard.h"
 #include "vmm/app/cli/build_info/build_info.h"
 #include "vmm/app/cli/bench_commands.h"
-#include "vmm/app/cli/linux_guest.h"
 #include "vmm/app/cli/run_setup.h"
-#include "vmm/app/cli/warmup.h"
+#include "vmm/app/launch/guest_spec.h"
+#include "vmm/app/launch/warmup.h"
 #include "vmm/app/cli/command.h"
 #include "vmm/app/images/embedded_images.h"
 
@@ -167,10 +167,11 @@ int BenchCommand(const BenchOptions& options) {
   if (!ops.ok()) return ReportError(ops.status());
   matrix.ops = ops->value_or(kDefaultOps);
   for (const std::string& workload : matrix.workloads) {
-    absl::StatusOr<std::optional<uint64_t>> warmup = ParseWarmup(options.warmup, workload);
+    absl::StatusOr<std::optional<uint64_t>> warmup = launch::ParseWarmup(options.warmup, workload);
     if (!warmup.ok()) return ReportError(warmup.status());
     matrix.warmup =
-        warmup->value_or(options.peer.empty() ? kDefaultWarmupOps : bench::kPeerDefaultWarmupOps);
+        warmup->value_or(options.peer.empty() ? launch::kDefaultWarmupOps
+                                              : bench::kPeerDefaultWarmupOps);
   }
   absl::StatusOr<std::optional<uint64_t>> reps =
       ParseCountFlag("repetitions", options.repetitions, 100000);
@@ -180,9 +181,8 @@ int BenchCommand(const BenchOptions& options) {
   // (the trap mechanisms patch the bundled kernel's sites; KvmBenchTarget refuses others).
   const bool linux_build = std::any_of(matrix.variants.begin(), matrix.variants.end(),
                                        [](const bench::VariantInfo& v) { return v.linux_kernel(); });
-  matrix.memory_mib = linux_build && !options.Given("memory")
-                          ? static_cast<uint32_t>(kLinuxDefaultMemoryMib)
-                          : options.runs.memory_mib;
+  matrix.memory_mib = static_cast<uint32_t>(
+      launch::GuestMemoryMib(linux_build, options.runs.memory_mib, options.Given("memory")));
   const std::string traps = options.traps.empty() && linux_build ? "off" : options.traps;
   if (linux_build && !options.runs.inject.empty()) {
     return ReportError("--inject aims at the bundled kernel's code; a Linux build cannot take it");

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -11,9 +12,9 @@
 #include "vmm/base/clock.h"
 #include "vmm/app/cli/build_info/build_info.h"
 #include "vmm/app/cli/command.h"
-#include "vmm/app/cli/image_arg.h"
-#include "vmm/app/cli/linux_guest.h"
 #include "vmm/app/cli/run_setup.h"
+#include "vmm/app/launch/guest_spec.h"
+#include "vmm/app/launch/image.h"
 #include "vmm/kvm/kvm.h"
 #include "arch/x86_64/vmm/probe/probe.h"
 #include "vmm/report/json_report.h"
@@ -56,60 +57,46 @@ int RunCommand(const RunOptions& options) {
         flag));
   }
 
-  absl::StatusOr<LoadedImage> image = LoadImage(options.image, options.variant);
+  absl::StatusOr<launch::LoadedImage> image = launch::LoadImage(options.image, options.variant);
   if (!image.ok()) return ReportError(image.status());
-  const bool linux_kernel = image->linux_kernel.has_value();
-  absl::StatusOr<std::string> cmdline =
-      linux_kernel
-          ? LinuxGuestCmdline(options.workload, options.ops, options.warmup, options.cmdline)
-          : GuestCmdline(options.workload, options.ops, options.warmup, options.cmdline);
-  if (!cmdline.ok()) return ReportError(cmdline.status());
-  if (!options.initrd.empty() && !linux_kernel) {
-    return ReportError("--initrd is for a Linux kernel (a bzImage); this image is not one");
-  }
-  if (linux_kernel) {
-    absl::StatusOr<std::vector<uint8_t>> initrd = LinuxInitrd(options.initrd);
-    if (!initrd.ok()) return ReportError(initrd.status());
-    image->linux_kernel->initrd = *std::move(initrd);
-  }
-  absl::StatusOr<RunHost> run_host = OpenRunHost(options.kvm, options.trap);
-  if (!run_host.ok()) return ReportError(run_host.status());
-  const KvmSystem* kvm = &run_host->kvm;
-  const HostInfo* host = &run_host->info;
-  const TrapChoice* trap = &run_host->trap;
-
-  ConsoleEcho console(RunConsoleStream(options));
-  // The guest's TSC runs in real time: each phase's two clocks are checked at its rate.
-  x86::MachineConfig config =
-      MachineConfigFor(RunSettingsFor(options, console),
-                       {.cmdline = *cmdline,
-                        .cpl0_emulated = host->cpl0_emulated,
-                        .trap = trap->mechanism,
-                        .check_clocks = true});
-  config.linux_kernel = std::move(image->linux_kernel);
-  if (linux_kernel && !options.Given("memory")) config.memory_bytes = kLinuxDefaultMemoryMib << 20;
-  config.irqchip = options.irqchip;
-  config.vcpus = options.vcpus;
-  if (image->elf.multiboot() && !image->elf.abi_version()) {  // a Multiboot kernel
-    config.image_name = image->label;
-    for (const std::string& spec : options.modules) {
-      absl::StatusOr<x86::MultibootModule> module = x86::ReadMultibootModule(spec);
-      if (!module.ok()) return ReportError(module.status());
-      config.modules.push_back(*std::move(module));
-    }
-  } else if (!options.modules.empty()) {
-    return ReportError("--module passes modules to a Multiboot kernel; this image is not one");
-  }
+  absl::StatusOr<launch::GuestSpec> guest = launch::PrepareGuest(*image, GuestRequestFor(options));
+  if (!guest.ok()) return ReportError(guest.status());
+  // Everything that needs no KVM is refused before /dev/kvm is opened, so that bad
+  // input is named as such on any machine.
+  absl::StatusOr<x86::TrapMechanism> mechanism = ParseTrapFlag(options.trap);
+  if (!mechanism.ok()) return ReportError(mechanism.status());
   absl::StatusOr<std::vector<InjectionSpec>> specs = ParseInjectionSpecs(options.inject);
   if (!specs.ok()) return ReportError(specs.status());
+
+  launch::ConsoleEcho console(RunConsoleStream(options));
+  launch::RunSettings settings = RunSettingsFor(options, console);
+  settings.memory_mib = guest->memory_mib;
+  // The guest's TSC runs in real time: each phase's two clocks are checked at its rate.
+  // Whether the host emulates CPL0 is known once KVM is open (below).
+  x86::MachineConfig config = launch::MachineConfigFor(
+      settings, {.cmdline = guest->cmdline, .trap = *mechanism, .check_clocks = true});
+  config.target = std::move(image->target);
+  config.vcpus = options.vcpus;
   std::string gdb_symbols;  // --gdb: the image written out for gdb, removed at the end
-  if (absl::Status s = AddGdbStub(config, options, *image, *host, &gdb_symbols); !s.ok()) {
+  absl::Cleanup remove_gdb_symbols = [&gdb_symbols] {
+    if (!gdb_symbols.empty()) std::remove(gdb_symbols.c_str());
+  };
+  if (absl::Status s = AddGdbStub(config, options, *image, &gdb_symbols); !s.ok()) {
     return ReportError(s);
   }
   std::vector<InjectionRecord> injections;
-  AddFaultInjector(config, *std::move(specs), options.seed, &injections);
-  absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(*kvm, image->elf, config);
-  if (!gdb_symbols.empty()) std::remove(gdb_symbols.c_str());
+  launch::AddFaultInjector(config, *std::move(specs), options.seed, &injections);
+  if (absl::Status s = x86::CheckMachineConfig(image->elf, config); !s.ok()) {
+    return ReportError(s);
+  }
+
+  absl::StatusOr<RunHost> run_host = OpenRunHost(options.kvm, options.trap);
+  if (!run_host.ok()) return ReportError(run_host.status());
+  const HostInfo* host = &run_host->info;
+  const TrapChoice* trap = &run_host->trap;
+  config.cpl0_emulated = host->cpl0_emulated;
+  absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(run_host->kvm, image->elf, config);
+  std::move(remove_gdb_symbols).Invoke();
   console.EndLine();
   if (!report.ok()) return ReportError(report.status());
 

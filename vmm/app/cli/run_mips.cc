@@ -92,13 +92,15 @@ nlohmann::ordered_json VdsoToJson(const mips::MipsMachineReport& report,
 
 int RunMips(const RunOptions& options, uint64_t start_ns) {
   absl::StatusOr<std::string> cmdline =
-      GuestCmdline(options.workload, options.ops, options.warmup, options.cmdline);
+      launch::GuestWords(launch::KernelDialect::kBundled, options.workload, options.ops,
+                         options.warmup, options.cmdline);
   if (!cmdline.ok()) return ReportError(cmdline.status());
-  absl::StatusOr<LoadedMipsImage> image = LoadMipsImage(options.image, options.variant);
+  absl::StatusOr<launch::LoadedMipsImage> image =
+      launch::LoadMipsImage(options.image, options.variant);
   if (!image.ok()) return ReportError(image.status());
 
-  ConsoleEcho console(RunConsoleStream(options));
-  const mips::MipsMachineConfig config = MipsMachineConfigFor(
+  launch::ConsoleEcho console(RunConsoleStream(options));
+  const mips::MipsMachineConfig config = launch::MipsMachineConfigFor(
       RunSettingsFor(options, console), *cmdline, static_cast<int>(options.cores));
   absl::StatusOr<mips::MipsMachineReport> report = mips::BootAndRun(image->elf, config);
   console.EndLine();

@@ -14,51 +14,8 @@
 #include "vmm/app/cli/build_info/build_info.h"
 #include "arch/x86_64/vmm/gdb/gdb_stub.h"
 #include "vmm/app/cli/exit_status.h"
-#include "vmm/app/cli/warmup.h"
 
 namespace sigvisor::cli {
-
-std::span<const std::string_view> BundledKernelWorkloads() {
-  // As guest-kit/user/init.c's table (and its "unknown workload" line, which
-  // tests/cli_test.cc compares with this list), plus fault and selftest, which init
-  // dispatches before the table.
-  static constexpr std::string_view kWorkloads[] = {
-      "summary", "divzero", "lat_sig", "sigpingpong", "pipe_rw",
-      "hello",   "console", "hostsig", "fault",       "selftest",
-  };
-  return kWorkloads;
-}
-
-absl::StatusOr<std::string> GuestCmdline(const std::string& workload, const std::string& ops,
-                                         const std::string& warmup, const std::string& extra) {
-  std::vector<std::string> words;
-  if (!workload.empty()) {
-    const auto known = BundledKernelWorkloads();
-    // Refused here, before a VM exists: the guest's own refusal would cost a boot and
-    // read as the guest's exit status 127.
-    if (std::find(known.begin(), known.end(), workload) == known.end()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "--workload '%s' is not a workload of the bundled kernel (give one of: %s; another "
-          "image's own: --cmdline workload=NAME)",
-          workload, absl::StrJoin(std::vector<std::string>(known.begin(), known.end()), ", ")));
-    }
-    words.push_back("workload=" + workload);
-  }
-  if (!ops.empty()) {
-    uint64_t count;
-    if (!absl::SimpleAtoi(ops, &count)) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("--ops '%s' is not a count (a whole number >= 0)", ops));
-    }
-    words.push_back(absl::StrCat("ops=", count));
-  }
-  absl::StatusOr<std::optional<uint64_t>> warmup_ops = ParseWarmup(warmup, workload);
-  if (!warmup_ops.ok()) return warmup_ops.status();
-  if (*warmup_ops) words.push_back(absl::StrCat("warmup=", **warmup_ops));
-  if (!extra.empty()) words.push_back(extra);
-  return absl::StrJoin(words, " ");
-}
-
 
 // --trap: which mechanism, and why. `auto` takes patch on every kind of host: `hlt`
 // at CPL0 without an in-kernel irqchip reaches the VMM on PVM and on hardware KVM
@@ -67,18 +24,25 @@ absl::StatusOr<std::string> GuestCmdline(const std::string& workload, const std:
 // where it works at all, and on PVM it does not (the probe's vmm_dr7_gd row). So
 // auto needs no probe run beyond DetectHost. An explicit hw-gd runs the probe (a few
 // tens of milliseconds) and refuses when the host's DR7.GD does not exit.
-absl::StatusOr<TrapChoice> ChooseTrap(const std::string& flag, const KvmSystem& kvm,
-                                      const HostInfo& host) {
-  if (flag == "auto") {
-    return TrapChoice{x86::TrapMechanism::kPatch,
-                      absl::StrFormat("--trap=auto on a %s host: hlt at CPL0 exits here and "
-                                      "patching covers debug registers and segment loads",
-                                      host.kind)};
-  }
+absl::StatusOr<x86::TrapMechanism> ParseTrapFlag(const std::string& flag) {
+  if (flag == "auto") return x86::TrapMechanism::kPatch;
   std::optional<x86::TrapMechanism> mechanism = x86::ParseTrapMechanism(flag);
   if (!mechanism) {
     return absl::InvalidArgumentError(
         absl::StrFormat("--trap '%s': give auto, hw-gd, patch, pv or off", flag));
+  }
+  return *mechanism;
+}
+
+absl::StatusOr<TrapChoice> ChooseTrap(const std::string& flag, const KvmSystem& kvm,
+                                      const HostInfo& host) {
+  absl::StatusOr<x86::TrapMechanism> mechanism = ParseTrapFlag(flag);
+  if (!mechanism.ok()) return mechanism.status();
+  if (flag == "auto") {
+    return TrapChoice{*mechanism,
+                      absl::StrFormat("--trap=auto on a %s host: hlt at CPL0 exits here and "
+                                      "patching covers debug registers and segment loads",
+                                      host.kind)};
   }
   if (*mechanism == x86::TrapMechanism::kPv) {
     return TrapChoice{*mechanism, absl::StrFormat("--trap=pv covers %s",
@@ -111,21 +75,31 @@ absl::StatusOr<RunHost> OpenRunHost(const std::string& kvm_path, const std::stri
   return RunHost{*std::move(kvm), *std::move(info), *std::move(trap)};
 }
 
-RunSettings RunSettingsFor(const RunOptions& options, ConsoleEcho& console) {
-  RunSettings settings = SettingsFrom(options, options.quiet ? nullptr : &console);
+launch::RunSettings RunSettingsFor(const RunOptions& options, launch::ConsoleEcho& console) {
+  launch::RunSettings settings = SettingsFrom(options, options.quiet ? nullptr : &console);
   settings.max_output_bytes = options.max_output;
   settings.gdb_sockets = !options.gdb.empty();
   return settings;
 }
 
+launch::GuestRequest GuestRequestFor(const RunOptions& options) {
+  return {.workload = options.workload,
+          .ops = options.ops,
+          .warmup = options.warmup,
+          .extra = options.cmdline,
+          .initrd = options.initrd,
+          .memory_mib = options.memory_mib,
+          .memory_given = options.Given("memory"),
+          .irqchip = options.irqchip,
+          .modules = options.modules};
+}
+
 absl::Status AddGdbStub(x86::MachineConfig& config, const RunOptions& run,
-                        const LoadedImage& image, const HostInfo& host,
-                        std::string* symbols_file) {
+                        const launch::LoadedImage& image, std::string* symbols_file) {
   symbols_file->clear();
   if (run.gdb.empty()) return absl::OkStatus();
   x86::GdbStubOptions options;
   options.listen = run.gdb;
-  options.host_emulates_cpl0 = host.cpl0_emulated;
   if (!image.variant.empty()) {  // embedded: give gdb a file to read the symbols from
     std::error_code error;
     const std::filesystem::path path =

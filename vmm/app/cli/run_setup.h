@@ -1,6 +1,7 @@
-// What every command that boots the bundled kernel's workloads decides the same way
-// (`run`, `trace`): the guest command line from --workload/--ops/--cmdline, the trap
-// mechanism from --trap, and the rest of `run`'s set-up.
+// What the commands that boot a guest decide from their flags the same way (`run`,
+// `trace`; `bench` and `study` for the host): the trap mechanism from --trap, the host
+// opened, the guest request from the flags (vmm/app/launch makes the run of it), and
+// the rest of `run`'s set-up.
 #ifndef SIGVISOR_VMM_APP_CLI_RUN_SETUP_H_
 #define SIGVISOR_VMM_APP_CLI_RUN_SETUP_H_
 
@@ -13,9 +14,10 @@
 #include "absl/status/statusor.h"
 #include "arch/x86_64/vmm/trap/trap_engine.h"
 #include "arch/x86_64/vmm/machine/x86_machine.h"
-#include "vmm/app/cli/image_arg.h"
-#include "vmm/app/cli/machine_config/machine_config.h"
 #include "vmm/app/cli/options.h"
+#include "vmm/app/launch/guest_spec.h"
+#include "vmm/app/launch/image.h"
+#include "vmm/app/launch/run_settings.h"
 #include "vmm/inject/injection_record.h"
 #include "vmm/inject/injection_spec.h"
 #include "vmm/kvm/kvm.h"
@@ -23,19 +25,14 @@
 
 namespace sigvisor::cli {
 
-// What --workload may name: the bundled kernel's workloads (docs/guest-kernel.md).
-std::span<const std::string_view> BundledKernelWorkloads();
-
-// The guest command line from --workload, --ops, --warmup and --cmdline; a --workload
-// the bundled kernel does not have is refused, naming the ones it has, and so is a
-// --warmup it cannot take (ParseWarmup).
-absl::StatusOr<std::string> GuestCmdline(const std::string& workload, const std::string& ops,
-                                         const std::string& warmup, const std::string& cmdline);
-
 struct TrapChoice {
   x86::TrapMechanism mechanism = x86::TrapMechanism::kOff;
   std::string reason;
 };
+
+// --trap (`flag`) without the host: the mechanism it names (auto: patch), or the
+// refusal of a name that is none.
+absl::StatusOr<x86::TrapMechanism> ParseTrapFlag(const std::string& flag);
 
 // --trap (`flag`): which mechanism, and why (see run_setup.cc).
 absl::StatusOr<TrapChoice> ChooseTrap(const std::string& flag, const KvmSystem& kvm,
@@ -50,10 +47,10 @@ struct RunHost {
 };
 absl::StatusOr<RunHost> OpenRunHost(const std::string& kvm_path, const std::string& trap);
 
-// The settings every run shares (vmm/app/cli/machine_config), from the flags each
+// The settings every run shares (vmm/app/launch/run_settings.h), from the flags each
 // command has: `console` is where the guest's console is echoed (null: nowhere).
 template <typename Options>
-RunSettings SettingsFrom(const Options& options, ConsoleEcho* console) {
+launch::RunSettings SettingsFrom(const Options& options, launch::ConsoleEcho* console) {
   return {.memory_mib = options.memory_mib,
           .timeout = options.timeout,
           .sandbox = !options.no_sandbox,
@@ -63,7 +60,10 @@ RunSettings SettingsFrom(const Options& options, ConsoleEcho* console) {
 // `sigvisor run`'s settings, x86-64 and MIPS alike: the console echoed to `console`
 // unless --quiet, at most --max-output bytes of it; the sandbox lets --gdb's socket
 // through.
-RunSettings RunSettingsFor(const RunOptions& options, ConsoleEcho& console);
+launch::RunSettings RunSettingsFor(const RunOptions& options, launch::ConsoleEcho& console);
+
+// What `run`'s flags ask of the guest (vmm/app/launch/guest_spec.h).
+launch::GuestRequest GuestRequestFor(const RunOptions& options);
 
 // Where `run` echoes the guest's console: stdout, or stderr with --json (stdout then
 // carries only the document).
@@ -78,8 +78,7 @@ inline FILE* RunConsoleStream(const RunOptions& options) {
 // `symbols_file` receives its path (to remove after the run), or "". Does nothing
 // without --gdb.
 absl::Status AddGdbStub(x86::MachineConfig& config, const RunOptions& options,
-                        const LoadedImage& image, const HostInfo& host,
-                        std::string* symbols_file);
+                        const launch::LoadedImage& image, std::string* symbols_file);
 
 // The --inject specs (empty without the flag); a malformed one is an error naming
 // the part that is wrong.

@@ -8,7 +8,7 @@
 #include "arch/x86_64/vmm/inject/uaccess_sites.h"
 #include "vmm/app/cli/build_info/build_info.h"
 #include "vmm/app/cli/command.h"
-#include "vmm/app/cli/image_arg.h"
+#include "vmm/app/launch/image.h"
 #include "arch/x86_64/vmm/trap/decoder.h"
 #include "arch/x86_64/vmm/trap/site_table.h"
 
@@ -17,7 +17,7 @@ namespace sigvisor::cli {
 namespace {
 
 // --uaccess: the kernel's exception-table entries, where page injections aim.
-int PrintUserAccessSites(const LoadedImage& image, const trap::Decoder& decoder, bool json) {
+int PrintUserAccessSites(const launch::LoadedImage& image, const trap::Decoder& decoder, bool json) {
   absl::StatusOr<std::vector<x86::UserAccessSite>> sites = x86::UserAccessSites(image.elf);
   if (!sites.ok()) return ReportError(sites.status());
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
@@ -64,7 +64,7 @@ int SitesCommand(const SitesOptions& options) {
     return ReportError(absl::StrFormat("`sigvisor sites` takes no argument '%s' (use --image)",
                                        options.args[0]));
   }
-  absl::StatusOr<LoadedImage> image = LoadImage(options.image, options.variant);
+  absl::StatusOr<launch::LoadedImage> image = launch::LoadImage(options.image, options.variant);
   if (!image.ok()) return ReportError(image.status());
   absl::StatusOr<trap::Decoder> decoder = trap::Decoder::Create();
   if (!decoder.ok()) return ReportError(decoder.status());

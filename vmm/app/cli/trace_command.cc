@@ -10,9 +10,9 @@
 #include "vmm/app/cli/build_info/build_info.h"
 #include "vmm/app/cli/command.h"
 #include "vmm/app/cli/exit_status.h"
-#include "vmm/app/cli/image_arg.h"
-#include "vmm/app/cli/linux_guest.h"
 #include "vmm/app/cli/run_setup.h"
+#include "vmm/app/launch/guest_spec.h"
+#include "vmm/app/launch/image.h"
 #include "vmm/kvm/kvm.h"
 #include "vmm/loader/system_map.h"
 #include "arch/x86_64/vmm/probe/probe.h"
@@ -38,24 +38,23 @@ struct Traced {
 constexpr char kNoKaslr[] = "nokaslr";
 
 absl::StatusOr<Traced> TraceOnce(const TraceOptions& flags, const KvmSystem& kvm,
-                                 const HostInfo& host, const LoadedImage& image,
-                                 const std::string& cmdline, const TrapChoice& trap,
+                                 const HostInfo& host, const launch::LoadedImage& image,
+                                 const launch::GuestSpec& guest, const TrapChoice& trap,
                                  std::shared_ptr<const SymbolTable> symbols) {
   Traced t;
-  t.source = {image.label, image.variant, cmdline};
+  t.source = {image.label, image.variant, guest.cmdline};
   t.trace.variant = image.variant;
   t.trace.host_kind = host.kind;
   t.trace.trap = std::string(x86::TrapMechanismName(trap.mechanism));
   // The console goes to stderr: stdout is the listing's (or the JSON document's).
-  ConsoleEcho console(stderr);
+  launch::ConsoleEcho console(stderr);
+  launch::RunSettings settings = SettingsFrom(flags, &console);
+  settings.memory_mib = guest.memory_mib;
   // Single-stepped, the guest's clocks do not run at its TSC rate: no clock check.
-  x86::MachineConfig config = MachineConfigFor(
-      SettingsFrom(flags, &console),
-      {.cmdline = cmdline, .cpl0_emulated = host.cpl0_emulated, .trap = trap.mechanism});
-  config.linux_kernel = image.linux_kernel;
-  if (image.linux_kernel && !flags.Given("memory")) {
-    config.memory_bytes = kLinuxDefaultMemoryMib << 20;
-  }
+  x86::MachineConfig config = launch::MachineConfigFor(
+      settings,
+      {.cmdline = guest.cmdline, .cpl0_emulated = host.cpl0_emulated, .trap = trap.mechanism});
+  config.target = image.target;
   x86::StepTracerOptions options;
   options.phase = flags.phase;
   options.kernel_symbols = std::move(symbols);
@@ -74,7 +73,7 @@ absl::StatusOr<Traced> TraceOnce(const TraceOptions& flags, const KvmSystem& kvm
   if (t.trace.phase.empty()) {
     return absl::NotFoundError(absl::StrFormat(
         "the guest measured no phase%s to trace (%s; the run's outcome: %s)",
-        options.phase.empty() ? "" : absl::StrCat(" called '", options.phase, "'"), cmdline,
+        options.phase.empty() ? "" : absl::StrCat(" called '", options.phase, "'"), guest.cmdline,
         OutcomeName(t.result.outcome)));
   }
   // The ledger's count for the same phase, where the host counts kernel instructions.
@@ -105,24 +104,21 @@ int TraceCommand(const TraceOptions& options) {
                                        options.args[0]));
   }
   if (options.timeout <= absl::ZeroDuration()) return ReportError("--timeout must be positive");
-  absl::StatusOr<LoadedImage> image = LoadImage(options.image, options.variant);
+  absl::StatusOr<launch::LoadedImage> image = launch::LoadImage(options.image, options.variant);
   if (!image.ok()) return ReportError(image.status());
-  const bool linux_kernel = image->linux_kernel.has_value();
-  absl::StatusOr<std::string> cmdline =
-      linux_kernel
-          ? LinuxGuestCmdline(options.workload, options.ops, /*warmup=*/"",
-                              options.cmdline.empty() ? kNoKaslr
-                                                      : absl::StrCat(options.cmdline, " ",
-                                                                     kNoKaslr))
-          : GuestCmdline(options.workload, options.ops, /*warmup=*/"", options.cmdline);
-  if (!cmdline.ok()) return ReportError(cmdline.status());
+  const bool linux_kernel = image->linux_kernel() != nullptr;
+  launch::GuestRequest request = {.workload = options.workload,
+                                  .ops = options.ops,
+                                  .extra = options.cmdline,
+                                  .memory_mib = options.memory_mib,
+                                  .memory_given = options.Given("memory")};
   if (linux_kernel) {
-    absl::StatusOr<std::vector<uint8_t>> initrd = LinuxInitrd("");
-    if (!initrd.ok()) return ReportError(initrd.status());
-    image->linux_kernel->initrd = *std::move(initrd);
-    if (!options.diff.empty()) {
-      return ReportError("--diff compares two builds of the bundled kernel; not a Linux kernel");
-    }
+    request.extra = options.cmdline.empty() ? kNoKaslr : absl::StrCat(options.cmdline, " ", kNoKaslr);
+  }
+  absl::StatusOr<launch::GuestSpec> guest = launch::PrepareGuest(*image, request);
+  if (!guest.ok()) return ReportError(guest.status());
+  if (linux_kernel && !options.diff.empty()) {
+    return ReportError("--diff compares two builds of the bundled kernel; not a Linux kernel");
   }
   std::shared_ptr<const SymbolTable> symbols;
   if (!options.symbols.empty()) {
@@ -134,9 +130,9 @@ int TraceCommand(const TraceOptions& options) {
                  "sigvisor: note: this kernel has no symbols of its own: give its System.map "
                  "with --symbols to name its functions\n");
   }
-  std::optional<LoadedImage> other;
+  std::optional<launch::LoadedImage> other;
   if (!options.diff.empty()) {
-    absl::StatusOr<LoadedImage> loaded = LoadImage(options.image, options.diff);
+    absl::StatusOr<launch::LoadedImage> loaded = launch::LoadImage(options.image, options.diff);
     if (!loaded.ok()) return ReportError(loaded.status());
     other = *std::move(loaded);
   }
@@ -147,12 +143,12 @@ int TraceCommand(const TraceOptions& options) {
   const TrapChoice* trap = &run_host->trap;
 
   absl::StatusOr<Traced> left =
-      TraceOnce(options, *kvm, *host, *image, *cmdline, *trap, symbols);
+      TraceOnce(options, *kvm, *host, *image, *guest, *trap, symbols);
   if (!left.ok()) return ReportError(left.status());
   std::optional<Traced> right;
   if (other) {
     absl::StatusOr<Traced> traced =
-        TraceOnce(options, *kvm, *host, *other, *cmdline, *trap, symbols);
+        TraceOnce(options, *kvm, *host, *other, *guest, *trap, symbols);
     if (!traced.ok()) return ReportError(traced.status());
     right = *std::move(traced);
   }

@@ -7,7 +7,7 @@
 #include "arch/mips/vmm/cost_model.h"
 #include "arch/mips/vmm/mips_elf.h"
 #include "arch/mips/vmm/mips_machine.h"
-#include "vmm/app/cli/machine_config/machine_config.h"
+#include "vmm/app/launch/run_settings.h"
 #include "vmm/app/images/embedded_images.h"
 
 namespace sigvisor::study {
@@ -39,7 +39,7 @@ struct RunCounts {
 
 absl::StatusOr<RunCounts> RunOnce(const mips::MipsElfImage& image, int cores,
                                   const TrampStudyOptions& options) {
-  const mips::MipsMachineConfig config = MipsMachineConfigFor(
+  const mips::MipsMachineConfig config = launch::MipsMachineConfigFor(
       {.memory_mib = kMemoryMib, .timeout = options.timeout, .sandbox = options.sandbox.has_value()},
       absl::StrFormat("workload=lat_sig ops=%d", options.ops), cores);
   absl::StatusOr<mips::MipsMachineReport> report = mips::BootAndRun(image, config);

@@ -571,7 +571,7 @@ absl::Status GdbStub::InsertBreakpoint(gdb::BreakType type, uint64_t address, in
   switch (type) {
     case gdb::BreakType::kSoftware: {
       if (software_.count(address)) return absl::OkStatus();
-      if (options_.host_emulates_cpl0) {
+      if (context_.cpl0_emulated) {
         absl::StatusOr<bool> user = InUserCode(address);
         if (!user.ok()) return user.status();
         if (*user) return absl::FailedPreconditionError(absl::StrFormat(kCpl0Only, address));
@@ -587,7 +587,7 @@ absl::Status GdbStub::InsertBreakpoint(gdb::BreakType type, uint64_t address, in
       return debug.SetSoftwareBreakpoints(true);
     }
     case gdb::BreakType::kHardware: {
-      if (options_.host_emulates_cpl0) {
+      if (context_.cpl0_emulated) {
         absl::StatusOr<bool> user = InUserCode(address);
         if (user.ok() && *user) {
           return absl::FailedPreconditionError(absl::StrFormat(kCpl0Only, address));
@@ -602,7 +602,7 @@ absl::Status GdbStub::InsertBreakpoint(gdb::BreakType type, uint64_t address, in
       return absl::UnimplementedError("x86 has no read-only watchpoints (use awatch)");
     case gdb::BreakType::kWrite:
     case gdb::BreakType::kAccess: {
-      if (options_.host_emulates_cpl0) {
+      if (context_.cpl0_emulated) {
         return absl::FailedPreconditionError(
             "data watchpoints do not fire on this host (PVM): neither the VMM's nor the guest's "
             "debug registers trigger on data access (docs/host-notes.md; `sigvisor probe`)");

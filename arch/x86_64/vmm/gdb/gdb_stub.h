@@ -41,7 +41,6 @@ namespace sigvisor::x86 {
 
 struct GdbStubOptions {
   std::string listen;          // "[ADDR:]PORT"; port 0 picks a free one
-  bool host_emulates_cpl0 = false;  // PVM: breakpoints at CPL0 only, no watchpoints
   // Where gdb finds the image's symbols, for the banner ("" when unknown).
   std::string symbols_path;
   // The directory the image's DWARF names its source files relative to (the bundled

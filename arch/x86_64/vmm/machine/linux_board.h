@@ -1,21 +1,23 @@
-// The PC a stock Linux kernel boots on, as kvmtool and Firecracker give it: the
-// in-kernel irqchip and PIT (the machine creates them), COM1 with its interrupt on
-// IRQ 4, the CMOS RTC, the i8042's reset line, PCI configuration space with no
-// devices, QEMU's pc-testdev and isa-debug-exit. (The Linux marker port, by which the
-// embedded init marks its phases, is the run's call gate: the machine registers it
-// with the session, linux_marker_gate.h.) Every port and MMIO
-// address that nothing claims reads as all-ones and ignores writes, as on a PC; the
-// exit ledger counts those by port.
-//
-// The devices live here, one object per machine, and outlive the run.
+// The board of a stock Linux kernel: the PC it boots on, as kvmtool and Firecracker
+// give it. The in-kernel irqchip and PIT; COM1 with its interrupt on IRQ 4, the CMOS
+// RTC, the i8042's reset line, PCI configuration space with no devices, QEMU's
+// pc-testdev and isa-debug-exit; every port and MMIO address that nothing claims reads
+// as all-ones and ignores writes, as on a PC (the exit ledger counts those by port).
+// The Linux marker port, by which the embedded init marks its phases, is its call gate
+// (linux_marker_gate.h). The kernel is loaded by the 64-bit boot protocol or entered at
+// its PVH note (linux_boot.h), with the CPUID and command line of linux_host_fit.h.
 #ifndef SIGVISOR_ARCH_X86_64_VMM_MACHINE_LINUX_BOARD_H_
 #define SIGVISOR_ARCH_X86_64_VMM_MACHINE_LINUX_BOARD_H_
 
 #include <cstdint>
-#include <functional>
-#include <string_view>
+#include <memory>
+#include <optional>
+#include <string>
 
-#include "absl/status/status.h"
+#include "arch/x86_64/vmm/machine/board.h"
+#include "arch/x86_64/vmm/machine/boot_target.h"
+#include "arch/x86_64/vmm/machine/linux_marker_gate.h"
+#include "arch/x86_64/vmm/machine/x86_machine.h"
 #include "devices/pc/cmos_rtc.h"
 #include "devices/pc/debug_exit.h"
 #include "devices/pc/i8042.h"
@@ -23,37 +25,58 @@
 #include "devices/pc/pc_testdev.h"
 #include "devices/pc/unclaimed.h"
 #include "devices/serial16550.h"
-#include "vmm/kvm/kvm.h"
-#include "vmm/machine/bus.h"
 
 namespace sigvisor::x86 {
 
-class LinuxBoard {
+class LinuxBoard : public Board {
  public:
-  // `vm` (for interrupt lines) must outlive the board; `console` takes COM1's output.
-  LinuxBoard(KvmVm& vm, uint64_t memory_bytes, std::function<void(std::string_view)> console);
-  LinuxBoard(const LinuxBoard&) = delete;
-  LinuxBoard& operator=(const LinuxBoard&) = delete;
+  // Refuses a trap mechanism (they patch sigvisor images' sites) and interceptors
+  // other than the step tracer (the gdb stub and the fault injector read sigvisor's
+  // boot protocol).
+  static absl::StatusOr<std::unique_ptr<Board>> Make(const ElfImage& image,
+                                                     const LinuxKernel& kernel,
+                                                     const MachineConfig& config);
 
-  // Registers every device on `bus`, and the unclaimed answer for both spaces.
-  absl::Status Register(Bus& bus);
-
-  DebugExit& debug_exit() { return debug_exit_; }
+  bool in_kernel_irqchip() const override { return true; }
+  bool in_kernel_pit() const override { return true; }
+  std::vector<kvm_cpuid_entry2> Cpuid(std::span<const kvm_cpuid_entry2> supported) const override;
+  absl::StatusOr<std::string> Load(const ElfImage& image, GuestMemory& memory, KvmVcpu& vcpu,
+                                   std::span<const kvm_cpuid_entry2> cpuid) override;
+  absl::Status Attach(const BoardWiring& wiring) override;
+  const CallGate* gate() const override { return markers_ ? &*markers_ : nullptr; }
+  bool uses_syscall() const override { return true; }
+  std::optional<int> exit_status() const override;
 
  private:
-  // Sets ISA interrupt line `irq` (an IOAPIC pin and a PIC input: KVM's default
-  // routing, which the MP table states).
-  void SetIrqLine(int irq, bool level);
+  // The PC's devices, wired to the VM's interrupt lines.
+  struct Devices {
+    Devices(KvmVm& vm, uint64_t memory_bytes, std::function<void(std::string_view)> console);
+    Devices(const Devices&) = delete;
+    Devices& operator=(const Devices&) = delete;
+    absl::Status Register(Bus& bus);
+    // Sets ISA interrupt line `irq` (an IOAPIC pin and a PIC input: KVM's default
+    // routing, which the MP table states).
+    void SetIrqLine(int irq, bool level);
 
-  KvmVm& vm_;
-  Serial16550 serial_;
-  CmosRtc rtc_;
-  I8042 i8042_;
-  PciAbsent pci_;
-  PcTestdev testdev_;
-  DebugExit debug_exit_;
-  Unclaimed unclaimed_ports_;
-  Unclaimed unclaimed_mmio_;
+    KvmVm& vm;
+    Serial16550 serial;
+    CmosRtc rtc;
+    I8042 i8042;
+    PciAbsent pci;
+    PcTestdev testdev;
+    DebugExit debug_exit;
+    Unclaimed unclaimed_ports;
+    Unclaimed unclaimed_mmio;
+  };
+
+  LinuxBoard(const LinuxKernel& kernel, const MachineConfig& config);
+
+  const LinuxKernel& kernel_;
+  std::string cmdline_;  // the run's words, after sigvisor's own
+  bool cpl0_emulated_ = false;
+  int vcpus_ = 1;
+  std::optional<Devices> devices_;
+  std::optional<LinuxMarkerGate> markers_;
 };
 
 }  // namespace sigvisor::x86

@@ -421,7 +421,7 @@ absl::Status SetUpPvhVcpu(KvmVcpu& vcpu, uint32_t entry, std::span<const kvm_cpu
   return SetEntryState(vcpu, cpuid, /*long_mode=*/false, regs);
 }
 
-void SetLinuxLapicLints(kvm_lapic_state& lapic) {
+void SetVirtualWireLints(kvm_lapic_state& lapic) {
   for (const auto& [offset, mode] :
        {std::pair{kLapicLvtLint0, kDeliveryExtInt}, std::pair{kLapicLvtLint1, kDeliveryNmi}}) {
     uint32_t lvt;

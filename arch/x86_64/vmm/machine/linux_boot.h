@@ -177,7 +177,7 @@ absl::Status SetUpPvhVcpu(KvmVcpu& vcpu, uint32_t entry, std::span<const kvm_cpu
 // The local APIC's LINT0 as ExtINT and LINT1 as NMI (virtual-wire mode, what a PC's
 // BIOS leaves), in a KVM_GET_LAPIC state, as kvmtool and Firecracker set it before
 // the first KVM_RUN; the caller does KVM_GET_LAPIC, this, KVM_SET_LAPIC.
-void SetLinuxLapicLints(kvm_lapic_state& lapic);
+void SetVirtualWireLints(kvm_lapic_state& lapic);
 
 }  // namespace sigvisor::x86
 

@@ -330,7 +330,7 @@ TEST(LinuxLapicTest, Lint0IsExtIntAndLint1IsNmi) {
   const uint32_t masked = 0x10000;  // KVM's reset LVT: masked, fixed delivery
   std::memcpy(lapic.regs + 0x350, &masked, 4);
   std::memcpy(lapic.regs + 0x360, &masked, 4);
-  SetLinuxLapicLints(lapic);
+  SetVirtualWireLints(lapic);
   uint32_t lint0, lint1;
   std::memcpy(&lint0, lapic.regs + 0x350, 4);
   std::memcpy(&lint1, lapic.regs + 0x360, 4);

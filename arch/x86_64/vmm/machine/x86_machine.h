@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "arch/x86_64/vmm/machine/multiboot_boot.h"
+#include "arch/x86_64/vmm/machine/boot_target.h"
 #include "arch/x86_64/vmm/trap/trap_engine.h"
 #include "arch/x86_64/vmm/cpu/vcpu_state.h"
 #include "vmm/kvm/kvm.h"
@@ -55,46 +55,17 @@ struct MachineContext {
 using InterceptorFactory =
     std::function<absl::StatusOr<std::unique_ptr<ExitInterceptor>>(MachineContext&)>;
 
-// A stock Linux kernel. The image BootAndRun gets is its ELF vmlinux: a bzImage's
-// payload, decompressed on the host, boots by the 64-bit boot protocol; a vmlinux
-// file with a PVH note (ElfImage::pvh_entry) by the PVH entry, as QEMU and Firecracker
-// boot one. Either way on the PC of linux_board.h, with the command line of
-// linux_host_fit.h before `cmdline`.
-struct LinuxKernel {
-  std::vector<uint8_t> setup_header;  // the bzImage's (boot_params.hdr); empty for a vmlinux
-  bool pvh = false;                   // enter at the image's PVH entry
-  uint64_t init_size = 0;             // memory it needs from its load address; 0: its image's
-  uint32_t cmdline_size = 2047;       // the longest command line it takes
-  uint32_t initrd_addr_max = 0x7fffffff;
-  std::vector<uint8_t> initrd;        // empty: none
-};
-
-// How an image boots (ChooseBootProtocol in x86_machine.cc decides, from the image and
-// the configuration).
-enum class BootProtocol {
-  kSigvisor,   // sigvisor's ABI note: its boot info, hypercalls, one vCPU
-  kMultiboot,  // a Multiboot v1 header and no sigvisor note: QEMU's -kernel state
-  kLinux,      // MachineConfig::linux_kernel: the 64-bit boot protocol
-};
-
 struct MachineConfig {
   uint64_t memory_bytes = 32ull << 20;
   // The guest's command line: sigvisor_boot_info.cmdline; for a Linux kernel, what
   // follows sigvisor's own parameters (LinuxBaseCmdline).
   std::string cmdline;
-  // Set for a Linux kernel (the image is its vmlinux).
-  std::optional<LinuxKernel> linux_kernel;
-  // Multiboot kernels (an image with a Multiboot v1 header and no sigvisor ABI note):
-  // the kernel's command line is "<image_name> <cmdline>" (QEMU's convention; just
-  // cmdline when image_name is empty), and `modules` are passed in the Multiboot info.
-  std::string image_name;
-  std::vector<MultibootModule> modules;
-  // KVM_CREATE_IRQCHIP before the vCPU (Multiboot kernels only): an in-kernel LAPIC,
-  // IOAPIC and PIC for kernels that use timers or interrupts; `hlt` waits in KVM.
-  bool irqchip = false;
-  // vCPUs (Multiboot kernels only above 1): vCPU 0 boots; the others are APs that wait
-  // for INIT/SIPI through the in-kernel LAPIC (implies `irqchip`), each on its own
-  // thread over the same bus (ap_runner.h). fw_cfg's CPU count (key 0x05) says this.
+  // What boots, and how: chosen once from the image (boot_target.h); its board
+  // refuses what it cannot do.
+  BootTarget target;
+  // vCPUs: vCPU 0 boots; the others are APs that wait for INIT/SIPI through the
+  // in-kernel LAPIC (which they imply), each on its own thread over the same bus
+  // (ap_runner.h). A Multiboot kernel's fw_cfg says how many (key 0x05).
   int vcpus = 1;
   bool cpl0_emulated = false;   // tells the guest (boot-info flag)
   bool injection_events = false;  // the guest reports injection outcomes (boot-info flag)
@@ -123,6 +94,11 @@ struct MachineReport {
   BootProtocol protocol = BootProtocol::kSigvisor;
   std::string kernel_cmdline;  // the command line the kernel was given
 };
+
+// What `config` asks of `image` that no machine can give (the vCPU count, RAM, and
+// the boot target's own refusals: board.h), checked without KVM, so that a command
+// can refuse bad input before it opens /dev/kvm. BootAndRun checks it again.
+absl::Status CheckMachineConfig(const ElfImage& image, const MachineConfig& config);
 
 // Creates a VM, boots `image` in it and runs it to the end. Errors are for what
 // prevents booting at all (bad image, KVM failures); how the guest ended is in the

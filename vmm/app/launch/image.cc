@@ -1,4 +1,4 @@
-#include "vmm/app/cli/image_arg.h"
+#include "vmm/app/launch/image.h"
 
 #include <cerrno>
 #include <cstring>
@@ -9,7 +9,7 @@
 #include "vmm/app/images/embedded_images.h"
 #include "vmm/loader/linux/bzimage.h"
 
-namespace sigvisor::cli {
+namespace sigvisor::launch {
 namespace {
 
 constexpr uint64_t kMaxImageBytes = 256ull << 20;
@@ -91,7 +91,7 @@ absl::StatusOr<LoadedImage> LoadBzImage(const std::string& path,
   LoadedImage loaded{absl::StrFormat("%s (bzImage, %s payload)", path,
                                      linux_boot::CompressionName(bz->compression)),
                      *std::move(elf)};
-  loaded.linux_kernel = std::move(kernel);
+  loaded.target = std::move(kernel);
   return loaded;
 }
 
@@ -103,8 +103,10 @@ absl::StatusOr<LoadedImage> LoadImage(const std::string& image, const std::strin
     if (!build.ok()) return build.status();
     absl::StatusOr<ElfImage> elf = ParseKernel(**build);
     if (!elf.ok()) return elf.status();
-    return LoadedImage{absl::StrFormat("%s %s (embedded)", image, (*build)->name), *std::move(elf),
-                       std::string((*build)->name), DescribeVariant(**build)};
+    LoadedImage loaded{absl::StrFormat("%s %s (embedded)", image, (*build)->name),
+                       *std::move(elf), std::string((*build)->name), DescribeVariant(**build)};
+    loaded.target = x86::BootTargetOf(loaded.elf);
+    return loaded;
   }
   if (absl::Status s = VariantNeedsBundledKernel(image, variant); !s.ok()) return s;
   absl::StatusOr<std::vector<uint8_t>> bytes = ReadImageFile(image, GuestArch::kX86_64);
@@ -120,12 +122,9 @@ absl::StatusOr<LoadedImage> LoadImage(const std::string& image, const std::strin
                                              : ""));
   }
   LoadedImage loaded{image, *std::move(elf)};
-  // A vmlinux (no sigvisor note, no Multiboot header) that carries Linux's PVH entry
-  // note boots as Linux through that entry.
-  if (!loaded.elf.abi_version() && !loaded.elf.multiboot() && loaded.elf.pvh_entry()) {
-    loaded.linux_kernel = x86::LinuxKernel{.pvh = true};
-    loaded.label = absl::StrCat(image, " (vmlinux, PVH entry)");
-  }
+  loaded.target = x86::BootTargetOf(loaded.elf);
+  // A vmlinux that carries Linux's PVH entry note boots as Linux through that entry.
+  if (loaded.linux_kernel()) loaded.label = absl::StrCat(image, " (vmlinux, PVH entry)");
   return loaded;
 }
 
@@ -156,4 +155,4 @@ absl::StatusOr<LoadedMipsImage> LoadMipsImage(const std::string& image,
   return LoadedMipsImage{image, *std::move(elf)};
 }
 
-}  // namespace sigvisor::cli
+}  // namespace sigvisor::launch

@@ -1,16 +1,18 @@
-// --image: an embedded image's name or an ELF file's path, read and parsed.
-#ifndef SIGVISOR_VMM_APP_CLI_IMAGE_ARG_H_
-#define SIGVISOR_VMM_APP_CLI_IMAGE_ARG_H_
+// --image: an embedded image's name or a file's path (ELF, Multiboot, a Linux bzImage or
+// vmlinux), read and parsed, and what it boots as.
+#ifndef SIGVISOR_VMM_APP_LAUNCH_IMAGE_H_
+#define SIGVISOR_VMM_APP_LAUNCH_IMAGE_H_
 
 #include <optional>
+#include <variant>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "arch/mips/vmm/mips_elf.h"
-#include "arch/x86_64/vmm/machine/x86_machine.h"
+#include "arch/x86_64/vmm/machine/boot_target.h"
 #include "vmm/loader/elf_image.h"
 
-namespace sigvisor::cli {
+namespace sigvisor::launch {
 
 struct LoadedImage {
   std::string label;  // for reports: "kernel (embedded)" or the path
@@ -19,10 +21,16 @@ struct LoadedImage {
   // settings ("dr7=always pda=gs ..."); empty for an image from a file.
   std::string variant;
   std::string variant_settings;
-  // A stock Linux kernel (a bzImage, whose payload `elf` is, decompressed on the host;
-  // or a vmlinux with a PVH note): what its boot protocol needs besides the vmlinux.
-  // Its initrd is the caller's to add. The label says which it was.
-  std::optional<x86::LinuxKernel> linux_kernel;
+  // What it boots as (x86::BootTargetOf; a bzImage, whose payload `elf` is,
+  // decompressed on the host, is Linux by its file). A Linux kernel's initrd and a
+  // Multiboot kernel's modules are the caller's to add. The label says what it was.
+  x86::BootTarget target;
+
+  // The Linux kernel it is, or null.
+  x86::LinuxKernel* linux_kernel() { return std::get_if<x86::LinuxKernel>(&target); }
+  const x86::LinuxKernel* linux_kernel() const {
+    return std::get_if<x86::LinuxKernel>(&target);
+  }
 };
 
 // The embedded image called `image` (for the bundled kernel: in build `variant`, a
@@ -39,6 +47,6 @@ struct LoadedMipsImage {
 };
 absl::StatusOr<LoadedMipsImage> LoadMipsImage(const std::string& image, const std::string& variant);
 
-}  // namespace sigvisor::cli
+}  // namespace sigvisor::launch
 
-#endif  // SIGVISOR_VMM_APP_CLI_IMAGE_ARG_H_
+#endif  // SIGVISOR_VMM_APP_LAUNCH_IMAGE_H_

@@ -6,8 +6,8 @@
 // that spent seconds in firmware has: `bench --peer` compares against such a VM
 // (docs/bench-and-studies.md). Warm-up ops sit outside the phase markers, so no
 // phase's counts change; only the run's totals grow by theirs.
-#ifndef SIGVISOR_VMM_APP_CLI_WARMUP_H_
-#define SIGVISOR_VMM_APP_CLI_WARMUP_H_
+#ifndef SIGVISOR_VMM_APP_LAUNCH_WARMUP_H_
+#define SIGVISOR_VMM_APP_LAUNCH_WARMUP_H_
 
 #include <cstdint>
 #include <optional>
@@ -16,7 +16,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace sigvisor::cli {
+namespace sigvisor::launch {
 
 // What both guest kernels' init does when the command line does not say.
 inline constexpr uint64_t kDefaultWarmupOps = 1;
@@ -40,6 +40,6 @@ std::string WarmupValue(uint64_t warmup, std::string_view workload);
 absl::StatusOr<std::optional<uint64_t>> ParseWarmup(const std::string& value,
                                                     const std::string& workload);
 
-}  // namespace sigvisor::cli
+}  // namespace sigvisor::launch
 
-#endif  // SIGVISOR_VMM_APP_CLI_WARMUP_H_
+#endif  // SIGVISOR_VMM_APP_LAUNCH_WARMUP_H_

@@ -2,8 +2,8 @@
 // `trace`, the bench's runs (x86-64 under KVM) and `run --arch mips` and study tramp
 // (the MIPS interpreter): memory, watchdog, console output and the seccomp sandbox
 // are decided here, from values the callers parsed or chose.
-#ifndef SIGVISOR_VMM_APP_CLI_MACHINE_CONFIG_MACHINE_CONFIG_H_
-#define SIGVISOR_VMM_APP_CLI_MACHINE_CONFIG_MACHINE_CONFIG_H_
+#ifndef SIGVISOR_VMM_APP_LAUNCH_RUN_SETTINGS_H_
+#define SIGVISOR_VMM_APP_LAUNCH_RUN_SETTINGS_H_
 
 #include <atomic>
 #include <cstdint>
@@ -20,7 +20,7 @@
 #include "vmm/inject/injection_record.h"
 #include "vmm/inject/injection_spec.h"
 
-namespace sigvisor {
+namespace sigvisor::launch {
 
 // The guest's console echoed to a stream as it arrives. It remembers whether the last
 // byte written ended a line, so that what sigvisor prints after the run (the report,
@@ -74,6 +74,6 @@ void AddFaultInjector(x86::MachineConfig& config, std::vector<InjectionSpec> spe
 mips::MipsMachineConfig MipsMachineConfigFor(const RunSettings& run, std::string cmdline,
                                              int cores);
 
-}  // namespace sigvisor
+}  // namespace sigvisor::launch
 
-#endif  // SIGVISOR_VMM_APP_CLI_MACHINE_CONFIG_MACHINE_CONFIG_H_
+#endif  // SIGVISOR_VMM_APP_LAUNCH_RUN_SETTINGS_H_

@@ -1,9 +1,9 @@
-#include "vmm/app/cli/machine_config/machine_config.h"
+#include "vmm/app/launch/run_settings.h"
 
 #include "arch/x86_64/vmm/inject/fault_injector.h"
 #include "vmm/sandbox/seccomp_filter.h"
 
-namespace sigvisor {
+namespace sigvisor::launch {
 namespace {
 
 // The session options every machine shares.
@@ -63,4 +63,4 @@ mips::MipsMachineConfig MipsMachineConfigFor(const RunSettings& run, std::string
   return config;
 }
 
-}  // namespace sigvisor
+}  // namespace sigvisor::launch

@@ -1,4 +1,4 @@
-#include "vmm/app/cli/warmup.h"
+#include "vmm/app/launch/warmup.h"
 
 #include <algorithm>
 #include <iterator>
@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-namespace sigvisor::cli {
+namespace sigvisor::launch {
 namespace {
 
 // As guest-kit/user/init.c and guest-kit/linux/init.c pass struct measure's warmup.
@@ -44,4 +44,4 @@ absl::StatusOr<std::optional<uint64_t>> ParseWarmup(const std::string& value,
   return count;
 }
 
-}  // namespace sigvisor::cli
+}  // namespace sigvisor::launch

@@ -1,11 +1,11 @@
-#include "vmm/app/cli/machine_config/machine_config.h"
+#include "vmm/app/launch/run_settings.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <string>
 
-namespace sigvisor {
+namespace sigvisor::launch {
 namespace {
 
 // What `stream` holds from its start.
@@ -85,4 +85,4 @@ TEST(MachineConfigTest, AnInjectorOnlyWithSpecs) {
 }
 
 }  // namespace
-}  // namespace sigvisor
+}  // namespace sigvisor::launch

@@ -1,0 +1,44 @@
+#include "arch/x86_64/vmm/machine/board.h"
+
+#include "absl/strings/str_format.h"
+#include "arch/x86_64/vmm/machine/boot_layout.h"
+
+#include "arch/x86_64/vmm/machine/boot_target.h"
+#include "arch/x86_64/vmm/machine/linux_board.h"
+#include "arch/x86_64/vmm/machine/multiboot_board.h"
+#include "arch/x86_64/vmm/machine/sigvisor_board.h"
+#include "arch/x86_64/vmm/machine/x86_machine.h"
+
+namespace sigvisor::x86 {
+namespace {
+
+struct BoardMaker {
+  const ElfImage& image;
+  const MachineConfig& config;
+  absl::StatusOr<std::unique_ptr<Board>> operator()(const SigvisorKernel& kernel) const {
+    return SigvisorBoard::Make(image, kernel, config);
+  }
+  absl::StatusOr<std::unique_ptr<Board>> operator()(const MultibootKernel& kernel) const {
+    return MultibootBoard::Make(image, kernel, config);
+  }
+  absl::StatusOr<std::unique_ptr<Board>> operator()(const LinuxKernel& kernel) const {
+    return LinuxBoard::Make(image, kernel, config);
+  }
+};
+
+}  // namespace
+
+absl::Status CheckLoadsAboveBootState(const ElfImage& image) {
+  if (image.load_begin() >= kImageMinGpa) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "the image loads at %#x, below %#x where sigvisor keeps the boot page tables; link "
+      "it at 1 MiB or above",
+      image.load_begin(), kImageMinGpa));
+}
+
+absl::StatusOr<std::unique_ptr<Board>> MakeBoard(const ElfImage& image,
+                                                 const MachineConfig& config) {
+  return std::visit(BoardMaker{image, config}, config.target);
+}
+
+}  // namespace sigvisor::x86

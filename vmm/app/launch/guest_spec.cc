@@ -1,0 +1,145 @@
+#include "vmm/app/launch/guest_spec.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "vmm/app/images/linux_initramfs.h"
+#include "vmm/app/launch/warmup.h"
+
+namespace sigvisor::launch {
+namespace {
+
+constexpr uint64_t kMaxInitrdBytes = 512ull << 20;
+
+// As guest-kit/user/init.c's table (and its "unknown workload" line, which
+// tests/cli_test.cc compares with this list), plus fault and selftest, which init
+// dispatches before the table.
+constexpr std::string_view kBundledKernelWorkloads[] = {
+    "summary", "divzero", "lat_sig", "sigpingpong", "pipe_rw",
+    "hello",   "console", "hostsig", "fault",       "selftest",
+};
+
+// What guest-kit/linux/init.c runs.
+constexpr std::string_view kLinuxInitWorkloads[] = {"summary", "all",     "divzero", "lat_sig",
+                                                    "sigpingpong", "pipe_rw", "selftest"};
+
+// One kernel's way with the run's words.
+struct DialectRules {
+  std::span<const std::string_view> workloads;
+  const char* prefix;       // of each parameter's name
+  const char* whose;        // "the bundled kernel", in the refusal
+  const char* other_image;  // what else --workload could have meant, or ""
+};
+
+DialectRules RulesOf(KernelDialect dialect) {
+  if (dialect == KernelDialect::kLinuxInit) {
+    return {kLinuxInitWorkloads, "sigvisor_", "the embedded Linux init", ""};
+  }
+  return {kBundledKernelWorkloads, "", "the bundled kernel",
+          "; another image's own: --cmdline workload=NAME"};
+}
+
+}  // namespace
+
+KernelDialect DialectOf(const x86::BootTarget& kind) {
+  return std::holds_alternative<x86::LinuxKernel>(kind) ? KernelDialect::kLinuxInit
+                                                         : KernelDialect::kBundled;
+}
+
+uint64_t GuestMemoryMib(bool linux_kernel, uint64_t memory_mib, bool memory_given) {
+  return linux_kernel && !memory_given ? kLinuxDefaultMemoryMib : memory_mib;
+}
+
+std::span<const std::string_view> BundledKernelWorkloads() { return kBundledKernelWorkloads; }
+std::span<const std::string_view> LinuxInitWorkloads() { return kLinuxInitWorkloads; }
+
+absl::StatusOr<std::string> GuestWords(KernelDialect kernel, const std::string& workload,
+                                       const std::string& ops, const std::string& warmup,
+                                       const std::string& extra) {
+  const DialectRules dialect = RulesOf(kernel);
+  std::vector<std::string> words;
+  if (!workload.empty()) {
+    // Refused here, before a VM exists: the guest's own refusal would cost a boot and
+    // read as the guest's exit status 127.
+    if (std::find(dialect.workloads.begin(), dialect.workloads.end(), workload) ==
+        dialect.workloads.end()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--workload '%s' is not a workload of %s (give one of: %s%s)", workload,
+          dialect.whose,
+          absl::StrJoin(std::vector<std::string>(dialect.workloads.begin(),
+                                                 dialect.workloads.end()),
+                        ", "),
+          dialect.other_image));
+    }
+    words.push_back(absl::StrCat(dialect.prefix, "workload=", workload));
+  }
+  if (!ops.empty()) {
+    uint64_t count;
+    if (!absl::SimpleAtoi(ops, &count)) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--ops '%s' is not a count (a whole number >= 0)", ops));
+    }
+    words.push_back(absl::StrCat(dialect.prefix, "ops=", count));
+  }
+  absl::StatusOr<std::optional<uint64_t>> warmup_ops = ParseWarmup(warmup, workload);
+  if (!warmup_ops.ok()) return warmup_ops.status();
+  if (*warmup_ops) words.push_back(absl::StrCat(dialect.prefix, "warmup=", **warmup_ops));
+  if (!extra.empty()) words.push_back(extra);
+  return absl::StrJoin(words, " ");
+}
+
+absl::StatusOr<GuestSpec> PrepareGuest(LoadedImage& image, const GuestRequest& request) {
+  GuestSpec spec;
+  absl::StatusOr<std::string> words =
+      GuestWords(DialectOf(image.target), request.workload, request.ops, request.warmup, request.extra);
+  if (!words.ok()) return words.status();
+  spec.cmdline = *std::move(words);
+  x86::LinuxKernel* linux_kernel = image.linux_kernel();
+  if (!request.initrd.empty() && linux_kernel == nullptr) {
+    return absl::InvalidArgumentError(
+        "--initrd is for a Linux kernel (a bzImage); this image is not one");
+  }
+  if (linux_kernel != nullptr) {
+    absl::StatusOr<std::vector<uint8_t>> initrd = LinuxInitrd(request.initrd);
+    if (!initrd.ok()) return initrd.status();
+    linux_kernel->initrd = *std::move(initrd);
+  }
+  spec.memory_mib =
+      GuestMemoryMib(linux_kernel != nullptr, request.memory_mib, request.memory_given);
+  if (absl::Status s = x86::AddMultibootOptions(image.target, image.label, request.irqchip,
+                                                request.modules);
+      !s.ok()) {
+    return s;
+  }
+  return spec;
+}
+
+absl::StatusOr<std::vector<uint8_t>> LinuxInitrd(const std::string& path) {
+  if (path.empty()) {
+    const std::span<const uint8_t> embedded = EmbeddedLinuxInitramfs();
+    return std::vector<uint8_t>(embedded.begin(), embedded.end());
+  }
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    return absl::NotFoundError(
+        absl::StrFormat("--initrd: cannot open '%s': %s", path, std::strerror(errno)));
+  }
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)),
+                             std::istreambuf_iterator<char>());
+  if (file.bad()) return absl::DataLossError(absl::StrFormat("--initrd: cannot read '%s'", path));
+  if (bytes.size() > kMaxInitrdBytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--initrd '%s' is %d MiB; at most %d MiB", path, bytes.size() >> 20,
+        kMaxInitrdBytes >> 20));
+  }
+  return bytes;
+}
+
+}  // namespace sigvisor::launch
