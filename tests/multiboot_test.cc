@@ -164,6 +164,78 @@ TEST(MultibootTest, LapicWithoutIrqchipIsReportedNotHung) {
   EXPECT_NE(r.err.find("bytes a1 30 00 e0 fe"), std::string::npos) << r.err;
 }
 
+// mb_pcdev.S: QEMU's pc-testdev on the Multiboot board with --irqchip, as
+// `qemu -device pc-testdev` gives it: its latch, byte latch and page flush at their
+// ports, its 64 KiB of memory, and an IRQ line that reaches the guest through KVM's
+// PIC. Each access is one exit to its device; the PIC's ports stay in KVM.
+TEST(MultibootTest, PcTestdevWithIrqchip) {
+  if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  CommandResult r =
+      Sigvisor("run --image " + Kernel("mb_pcdev") + " --irqchip --timeout 60s --json");
+  ASSERT_EQ(r.status, 99) << r.err;  // (0x31 << 1) | 1: the interrupt arrived
+  nlohmann::json doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["console"],
+            "mb_pcdev: pc-testdev\n"
+            "latch: outl 12345678 to 0xe0, inl=12345678\n"
+            "latch: outb ab to 0xe2, inl=12ab5678\n"
+            "byte latch: inb 0xe8..0xeb=78 56 ab 12; inl 0xe8=12ab5678\n"
+            "flush: page address written to 0xe4, page word=600dcafe\n"
+            "mmio: ff000000=dead5aef ff00fffc=0badf00d\n"
+            "irq: raising line 5 (vector 0x25)\n"
+            "irq: the interrupt arrived, count=1\n"
+            "mb_pcdev: bye\n");
+  std::map<std::string, int> details = ExitDetails(doc);
+  EXPECT_EQ(details["port 0xe0 out (pc-testdev latch)"], 1);
+  EXPECT_EQ(details["port 0xe2 out (pc-testdev latch)"], 1);
+  EXPECT_EQ(details["port 0xe0 in (pc-testdev latch)"], 2);
+  EXPECT_EQ(details["port 0xe4 out (pc-testdev flush page)"], 1);
+  EXPECT_EQ(details["port 0xe8 in (pc-testdev byte latch)"], 2);  // inb, then inl
+  EXPECT_EQ(details["port 0xe9 in (pc-testdev byte latch)"], 1);
+  EXPECT_EQ(details["port 0xea in (pc-testdev byte latch)"], 1);
+  EXPECT_EQ(details["port 0xeb in (pc-testdev byte latch)"], 1);
+  EXPECT_EQ(details["mmio 0xff000000 write (pc-testdev memory)"], 1);
+  EXPECT_EQ(details["mmio 0xff000001 write (pc-testdev memory)"], 1);
+  EXPECT_EQ(details["mmio 0xff00fffc write (pc-testdev memory)"], 1);
+  EXPECT_EQ(details["mmio 0xff000000 read (pc-testdev memory)"], 1);
+  EXPECT_EQ(details["mmio 0xff00fffc read (pc-testdev memory)"], 1);
+  EXPECT_EQ(details["port 0x2005 out (pc-testdev irq line)"], 2);  // up, then down
+  for (const auto& [detail, count] : details) {
+    EXPECT_EQ(detail.find("(pic)"), std::string::npos) << detail << ": KVM's PIC has it";
+  }
+}
+
+// mb_pit.S: the CMOS RTC's status registers (QEMU's reset values) and KVM's PIT,
+// whose channel 0 ticks on IRQ 0 through KVM's PIC.
+TEST(MultibootTest, CmosRtcAndPitWithIrqchip) {
+  if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  CommandResult r = Sigvisor("run --image " + Kernel("mb_pit") + " --irqchip --timeout 60s --json");
+  ASSERT_EQ(r.status, 101) << r.err;  // (0x32 << 1) | 1: three ticks arrived
+  nlohmann::json doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["console"],
+            "mb_pit: CMOS RTC and 8254 PIT\n"
+            "cmos: status B=02 status D=80 status A&7f=26\n"
+            "pit: channel 0, mode 2, count 1193, IRQ 0 at vector 0x20\n"
+            "pit: 3 ticks\n"
+            "mb_pit: bye\n");
+  std::map<std::string, int> details = ExitDetails(doc);
+  EXPECT_EQ(details["port 0x70 out (cmos index)"], 3);  // B, D and A
+  EXPECT_EQ(details["port 0x71 in (cmos data)"], 3);
+  // The PIT's ports (0x40-0x43) and the PICs' stay in KVM.
+  for (const auto& [detail, count] : details) {
+    EXPECT_EQ(detail.rfind("port 0x4", 0), std::string::npos) << detail;
+    EXPECT_EQ(detail.find("(pic)"), std::string::npos) << detail;
+  }
+}
+
+// Without --irqchip the Multiboot board has no interrupt controller, no PIT, RTC nor
+// pc-testdev: the first pc-testdev access is reported, not hung.
+TEST(MultibootTest, PcTestdevWithoutIrqchipIsReported) {
+  if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  CommandResult r = Sigvisor("run --image " + Kernel("mb_pcdev") + " --quiet --timeout 30s");
+  EXPECT_EQ(r.status, 124) << r.err;  // the guest failed
+  EXPECT_NE(r.err.find("0xe0"), std::string::npos) << r.err;
+}
+
 // mb_smp.S: fw_cfg's CPU count, INIT/SIPI through the in-kernel LAPIC, a real-mode
 // trampoline; every AP sets its APIC ID's bit and writes the fw_cfg selector once from
 // its own vCPU (so the run's ledger must hold the APs' exits too).
