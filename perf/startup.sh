@@ -66,32 +66,42 @@ print(t["vm_create_ns"] // 1000, t["setup_ns"] // 1000, t["boot_ns"] // 1000,
       insns(d.get("kvm_stats")))'
 }
 
-declare -A wall parts
+# Each run is timed from outside (fork to exit) and reports its own parts in --json, so
+# that the parts of one run add up to its whole: process start and exit (the whole
+# less the command's own wall_ns), the command's own rest (opening KVM, reading the
+# image, the report: wall_ns less the three below), VM create, set-up, and the guest's
+# run (boot included).
+# Medians are taken of each part over the runs, and of the VMM's own share (the whole
+# less the guest's run), which the medians of the parts need not add up to.
+declare -A rows
 for b in "${binaries[@]}"; do "$b" run --workload hello --quiet >/dev/null; done  # page cache
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((i = 0; i < runs; i++)); do
   for b in "${binaries[@]}"; do
     start=$(date +%s%N)
-    "$b" run --workload hello --quiet >/dev/null
+    json=$("$b" run --workload hello --quiet --json)
     end=$(date +%s%N)
-    wall[$b]+="$(((end - start) / 1000)) "
-    parts[$b]+="$("$b" run --workload hello --quiet --json | json_fields);"
+    rows[$b]+="$(((end - start) / 1000)) $(json_fields <<<"$json");"
   done
 done
 printf 'load average: %s before, %s after\n' "$load_before" "$(cut -d' ' -f1-3 /proc/loadavg)"
 
 for b in "${binaries[@]}"; do
-  printf '\n%s (median of %d)\n' "$b" "$runs"
-  printf '  whole process                %8.2f ms\n' \
-    "$(tr ' ' '\n' <<<"${wall[$b]}" | grep . | median | awk '{print $1 / 1000}')"
-  column() { tr ';' '\n' <<<"${parts[$b]}" | grep . | awk -v c="$1" '{print $c}' | median; }
-  printf '  VM create                    %8.3f ms\n' "$(column 1 | awk '{print $1 / 1000}')"
-  printf '  set-up (image load, tables)  %8.3f ms\n' "$(column 2 | awk '{print $1 / 1000}')"
-  printf '  boot, to the first hypercall %8.2f ms\n' "$(column 3 | awk '{print $1 / 1000}')"
-  printf '  the guest run, boot included %8.2f ms\n' "$(column 4 | awk '{print $1 / 1000}')"
-  printf '  the command, start to report %8.2f ms (the rest is the process start and exit)\n' \
-    "$(column 5 | awk '{print $1 / 1000}')"
-  printf '  guest kernel instructions    boot %s, whole run %s\n' "$(column 6)" "$(column 7)"
+  printf '\n%s (median of %d; each run split by its own --json)\n' "$b" "$runs"
+  # fields: 1 whole, 2 vm_create, 3 setup, 4 boot, 5 guest run, 6 command wall,
+  # 7 boot insns, 8 run insns (times in us)
+  column() { tr ';' '\n' <<<"${rows[$b]}" | grep . | awk "{print $1}" | median; }
+  ms() { column "$1" | awk '{printf "%8.3f", $1 / 1000}'; }
+  printf '  whole process                %s ms\n' "$(ms '$1')"
+  printf '    process start and exit     %s ms (whole less the command)\n' "$(ms '$1 - $6')"
+  printf '    the command'"'"'s own rest     %s ms (KVM opened, image read, report)\n' \
+    "$(ms '$6 - $2 - $3 - $5')"
+  printf '    VM create                  %s ms\n' "$(ms '$2')"
+  printf '    set-up (image load, tables)%s ms\n' "$(ms '$3')"
+  printf '    the guest run, boot incl.  %s ms (boot, to the first hypercall: %s ms)\n' \
+    "$(ms '$5')" "$(ms '$4' | tr -d ' ')"
+  printf '  the VMM'"'"'s own share           %s ms (whole less the guest run)\n' "$(ms '$1 - $5')"
+  printf '  guest kernel instructions    boot %s, whole run %s\n' "$(column '$7')" "$(column '$8')"
   printf '  shared libraries (ldd)       %d\n' "$(ldd "$b" | wc -l)"
   # CPU time, which the machine's load disturbs less than wall time.
   if command -v perf >/dev/null; then
