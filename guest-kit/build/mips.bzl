@@ -19,6 +19,7 @@ _USER_SRCS = ["//guest-kit/user:mips_srcs", "//guest-kit/lib:srcs"]
 _HDRS = [
     "//arch/mips/guest:hdrs",
     "//guest-kit/abi:sigvisor_abi.h",
+    "//guest-kit/abi:workloads.inc",
     "//guest-kit/kernel:hdrs",
     "//guest-kit/lib:hdrs",
     "//guest-kit/uapi:mips_hdrs",

@@ -3,7 +3,8 @@
  * names, marks its phases for the VMM, reports its exit and powers the machine off.
  * Linux hands init the boot parameters it does not know and that have no dot as
  * environment variables:
- *   sigvisor_workload=summary|all|divzero|lat_sig|sigpingpong|pipe_rw|selftest  (summary)
+ *   sigvisor_workload=summary|all|divzero|lat_sig|sigpingpong|pipe_rw|selftest  (summary;
+ *                             the catalogue's rows for it, guest-kit/abi/workloads.inc)
  *                             (all: the summary's workloads, then the self-test: what
  *                             one boot checks, where a boot costs minutes)
  *   sigvisor_ops=N            measured operations per phase (16)
@@ -43,7 +44,7 @@
  */
 #define DEFAULT_REPEATS 5
 
-static int summary(const struct measure *m) {
+static int linux_summary(const struct measure *m) {
   int failed = 0;
   failed |= linux_divzero(m);
   failed |= linux_lat_sig(m);
@@ -52,10 +53,16 @@ static int summary(const struct measure *m) {
   return failed;
 }
 
-static int all(const struct measure *m) {
-  int failed = summary(m);
-  failed |= linux_selftest("all");
+static int linux_all(const struct measure *m) {
+  int failed = linux_summary(m);
+  failed |= linux_selftest_cases("all");
   return failed;
+}
+
+static int linux_selftest(const struct measure *m) {
+  (void)m;
+  const char *which = env_get("sigvisor_case");
+  return linux_selftest_cases(which ? which : "all");
 }
 
 struct workload {
@@ -63,21 +70,32 @@ struct workload {
   int (*run)(const struct measure *m);
 };
 
+/* The catalogue's rows this init runs, each by its function linux_<name>. */
+#define RUNS_LINUX(name) {#name, linux_##name},
+#define RUNS_BOTH(name) RUNS_LINUX(name)
+#define RUNS_BUNDLED(name)
+#define SIGVISOR_WORKLOAD(name, inits, warmup, bench, what) RUNS_##inits(name)
 static const struct workload workloads[] = {
-    {"summary", summary},           {"all", all}, {"divzero", linux_divzero}, {"lat_sig", linux_lat_sig},
-    {"sigpingpong", linux_sigpingpong}, {"pipe_rw", linux_pipe_rw},
+#include "guest-kit/abi/workloads.inc"
 };
+#undef SIGVISOR_WORKLOAD
+
+#define WORKLOAD_COUNT (sizeof(workloads) / sizeof(workloads[0]))
 
 static int run(const char *name, const struct measure *m) {
-  if (strcmp(name, "selftest") == 0) {
-    const char *which = env_get("sigvisor_case");
-    return linux_selftest(which ? which : "all");
-  }
-  for (unsigned i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
+  for (unsigned i = 0; i < WORKLOAD_COUNT; i++)
     if (strcmp(name, workloads[i].name) == 0) return workloads[i].run(m);
-  printf("sigvisor init: unknown workload '%s' (known: summary all divzero lat_sig "
-         "sigpingpong pipe_rw selftest)\n",
-         name);
+  char known[256];
+  size_t used = 0;
+  for (unsigned i = 0; i < WORKLOAD_COUNT; i++) {
+    const size_t len = strlen(workloads[i].name);
+    if (used + len + 2 > sizeof(known)) break;
+    if (i > 0) known[used++] = ' ';
+    memcpy(known + used, workloads[i].name, len);
+    used += len;
+  }
+  known[used] = 0;
+  printf("sigvisor init: unknown workload '%s' (known: %s)\n", name, known);
   return 127;
 }
 

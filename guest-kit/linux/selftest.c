@@ -186,7 +186,7 @@ static const struct selftest_case cases[] = {
     {"blocked", test_blocked},
 };
 
-int linux_selftest(const char *which) {
+int linux_selftest_cases(const char *which) {
   int ran = 0;
   for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     if (strcmp(which, "all") != 0 && strcmp(which, cases[i].name) != 0) continue;

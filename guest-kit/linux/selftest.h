@@ -3,6 +3,6 @@
 #ifndef SIGVISOR_GUEST_KIT_LINUX_SELFTEST_H_
 #define SIGVISOR_GUEST_KIT_LINUX_SELFTEST_H_
 
-int linux_selftest(const char *which);
+int linux_selftest_cases(const char *which);
 
 #endif /* SIGVISOR_GUEST_KIT_LINUX_SELFTEST_H_ */

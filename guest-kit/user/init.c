@@ -1,6 +1,7 @@
 /*
  * init: the built-in program. The boot command line (or, for a spawned process, the
- * spawn arguments) picks what it does:
+ * spawn arguments) picks what it does (the workloads are the catalogue's,
+ * guest-kit/abi/workloads.inc):
  *   workload=summary      (default) each classic workload briefly, then a summary
  *   workload=divzero|lat_sig|sigpingpong|pipe_rw   one workload, `ops` operations
  *                         after `warmup` unmeasured ones (1; 0 counts as 1)
@@ -19,7 +20,7 @@
 
 #define DEFAULT_OPS 16
 
-static int hello(const struct measure *m) {
+static int workload_hello(const struct measure *m) {
   const unsigned long ops = m->ops;
   printf("hello from user mode: pid %ld\n", sys_getpid());
   phase_begin("getpid", ops, SYS_getpid);
@@ -32,7 +33,7 @@ static int hello(const struct measure *m) {
   return 0;
 }
 
-static int console(const struct measure *m) {
+static int workload_console(const struct measure *m) {
   const unsigned long ops = m->ops;
   static const char line[] = "console line\n";
   phase_begin("console", ops, SYS_write);
@@ -41,7 +42,8 @@ static int console(const struct measure *m) {
   return 0;
 }
 
-static int fault(void) {
+static int workload_fault(const struct measure *m) {
+  (void)m;
   printf("dividing by zero\n");
 #if defined(__mips__)
   /* MIPS `div` does not trap: the compiler's check after it is `teq divisor, zero, 7`
@@ -57,7 +59,7 @@ static int fault(void) {
 }
 
 /* Each classic workload briefly; the VMM's report has their per-op costs. */
-static int summary(const struct measure *m) {
+static int workload_summary(const struct measure *m) {
   printf("sigvisor guest: %lu ops of each workload (see the phases below)\n", m->ops);
   int failed = 0;
   failed |= workload_divzero(m);
@@ -67,19 +69,37 @@ static int summary(const struct measure *m) {
   return failed;
 }
 
-static int hostsig(const struct measure *m) { return workload_hostsig(m->ops); }
+static int workload_selftest(const struct measure *m) { return selftest_main(m->args); }
 
 struct workload {
   const char *name;
-  int (*run)(const struct measure *m); /* hello, console and hostsig have no warm-up */
+  int (*run)(const struct measure *m);
 };
 
+/* The catalogue's rows this init runs, each by its function workload_<name>. */
+#define RUNS_BUNDLED(name) {#name, workload_##name},
+#define RUNS_BOTH(name) RUNS_BUNDLED(name)
+#define RUNS_LINUX(name)
+#define SIGVISOR_WORKLOAD(name, inits, warmup, bench, what) RUNS_##inits(name)
 static const struct workload workloads[] = {
-    {"summary", summary},     {"divzero", workload_divzero},         {"lat_sig", workload_lat_sig},
-    {"sigpingpong", workload_sigpingpong}, {"pipe_rw", workload_pipe_rw}, {"hello", hello},
-    {"hostsig", hostsig},
-    {"console", console},
+#include "guest-kit/abi/workloads.inc"
 };
+#undef SIGVISOR_WORKLOAD
+
+#define WORKLOAD_COUNT (sizeof(workloads) / sizeof(workloads[0]))
+
+/* "summary divzero ...": the names, for the refusal of one not among them. */
+static void workload_names(char *out, size_t size) {
+  size_t used = 0;
+  for (unsigned i = 0; i < WORKLOAD_COUNT; i++) {
+    const size_t len = strlen(workloads[i].name);
+    if (used + len + 2 > size) break;
+    if (i > 0) out[used++] = ' ';
+    memcpy(out + used, workloads[i].name, len);
+    used += len;
+  }
+  out[used] = 0;
+}
 
 int main(const char *args) {
   char role[32];
@@ -87,14 +107,13 @@ int main(const char *args) {
 
   char name[32] = "summary";
   arg_get(args, "workload", name, sizeof(name));
-  if (strcmp(name, "selftest") == 0) return selftest_main(args);
-  if (strcmp(name, "fault") == 0) return fault();
-  struct measure m = {arg_get_ulong(args, "ops", DEFAULT_OPS), arg_get_ulong(args, "warmup", 1)};
+  struct measure m = {arg_get_ulong(args, "ops", DEFAULT_OPS), arg_get_ulong(args, "warmup", 1),
+                      args};
   if (m.warmup == 0) m.warmup = 1;
-  for (unsigned i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
+  for (unsigned i = 0; i < WORKLOAD_COUNT; i++)
     if (strcmp(name, workloads[i].name) == 0) return workloads[i].run(&m);
-  printf("init: unknown workload '%s' (known: summary divzero lat_sig sigpingpong pipe_rw "
-         "hello console hostsig fault selftest)\n",
-         name);
+  char known[256];
+  workload_names(known, sizeof(known));
+  printf("init: unknown workload '%s' (known: %s)\n", name, known);
   return 127;
 }

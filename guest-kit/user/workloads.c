@@ -238,7 +238,8 @@ int workload_sigpingpong(const struct measure *m) {
   return failed;
 }
 
-int workload_hostsig(unsigned long ops) {
+int workload_hostsig(const struct measure *m) {
+  const unsigned long ops = m->ops;
   sigset_t block = sigmask(SIGUSR1);
   sys_sigprocmask(SIG_BLOCK, &block, 0);
   sig_install(SIGUSR1, (void *)on_sigusr1, 0, 0);

@@ -14,6 +14,7 @@
 struct measure {
   unsigned long ops;
   unsigned long warmup;
+  const char *args; /* the whole command line, for a workload that reads more words */
 };
 
 int workload_divzero(const struct measure *m);
@@ -24,7 +25,7 @@ int workload_pipe_rw(const struct measure *m);
  * during a phase of `ops` getpid calls, then unblocked; it has no warm-up. Exits with
  * the number of times its handler ran; 100 if it ran while blocked, 101 if it ran
  * more often than the host sent SIGUSR1. */
-int workload_hostsig(unsigned long ops);
+int workload_hostsig(const struct measure *m);
 /* The verdict on a phase whose handler ran `runs` times, for `sent` signals the
  * workload sent itself and `injected` the host sent (SYS_host_signals): 1 if signals
  * were lost (runs < sent) or came from neither (runs > sent + injected), else 0.

@@ -13,12 +13,10 @@
 #include "absl/strings/str_join.h"
 #include "vmm/app/images/embedded_images.h"
 #include "vmm/app/launch/guest_spec.h"
+#include "vmm/app/launch/workloads.h"
 
 namespace sigvisor::bench {
 namespace {
-
-constexpr std::string_view kKnownWorkloads[] = {"divzero",  "lat_sig", "sigpingpong",
-                                                "pipe_rw",  "hello",   "console"};
 
 constexpr uint64_t kMaxLinuxImageBytes = 256ull << 20;  // as --image takes
 
@@ -97,11 +95,6 @@ std::vector<RunSpec> Schedule(const Matrix& matrix) {
   return runs;
 }
 
-std::span<const std::string_view> KnownWorkloads() { return kKnownWorkloads; }
-std::span<const std::string_view> DefaultWorkloads() {
-  return std::span<const std::string_view>(kKnownWorkloads).subspan(0, 4);
-}
-
 std::string BundledKernelWords(const std::string& workload, const Matrix& matrix) {
   // The matrix's workloads are the bundled kernel's (ParseWorkloadList) and its counts
   // were checked when it was made, so the words always form.
@@ -115,16 +108,14 @@ std::vector<std::string> SplitList(std::string_view list) { return Split(list, "
 
 absl::StatusOr<std::vector<std::string>> ParseWorkloadList(std::string_view list) {
   std::vector<std::string> names = SplitList(list);
-  if (names.size() == 1 && names[0] == "all") {
-    return std::vector<std::string>(KnownWorkloads().begin(), KnownWorkloads().end());
-  }
+  const std::vector<std::string> known = launch::BenchWorkloadNames();
+  if (names.size() == 1 && names[0] == "all") return known;
   if (names.empty()) return absl::InvalidArgumentError("--workloads is empty");
   for (size_t i = 0; i < names.size(); ++i) {
-    const auto& known = KnownWorkloads();
     if (std::find(known.begin(), known.end(), names[i]) == known.end()) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "--workloads: '%s' is not a workload to bench (give some of: %s, or all)", names[i],
-          absl::StrJoin(std::vector<std::string>(known.begin(), known.end()), ", ")));
+          absl::StrJoin(known, ", ")));
     }
     if (std::find(names.begin(), names.begin() + i, names[i]) != names.begin() + i) {
       return absl::InvalidArgumentError(

@@ -40,7 +40,7 @@ struct VariantInfo {
 inline constexpr std::string_view kLinuxBuildSpec = "linux=";
 
 struct Matrix {
-  std::vector<std::string> workloads;   // guest workloads (see KnownWorkloads)
+  std::vector<std::string> workloads;   // guest workloads (launch::BenchWorkloadNames)
   std::vector<VariantInfo> variants;
   std::vector<std::string> traps;       // mechanism names: "off", "patch", "hw-gd"
   uint32_t repetitions = 5;
@@ -66,18 +66,13 @@ struct RunSpec {
 // Every run of the matrix in the order they go.
 std::vector<RunSpec> Schedule(const Matrix& matrix);
 
-// The workloads of the bundled kernel that measure a phase per op
-// (docs/guest-kernel.md), in the order bench runs them by default.
-std::span<const std::string_view> KnownWorkloads();
-std::span<const std::string_view> DefaultWorkloads();  // the four classic ones
-
 // What the bundled kernel's init is told for one run of `workload`, under sigvisor and
 // under a peer alike: "workload=W ops=N", and " warmup=K" when launch::WarmupValue gives
 // one (not for the guest's own default, nor for hello and console, which have none).
 std::string BundledKernelWords(const std::string& workload, const Matrix& matrix);
 
-// "divzero,pipe_rw" -> names, each checked against KnownWorkloads(); "all" is every
-// known one. Duplicates and unknown names are refused.
+// "divzero,pipe_rw" -> names, each checked against the catalogue's bench workloads
+// (launch::BenchWorkloadNames); "all" is every one of them. Duplicates and unknown names are refused.
 absl::StatusOr<std::vector<std::string>> ParseWorkloadList(std::string_view list);
 
 // Variant specs, separated by ';' or white space (a spec has commas of its own:

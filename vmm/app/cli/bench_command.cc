@@ -19,6 +19,7 @@
 #include "vmm/app/cli/run_setup.h"
 #include "vmm/app/launch/guest_spec.h"
 #include "vmm/app/launch/warmup.h"
+#include "vmm/app/launch/workloads.h"
 #include "vmm/app/cli/command.h"
 #include "vmm/app/images/embedded_images.h"
 
@@ -153,7 +154,7 @@ int BenchCommand(const BenchOptions& options) {
 
   bench::Matrix matrix;
   if (options.workloads.empty()) {
-    for (std::string_view w : bench::DefaultWorkloads()) matrix.workloads.emplace_back(w);
+    matrix.workloads = launch::BenchDefaultWorkloadNames();
   } else {
     absl::StatusOr<std::vector<std::string>> list = bench::ParseWorkloadList(options.workloads);
     if (!list.ok()) return ReportError(list.status());

@@ -1,5 +1,12 @@
 #include "vmm/app/cli/options.h"
 
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "vmm/app/launch/workloads.h"
+
 namespace sigvisor::cli {
 namespace {
 
@@ -21,11 +28,18 @@ Flag Variant(std::string* v) {
                     "dequeue=copy|pointer), e.g. accelerated,dr7=always; `sigvisor images` lists "
                     "the builds");
 }
+// "a, b or c": a list of names for help text.
+std::string OneOf(std::vector<std::string> names) {
+  const std::string last = names.back();
+  names.pop_back();
+  return absl::StrCat(absl::StrJoin(names, ", "), " or ", last);
+}
+
 Flag Workload(std::string* v) {
   return StringFlag("workload", v,
-                    "the workload the bundled kernel's init runs: summary, divzero, lat_sig, "
-                    "sigpingpong, pipe_rw, hello, console, hostsig, fault or selftest "
-                    "(docs/guest-kernel.md); empty: the image's default");
+                    absl::StrCat("the workload the bundled kernel's init runs: ",
+                                 OneOf(launch::BundledKernelWorkloadNames()),
+                                 " (docs/guest-kernel.md); empty: the image's default"));
 }
 Flag Ops(std::string* v) {
   return StringFlag("ops", v,
@@ -203,8 +217,10 @@ FlagTable SitesFlags(SitesOptions& o) {
 FlagTable BenchFlags(BenchOptions& o) {
   FlagTable table = {
       StringFlag("workloads", &o.workloads,
-                 "workloads, comma-separated (divzero, lat_sig, sigpingpong, pipe_rw, hello, "
-                 "console) or all; empty: divzero,lat_sig,sigpingpong,pipe_rw"),
+                 absl::StrCat("workloads, comma-separated (",
+                              absl::StrJoin(launch::BenchWorkloadNames(), ", "),
+                              ") or all; empty: ",
+                              absl::StrJoin(launch::BenchDefaultWorkloadNames(), ","))),
       StringFlag("variants", &o.variants,
                  "kernel builds, separated by ';' or spaces (each a --variant spec, e.g. "
                  "'baseline; accelerated,dr7=always', or linux=PATH: a stock Linux kernel "

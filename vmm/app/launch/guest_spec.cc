@@ -12,27 +12,16 @@
 #include "absl/strings/str_join.h"
 #include "vmm/app/images/linux_initramfs.h"
 #include "vmm/app/launch/warmup.h"
+#include "vmm/app/launch/workloads.h"
 
 namespace sigvisor::launch {
 namespace {
 
 constexpr uint64_t kMaxInitrdBytes = 512ull << 20;
 
-// As guest-kit/user/init.c's table (and its "unknown workload" line, which
-// tests/cli_test.cc compares with this list), plus fault and selftest, which init
-// dispatches before the table.
-constexpr std::string_view kBundledKernelWorkloads[] = {
-    "summary", "divzero", "lat_sig", "sigpingpong", "pipe_rw",
-    "hello",   "console", "hostsig", "fault",       "selftest",
-};
-
-// What guest-kit/linux/init.c runs.
-constexpr std::string_view kLinuxInitWorkloads[] = {"summary", "all",     "divzero", "lat_sig",
-                                                    "sigpingpong", "pipe_rw", "selftest"};
-
 // One kernel's way with the run's words.
 struct DialectRules {
-  std::span<const std::string_view> workloads;
+  std::vector<std::string> workloads;
   const char* prefix;       // of each parameter's name
   const char* whose;        // "the bundled kernel", in the refusal
   const char* other_image;  // what else --workload could have meant, or ""
@@ -40,9 +29,9 @@ struct DialectRules {
 
 DialectRules RulesOf(KernelDialect dialect) {
   if (dialect == KernelDialect::kLinuxInit) {
-    return {kLinuxInitWorkloads, "sigvisor_", "the embedded Linux init", ""};
+    return {LinuxInitWorkloadNames(), "sigvisor_", "the embedded Linux init", ""};
   }
-  return {kBundledKernelWorkloads, "", "the bundled kernel",
+  return {BundledKernelWorkloadNames(), "", "the bundled kernel",
           "; another image's own: --cmdline workload=NAME"};
 }
 
@@ -57,9 +46,6 @@ uint64_t GuestMemoryMib(bool linux_kernel, uint64_t memory_mib, bool memory_give
   return linux_kernel && !memory_given ? kLinuxDefaultMemoryMib : memory_mib;
 }
 
-std::span<const std::string_view> BundledKernelWorkloads() { return kBundledKernelWorkloads; }
-std::span<const std::string_view> LinuxInitWorkloads() { return kLinuxInitWorkloads; }
-
 absl::StatusOr<std::string> GuestWords(KernelDialect kernel, const std::string& workload,
                                        const std::string& ops, const std::string& warmup,
                                        const std::string& extra) {
@@ -72,11 +58,7 @@ absl::StatusOr<std::string> GuestWords(KernelDialect kernel, const std::string& 
         dialect.workloads.end()) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "--workload '%s' is not a workload of %s (give one of: %s%s)", workload,
-          dialect.whose,
-          absl::StrJoin(std::vector<std::string>(dialect.workloads.begin(),
-                                                 dialect.workloads.end()),
-                        ", "),
-          dialect.other_image));
+          dialect.whose, absl::StrJoin(dialect.workloads, ", "), dialect.other_image));
     }
     words.push_back(absl::StrCat(dialect.prefix, "workload=", workload));
   }

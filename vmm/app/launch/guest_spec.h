@@ -30,11 +30,6 @@ inline constexpr uint64_t kLinuxDefaultMemoryMib = 160;
 // Linux, which then has the flag's default), else kLinuxDefaultMemoryMib.
 uint64_t GuestMemoryMib(bool linux_kernel, uint64_t memory_mib, bool memory_given);
 
-// What --workload may name: the bundled kernel's workloads (guest-kit/user/init.c;
-// docs/guest-kernel.md), and the embedded Linux init's (guest-kit/linux/init.c).
-std::span<const std::string_view> BundledKernelWorkloads();
-std::span<const std::string_view> LinuxInitWorkloads();
-
 // What a command asks of its guest, as its flags (or a bench matrix) give it.
 struct GuestRequest {
   std::string workload;  // "": the kernel's default

@@ -1,0 +1,62 @@
+#include "vmm/app/launch/workloads.h"
+
+#include <functional>
+#include <iterator>
+
+namespace sigvisor::launch {
+namespace {
+
+constexpr Inits kBUNDLED = Inits::kBundled;
+constexpr Inits kLINUX = Inits::kLinux;
+constexpr Inits kBOTH = Inits::kBoth;
+constexpr InBench kBench0 = InBench::kNo;
+constexpr InBench kBench1 = InBench::kYes;
+constexpr InBench kBench2 = InBench::kDefault;
+
+constexpr Workload kWorkloads[] = {
+#define SIGVISOR_WORKLOAD(name, inits, warmup, bench, what) \
+  {#name, k##inits, warmup != 0, kBench##bench, what},
+#include "guest-kit/abi/workloads.inc"
+#undef SIGVISOR_WORKLOAD
+};
+
+std::vector<std::string> NamesWhere(const std::function<bool(const Workload&)>& keep) {
+  std::vector<std::string> names;
+  for (const Workload& w : kWorkloads) {
+    if (keep(w)) names.emplace_back(w.name);
+  }
+  return names;
+}
+
+}  // namespace
+
+std::span<const Workload> Workloads() { return kWorkloads; }
+
+const Workload* FindWorkload(std::string_view name) {
+  for (const Workload& w : kWorkloads) {
+    if (w.name == name) return &w;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> BundledKernelWorkloadNames() {
+  return NamesWhere([](const Workload& w) { return w.inits != Inits::kLinux; });
+}
+
+std::vector<std::string> LinuxInitWorkloadNames() {
+  return NamesWhere([](const Workload& w) { return w.inits != Inits::kBundled; });
+}
+
+std::vector<std::string> BenchWorkloadNames() {
+  return NamesWhere([](const Workload& w) { return w.bench != InBench::kNo; });
+}
+
+std::vector<std::string> BenchDefaultWorkloadNames() {
+  return NamesWhere([](const Workload& w) { return w.bench == InBench::kDefault; });
+}
+
+std::vector<std::string> WarmedWorkloadNames() {
+  return NamesWhere([](const Workload& w) { return w.warmup; });
+}
+
+}  // namespace sigvisor::launch

@@ -1,0 +1,48 @@
+// The workload catalogue (guest-kit/abi/workloads.inc) as the VMM reads it: which init
+// runs each workload, which take --warmup, which bench runs. Every list of workload
+// names the VMM checks or prints comes from here, so adding a row to the catalogue
+// (and its function to the inits) is all a new workload needs (docs/extending.md).
+#ifndef SIGVISOR_VMM_APP_LAUNCH_WORKLOADS_H_
+#define SIGVISOR_VMM_APP_LAUNCH_WORKLOADS_H_
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sigvisor::launch {
+
+// Which inits run a workload.
+enum class Inits { kBundled, kLinux, kBoth };
+
+// Whether bench takes a workload.
+enum class InBench { kNo, kYes, kDefault };
+
+struct Workload {
+  std::string_view name;
+  Inits inits;
+  bool warmup;  // it runs struct measure's warm-up ops first: --warmup applies
+  InBench bench;
+  std::string_view what;  // one line for help and docs
+};
+
+// Every row of the catalogue, in its order.
+std::span<const Workload> Workloads();
+
+// The catalogue's row for `name`, or null.
+const Workload* FindWorkload(std::string_view name);
+
+// The names of the workloads the bundled kernel's init runs, or the Linux init's.
+std::vector<std::string> BundledKernelWorkloadNames();
+std::vector<std::string> LinuxInitWorkloadNames();
+
+// What bench takes (--workloads), and what it runs when not told.
+std::vector<std::string> BenchWorkloadNames();
+std::vector<std::string> BenchDefaultWorkloadNames();
+
+// The names of those that take --warmup.
+std::vector<std::string> WarmedWorkloadNames();
+
+}  // namespace sigvisor::launch
+
+#endif  // SIGVISOR_VMM_APP_LAUNCH_WORKLOADS_H_

@@ -1,0 +1,43 @@
+#include "vmm/app/launch/workloads.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace sigvisor::launch {
+namespace {
+
+using Names = std::vector<std::string>;
+
+// Every list the VMM keeps of workloads is the catalogue's rows, in its order: the
+// inits' (each init's refusal names the same, tests/cli_test.cc), bench's, --warmup's.
+TEST(WorkloadCatalogueTest, EachListIsTheCataloguesRowsForIt) {
+  EXPECT_EQ(BundledKernelWorkloadNames(),
+            (Names{"summary", "divzero", "lat_sig", "sigpingpong", "pipe_rw", "hello", "console",
+                   "hostsig", "fault", "selftest"}));
+  EXPECT_EQ(LinuxInitWorkloadNames(),
+            (Names{"summary", "all", "divzero", "lat_sig", "sigpingpong", "pipe_rw", "selftest"}));
+  EXPECT_EQ(BenchWorkloadNames(),
+            (Names{"divzero", "lat_sig", "sigpingpong", "pipe_rw", "hello", "console"}));
+  EXPECT_EQ(BenchDefaultWorkloadNames(), (Names{"divzero", "lat_sig", "sigpingpong", "pipe_rw"}));
+  EXPECT_EQ(WarmedWorkloadNames(),
+            (Names{"summary", "all", "divzero", "lat_sig", "sigpingpong", "pipe_rw"}));
+}
+
+TEST(WorkloadCatalogueTest, RowsAreUniqueAndSayWhatTheyDo) {
+  std::set<std::string_view> seen;
+  for (const Workload& w : Workloads()) {
+    EXPECT_TRUE(seen.insert(w.name).second) << w.name << " twice";
+    EXPECT_FALSE(w.what.empty()) << w.name;
+    // bench boots the bundled kernel (and Linux as a build): what it takes, that kernel runs.
+    if (w.bench != InBench::kNo) EXPECT_NE(w.inits, Inits::kLinux) << w.name;
+  }
+  ASSERT_NE(FindWorkload("divzero"), nullptr);
+  EXPECT_TRUE(FindWorkload("divzero")->warmup);
+  EXPECT_EQ(FindWorkload("nosuch"), nullptr);
+}
+
+}  // namespace
+}  // namespace sigvisor::launch
