@@ -22,7 +22,7 @@ the configuration its own platform suffix.
 # sanitizer configurations of .bazelrc may add only flags this recognises, or every
 # guest target is rebuilt under them (and built with them).
 _HOST_ONLY_PREFIXES = ["-fsanitize", "-fno-sanitize"]
-_HOST_ONLY_FLAGS = ["-fno-omit-frame-pointer", "-U_FORTIFY_SOURCE"]
+_HOST_ONLY_FLAGS = ["-fno-omit-frame-pointer", "-U_FORTIFY_SOURCE", "-O1"]
 
 # The guest configuration's marks: the flag every guest build ends with, and the
 # suffix of its output directory (bazel-out/k8-opt-guest-ST-<hash>).
