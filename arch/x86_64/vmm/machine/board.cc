@@ -2,7 +2,6 @@
 
 #include "absl/strings/str_format.h"
 #include "arch/x86_64/vmm/machine/boot_layout.h"
-
 #include "arch/x86_64/vmm/machine/boot_target.h"
 #include "arch/x86_64/vmm/machine/linux_board.h"
 #include "arch/x86_64/vmm/machine/multiboot_board.h"
@@ -27,6 +26,24 @@ struct BoardMaker {
 };
 
 }  // namespace
+
+void SetIsaIrqLine(KvmVm& vm, int irq, bool level) {
+  (void)vm.SetIrqLine(static_cast<uint32_t>(irq), level);
+}
+
+absl::Status RegisterPcTestdev(Bus& bus, PcTestdev& testdev) {
+  for (absl::Status s : {
+           bus.Register(AddressSpace::kPort, PcTestdev::kPortBase, PcTestdev::kPortCount,
+                        &testdev.ports()),
+           bus.Register(AddressSpace::kPort, PcTestdev::kIrqPortBase, PcTestdev::kIrqLines,
+                        &testdev.irq_ports()),
+           bus.Register(AddressSpace::kMmio, PcTestdev::kMemoryBase, PcTestdev::kMemorySize,
+                        &testdev.memory()),
+       }) {
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
 
 absl::Status CheckLoadsAboveBootState(const ElfImage& image) {
   if (image.load_begin() >= kImageMinGpa) return absl::OkStatus();

@@ -20,6 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "arch/x86_64/vmm/cpu/vcpu_state.h"
+#include "devices/pc/pc_testdev.h"
 #include "vmm/kvm/kvm.h"
 #include "vmm/loader/elf_image.h"
 #include "vmm/machine/bus.h"
@@ -75,6 +76,15 @@ class Board {
   // The status the guest asked to exit with through a device (isa-debug-exit), if it did.
   virtual std::optional<int> exit_status() const = 0;
 };
+
+// For the boards with KVM's in-kernel irqchip: sets ISA interrupt line `irq` (an IOAPIC
+// pin and a PIC input, KVM's default routing, which Linux's MP table states).
+// KVM_IRQ_LINE fails only without the irqchip, and a device has no one to tell, so a
+// failure is dropped.
+void SetIsaIrqLine(KvmVm& vm, int irq, bool level);
+
+// QEMU's pc-testdev on `bus`: its ports, its IRQ-line ports and its memory.
+absl::Status RegisterPcTestdev(Bus& bus, PcTestdev& testdev);
 
 // For the boards whose boot state sits below 1 MiB (sigvisor's, Linux's): refuses an
 // image that loads there.

@@ -116,11 +116,7 @@ LinuxBoard::Devices::Devices(KvmVm& vm, uint64_t memory_bytes,
             [this](bool level) { SetIrqLine(I8042::kAuxIrq, level); }),
       testdev([this](int line, bool level) { SetIrqLine(line, level); }) {}
 
-void LinuxBoard::Devices::SetIrqLine(int irq, bool level) {
-  // KVM_IRQ_LINE fails only without the in-kernel irqchip, which a Linux machine
-  // always has; a device has no one to tell.
-  (void)vm.SetIrqLine(static_cast<uint32_t>(irq), level);
-}
+void LinuxBoard::Devices::SetIrqLine(int irq, bool level) { SetIsaIrqLine(vm, irq, level); }
 
 absl::Status LinuxBoard::Devices::Register(Bus& bus) {
   const std::vector<absl::Status> registered = {
@@ -130,12 +126,7 @@ absl::Status LinuxBoard::Devices::Register(Bus& bus) {
                    &i8042.data_port()),
       bus.Register(AddressSpace::kPort, I8042::kCommandPort, I8042::kPortCount,
                    &i8042.command_port()),
-      bus.Register(AddressSpace::kPort, PcTestdev::kPortBase, PcTestdev::kPortCount,
-                   &testdev.ports()),
-      bus.Register(AddressSpace::kPort, PcTestdev::kIrqPortBase, PcTestdev::kIrqLines,
-                   &testdev.irq_ports()),
-      bus.Register(AddressSpace::kMmio, PcTestdev::kMemoryBase, PcTestdev::kMemorySize,
-                   &testdev.memory()),
+      RegisterPcTestdev(bus, testdev),
       bus.Register(AddressSpace::kPort, PciAbsent::kPortBase, PciAbsent::kPortCount, &pci),
       bus.Register(AddressSpace::kPort, kDebugExitPort, DebugExit::kPortCount, &debug_exit),
   };

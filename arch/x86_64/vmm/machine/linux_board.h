@@ -54,9 +54,7 @@ class LinuxBoard : public Board {
     Devices(const Devices&) = delete;
     Devices& operator=(const Devices&) = delete;
     absl::Status Register(Bus& bus);
-    // Sets ISA interrupt line `irq` (an IOAPIC pin and a PIC input: KVM's default
-    // routing, which the MP table states).
-    void SetIrqLine(int irq, bool level);
+    void SetIrqLine(int irq, bool level);  // SetIsaIrqLine on the board's VM
 
     KvmVm& vm;
     Serial16550 serial;

@@ -63,19 +63,11 @@ absl::Status MultibootBoard::Attach(const BoardWiring& wiring) {
   };
   if (irqchip_) {  // KVM's own PICs and PIT answer their ports
     rtc_.emplace(wiring.memory.size(), 0, [] { return absl::Now(); });
-    // KVM_IRQ_LINE fails only without the in-kernel irqchip, which is there; a
-    // device has no one to tell.
-    testdev_.emplace([&vm = wiring.vm](int line, bool level) {
-      (void)vm.SetIrqLine(static_cast<uint32_t>(line), level);
-    });
+    testdev_.emplace(
+        [&vm = wiring.vm](int line, bool level) { SetIsaIrqLine(vm, line, level); });
     registered.push_back(
         bus.Register(AddressSpace::kPort, CmosRtc::kPortBase, CmosRtc::kPortCount, &*rtc_));
-    registered.push_back(bus.Register(AddressSpace::kPort, PcTestdev::kPortBase,
-                                      PcTestdev::kPortCount, &testdev_->ports()));
-    registered.push_back(bus.Register(AddressSpace::kPort, PcTestdev::kIrqPortBase,
-                                      PcTestdev::kIrqLines, &testdev_->irq_ports()));
-    registered.push_back(bus.Register(AddressSpace::kMmio, PcTestdev::kMemoryBase,
-                                      PcTestdev::kMemorySize, &testdev_->memory()));
+    registered.push_back(RegisterPcTestdev(bus, *testdev_));
   } else {
     registered.push_back(
         bus.Register(AddressSpace::kPort, kPicMasterPort, PicMasks::kPortCount, &pic_master_));
