@@ -57,13 +57,26 @@ median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (
 # One run with --json: "vm_create setup boot guest_run wall boot_insns run_insns"
 # (times in us; wall is the command's own, from its start to the report).
 json_fields() {
-  python3 -c '
-import json, sys
-d = json.load(sys.stdin); t = d["timing"]
-insns = lambda s: (s or {}).get("insn_emulation", "-")
-print(t["vm_create_ns"] // 1000, t["setup_ns"] // 1000, t["boot_ns"] // 1000,
-      t["run_ns"] // 1000, d["wall_ns"] // 1000, insns(t.get("boot_kvm_stats")),
-      insns(d.get("kvm_stats")))'
+  # awk, not a JSON library: the hardware lane (tests/hwkvm/lane.sh --sh) has busybox
+  # and bash only. sigvisor indents its JSON by two per level, which names each value's
+  # place: "wall_ns" at the top, the times in "timing", "insn_emulation" in
+  # "timing"."boot_kvm_stats" and in the top-level "kvm_stats" ("-" where absent).
+  awk '
+    { text = $0; sub(/^ */, "", text); indent = length($0) - length(text)
+      key = text; sub(/^"/, "", key); sub(/".*/, "", key)
+      value = text; sub(/^"[^"]*": */, "", value); sub(/,$/, "", value) }
+    indent == 2 { top = key }
+    indent == 4 { inner = key }
+    indent == 2 && key == "wall_ns" { f["wall"] = value }
+    indent == 4 && top == "timing" && key ~ /^(vm_create|setup|boot|run)_ns$/ { f[key] = value }
+    indent == 6 && top == "timing" && inner == "boot_kvm_stats" && key == "insn_emulation" {
+      f["boot_insns"] = value }
+    indent == 4 && top == "kvm_stats" && key == "insn_emulation" { f["run_insns"] = value }
+    END {
+      printf "%d %d %d %d %d %s %s\n", f["vm_create_ns"] / 1000, f["setup_ns"] / 1000,
+        f["boot_ns"] / 1000, f["run_ns"] / 1000, f["wall"] / 1000,
+        ("boot_insns" in f) ? f["boot_insns"] : "-", ("run_insns" in f) ? f["run_insns"] : "-"
+    }'
 }
 
 # Each run is timed from outside (fork to exit) and reports its own parts in --json, so
@@ -78,10 +91,10 @@ for b in "${binaries[@]}"; do "$b" run --workload hello --quiet >/dev/null; done
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((i = 0; i < runs; i++)); do
   for b in "${binaries[@]}"; do
-    start=$(date +%s%N)
+    start=${EPOCHREALTIME/./}  # microseconds (bash's clock: busybox's date has no %N)
     json=$("$b" run --workload hello --quiet --json)
-    end=$(date +%s%N)
-    rows[$b]+="$(((end - start) / 1000)) $(json_fields <<<"$json");"
+    end=${EPOCHREALTIME/./}
+    rows[$b]+="$((end - start)) $(json_fields <<<"$json");"
   done
 done
 printf 'load average: %s before, %s after\n' "$load_before" "$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -102,7 +115,9 @@ for b in "${binaries[@]}"; do
     "$(ms '$5')" "$(ms '$4' | tr -d ' ')"
   printf '  the VMM'"'"'s own share           %s ms (whole less the guest run)\n' "$(ms '$1 - $5')"
   printf '  guest kernel instructions    boot %s, whole run %s\n' "$(column '$7')" "$(column '$8')"
-  printf '  shared libraries (ldd)       %d\n' "$(ldd "$b" | wc -l)"
+  if command -v ldd >/dev/null; then
+    printf '  shared libraries (ldd)       %d\n' "$(ldd "$b" | wc -l)"
+  fi
   # CPU time, which the machine's load disturbs less than wall time.
   if command -v perf >/dev/null; then
     for args in "run --workload hello --quiet" "--version"; do

@@ -14,6 +14,11 @@
 #                 --sigvisor is given)
 #   --sigvisor 'ARGS'  also run `sigvisor ARGS` in the lane and show its output
 #                 (repeatable), e.g. --sigvisor 'trace --workload divzero --stages'
+#   --file PATH   copy PATH into the lane as /lane/files/NAME (repeatable; an ELF
+#                 file's shared libraries come along), e.g. another build of sigvisor
+#   --sh 'COMMAND'  also run a shell command in the lane (busybox's tools and bash) and
+#                 show its output (repeatable), e.g. --file perf/startup.sh --file OLD
+#                 --sh '/lane/files/startup.sh /lane/sigvisor 30 /lane/files/OLD'
 #   --keep DIR    build the image and write the console log in DIR, and keep them
 #   --smp N       the TCG machine's CPUs (default 1)
 #   --memory MIB  its memory (default 3072)
@@ -27,11 +32,13 @@ cd "$(dirname "$0")/../.."
 workspace=$(pwd)
 
 usage() { sed -n '/^# Usage:/,/^# Needs/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
-keep="" smp=1 memory=3072 test_timeout=900 lane_limit=2400 targets=() commands=()
+keep="" smp=1 memory=3072 test_timeout=900 lane_limit=2400 targets=() commands=() files=()
 while (($#)); do
   case $1 in
     --keep) keep=${2:?--keep needs a directory}; shift 2 ;;
     --sigvisor) commands+=("${2:?--sigvisor needs the arguments}"); shift 2 ;;
+    --sh) commands+=("sh ${2:?--sh needs a command}"); shift 2 ;;
+    --file) files+=("$(realpath "${2:?--file needs a path}")"); shift 2 ;;
     --smp) smp=${2:?}; shift 2 ;;
     --memory) memory=${2:?}; shift 2 ;;
     --timeout) test_timeout=${2:?}; shift 2 ;;
@@ -154,6 +161,12 @@ copy_real "$bin/_solib_k8"
 cp "$(readlink -f "$bin/vmm/app/cli/sigvisor")" "$root/lane/sigvisor"
 executables+=("$(readlink -f "$bin/vmm/app/cli/sigvisor")" /bin/bash)
 printf '%s\n' "${commands[@]}" >"$root/lane/commands"
+mkdir -p "$root/lane/files"
+for file in "${files[@]}"; do
+  [[ -f $file ]] || fail "--file $file: not a file"
+  cp "$file" "$root/lane/files/"
+  [[ $(head -c 4 "$file") == $'\x7fELF' ]] && executables+=("$file")
+done
 
 # The system's shared libraries the executables load (their own libraries resolve
 # through _solib_k8 above), and the dynamic loader. A shell test's script is no ELF
