@@ -23,7 +23,7 @@ struct Calls {
                                   seen.push_back({nr, gpa});
                                   HypercallResult result;
                                   if (nr == SIGVISOR_HC_EXIT) {
-                                    result.kind = HypercallResult::Kind::kEnd;
+                                    result.verdict = RunVerdict::kGuestEnded;
                                   }
                                   return result;
                                 })

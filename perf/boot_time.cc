@@ -9,16 +9,17 @@
 //   bazel run -c opt //perf:boot_time -- --runs 50 [--workload hello] [--json]
 #include <algorithm>
 #include <cstdio>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "arch/x86_64/vmm/machine/x86_machine.h"
 #include "arch/x86_64/vmm/probe/probe.h"
-#include "vmm/base/clock.h"
 #include "vmm/app/images/embedded_images.h"
+#include "vmm/base/clock.h"
 #include "vmm/kvm/kvm.h"
 #include "vmm/loader/elf_image.h"
 

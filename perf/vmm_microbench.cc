@@ -5,7 +5,6 @@
 //   bazel run -c opt //perf:vmm_microbench
 //   bazel run -c opt //perf:vmm_microbench -- --benchmark_filter=RunLoop
 #include <benchmark/benchmark.h>
-
 #include <time.h>
 
 #include <algorithm>
@@ -179,7 +178,7 @@ void BM_DeviceExitAndLedger(benchmark::State& state) {
   ExitLedger ledger;
   for (auto _ : state) {
     DeviceExitResult result = DispatchDeviceExit(bus, exit);
-    benchmark::DoNotOptimize(result.kind);
+    benchmark::DoNotOptimize(result.verdict);
     ledger.Record(ExitKeyOf(exit), 1000);
   }
   benchmark::DoNotOptimize(ledger.total());

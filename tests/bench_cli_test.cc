@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -261,6 +262,44 @@ TEST(BenchCliTest, BadInputIsOneLineAndStatusTwo) {
   const std::string run_json = TempPath("run.json");
   std::ofstream(run_json) << R"({"schema": "sigvisor.run/1"})";
   ExpectOneLineError(Sigvisor("merge " + run_json), "is not a bench result");
+}
+
+// What a Linux build cannot take is the Linux board's to say (x86::LinuxBoard); bench
+// asks it before the kernel is loaded and refuses in its own flags' words. --inject is
+// refused before KVM is opened, so this file need not be a kernel.
+TEST(BenchCliTest, ALinuxBuildIsRefusedWhatItsBoardRefuses) {
+  const std::string kernel = TempPath("vmlinuz-not-really");
+  std::ofstream(kernel) << "not a kernel\n";
+  ExpectOneLineError(
+      Sigvisor("bench --variants 'baseline; linux=" + kernel + "' --inject sig=usr1,op=1"),
+      "--inject aims at the bundled kernel's code; a Linux build cannot take it");
+  if (HaveKvm()) {  // refused once the host has resolved --traps, before the kernel loads
+    ExpectOneLineError(
+        Sigvisor("bench --variants 'linux=" + kernel + "' --traps off,auto"),
+        "--variants: linux:vmlinuz-not-really runs with --traps off only (the trap mechanisms "
+        "patch the bundled kernel's sites): give --traps off");
+  }
+}
+
+// Issue 30: a part that is /dev/zero ended in std::bad_alloc (a directory read as no
+// text at all: "is not JSON"). The first part is a bench result, so that the second
+// is read.
+TEST(BenchCliTest, MergeRefusesAPartThatIsNotARegularFile) {
+  const std::string part = TempPath("part.json");
+  std::ofstream(part) << R"({"schema": "sigvisor.bench/1", "interrupted": false,
+    "host": {"kind": "pvm", "cpl0_emulated": true},
+    "matrix": {"workloads": ["console"], "traps": ["off"], "repetitions": 1, "ops": 2,
+               "memory_mib": 32, "variants": [{"name": "baseline", "settings": "",
+                                               "text_bytes": 0, "image_fnv1a64": "0x0"}]},
+    "shards": {"count": 2, "included": [1]}, "runs_expected": 1, "runs": [],
+    "warnings": []})";
+  ASSERT_EQ(Sigvisor("merge " + part).status, 1);  // read, merged, incomplete
+  ExpectOneLineError(Sigvisor("merge " + part + " /dev/zero"),
+                     "'/dev/zero' is a character device, not a regular file");
+  const std::string dir = TempPath("part.d");
+  std::filesystem::create_directories(dir);
+  ExpectOneLineError(Sigvisor("merge " + part + " " + dir),
+                     "'" + dir + "' is a directory, not a regular file");
 }
 
 TEST(BenchCliTest, Help) {

@@ -5,9 +5,9 @@
 #include <string>
 
 #include "arch/x86_64/vmm/machine/x86_machine.h"
+#include "arch/x86_64/vmm/probe/probe.h"
 #include "tests/kvm_test_support.h"
 #include "vmm/app/images/embedded_images.h"
-#include "arch/x86_64/vmm/probe/probe.h"
 
 namespace sigvisor {
 namespace {

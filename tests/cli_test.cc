@@ -4,15 +4,17 @@
 #include <sys/wait.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <regex>
-
-#include "tests/cli_test_support.h"
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli_test_support.h"
 
 namespace {
 
@@ -51,6 +53,19 @@ std::set<std::string> NamesIn(const std::string& text, const std::string& after,
 TEST(CliTest, MissingImageFile) {
   ExpectOneLineError(Sigvisor("run --image /nonexistent/guest.elf"),
                      "cannot open image '/nonexistent/guest.elf'");
+}
+
+// A directory was read as a read error, and /dev/zero for 256 MiB before the cap
+// stopped it; neither is opened now.
+TEST(CliTest, ImageThatIsNotARegularFile) {
+  const std::string dir = TempPath("image.d");
+  std::filesystem::create_directories(dir);
+  ExpectOneLineError(Sigvisor("run --image " + dir),
+                     "image '" + dir + "' is a directory, not a regular file");
+  ExpectOneLineError(Sigvisor("run --image /dev/zero"),
+                     "image '/dev/zero' is a character device, not a regular file");
+  ExpectOneLineError(Sigvisor("run --arch mips --image /dev/zero"),
+                     "image '/dev/zero' is a character device, not a regular file");
 }
 
 TEST(CliTest, NotAnElf) {

@@ -33,12 +33,12 @@ inline std::string Slurp(const std::string& path) {
   return text.str();
 }
 
-// Runs vmm/app/cli/sigvisor (from the runfiles) with `args` through the shell, stdin
-// empty, stdout and stderr captured.
-inline CommandResult Sigvisor(const std::string& args) {
+// Runs vmm/app/cli/sigvisor (or `binary`, another build of it; both from the runfiles)
+// with `args` through the shell, stdin empty, stdout and stderr captured.
+inline CommandResult Sigvisor(const std::string& args,
+                              const std::string& binary = "vmm/app/cli/sigvisor") {
   const std::string out = TempPath("sigvisor.stdout"), err = TempPath("sigvisor.stderr");
-  const std::string command =
-      "vmm/app/cli/sigvisor " + args + " >" + out + " 2>" + err + " </dev/null";
+  const std::string command = binary + " " + args + " >" + out + " 2>" + err + " </dev/null";
   const int raw = std::system(command.c_str());
   return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, Slurp(out), Slurp(err)};
 }

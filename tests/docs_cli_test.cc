@@ -62,7 +62,7 @@ std::set<std::string> SigvisorFlags(const std::set<std::string>& commands) {
 // Flags the documents name for other tools: tests/hwkvm/lane.sh, tests/mips_qemu_test.sh
 // and Bazel.
 const std::set<std::string> kOtherToolsFlags = {"--sigvisor", "--keep", "--smp", "--limit",
-                                                "--config", "--copt"};
+                                                "--file", "--sh", "--config", "--copt"};
 
 std::string ReadDocument(const std::string& path) {
   std::ifstream file(path);

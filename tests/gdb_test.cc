@@ -4,8 +4,8 @@
 // kill, continue to the end; the guest's output and exit status are the same as
 // without the debugger.
 #include <arpa/inet.h>
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
@@ -21,11 +21,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "arch/x86_64/vmm/probe/probe.h"
 #include "tests/cli_test_support.h"
 #include "tests/host_lane.h"
 #include "tests/kvm_test_support.h"
 #include "vmm/gdb/rsp.h"
-#include "arch/x86_64/vmm/probe/probe.h"
 
 extern char** environ;
 

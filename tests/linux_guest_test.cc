@@ -47,6 +47,20 @@ std::string WriteFile(const std::string& name, const std::vector<uint8_t>& bytes
   return path;
 }
 
+std::vector<uint8_t> ReadAll(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(file)),
+                              std::istreambuf_iterator<char>());
+}
+
+// A bzImage sigvisor loads, its payload a real ELF file (a test guest): for the
+// refusals that come once the image is loaded, which need no Debian kernel.
+std::string LoadableBzImage() {
+  bz::Spec spec;
+  spec.payload = bz::Gzip(ReadAll("tests/guests/exit_with"));
+  return WriteFile("loadable.bzImage", bz::Build(spec));
+}
+
 TEST(LinuxKernelRefusedTest, BootProtocolTooOld) {
   bz::Spec spec;
   spec.version = 0x020b;
@@ -74,6 +88,18 @@ TEST(LinuxKernelRefusedTest, NotABzImageNorAnElfFile) {
 
 TEST(LinuxKernelRefusedTest, InitrdOnlyForALinuxKernel) {
   ExpectOneLineError(Sigvisor("run --initrd " + WriteFile("initrd", {0})), "--initrd");
+}
+
+// Issue 30: a directory as --initrd ended in an uncaught std::__ios_failure, /dev/zero
+// in memory growing without end. Refused before /dev/kvm is opened.
+TEST(LinuxKernelRefusedTest, InitrdThatIsNotARegularFile) {
+  const std::string kernel = LoadableBzImage();
+  const std::string dir = TempPath("initrd.d");
+  std::filesystem::create_directories(dir);
+  ExpectOneLineError(Sigvisor("run --image " + kernel + " --initrd " + dir),
+                     "--initrd: '" + dir + "' is a directory, not a regular file");
+  ExpectOneLineError(Sigvisor("run --image " + kernel + " --initrd /dev/zero"),
+                     "--initrd: '/dev/zero' is a character device, not a regular file");
 }
 
 TEST(LinuxKernelRefusedTest, InitrdThatDoesNotFitGuestMemory) {
@@ -154,12 +180,6 @@ TEST(LinuxGuestTest, DebianKernelRunsEveryWorkloadAndTheSelfTest) {
     EXPECT_LE(spread["per_op"]["exits"]["max"], exits + boundary) << name;
     EXPECT_EQ(spread["per_op"]["kernel_insns"].is_null(), !cpl0_emulated) << name;
   }
-}
-
-std::vector<uint8_t> ReadAll(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  return std::vector<uint8_t>((std::istreambuf_iterator<char>(file)),
-                              std::istreambuf_iterator<char>());
 }
 
 // The same kernel as an ELF vmlinux (the bzImage's payload, decompressed here), entered

@@ -3,6 +3,9 @@
 // and exact VM-exit counts, for an ELF32 kernel, 32-bit entry code in an ELF64
 // container and a flat binary loaded by its header's address fields; clear refusals
 // and reports for what sigvisor does not provide.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <map>
 #include <string>
@@ -227,6 +230,31 @@ TEST(MultibootTest, CmosRtcAndPitWithIrqchip) {
   }
 }
 
+// mb_bios_pcdev.S: the interrupt state SeaBIOS leaves, which the Multiboot board
+// leaves too (pc_firmware.h): the PICs' masks, IRQ 0 from the ticking PIT at the BIOS's
+// vector 0x08 and slave IRQ 12 at 0x74, neither PIC reprogrammed; then, in real mode,
+// the IVT's timer handler advancing the BIOS tick count.
+TEST(MultibootTest, FirmwareInterruptStateWithIrqchip) {
+  if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  CommandResult r =
+      Sigvisor("run --image " + Kernel("mb_bios_pcdev") + " --irqchip --timeout 60s --json");
+  ASSERT_EQ(r.status, 103) << r.err;  // (0x33 << 1) | 1: reached from real mode
+  nlohmann::json doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["console"],
+            "mb_bios_pcdev: what the firmware leaves\n"
+            "pic: masks as found: master=b8 slave=8e\n"
+            "pic: IRQ 0 at vector 0x08 (PIT ticking)\n"
+            "pic: IRQ 12 at vector 0x74\n"
+            "real mode: waiting for 2 BIOS ticks\n"
+            "real mode: the IVT's IRQ 0 handler advanced the BIOS tick count twice\n"
+            "mb_bios_pcdev: bye\n");
+  std::map<std::string, int> details = ExitDetails(doc);
+  EXPECT_EQ(details["port 0x200c out (pc-testdev irq line)"], 2);  // up, then down
+  for (const auto& [detail, count] : details) {
+    EXPECT_EQ(detail.find("(pic)"), std::string::npos) << detail << ": KVM's PIC has it";
+  }
+}
+
 // Without --irqchip the Multiboot board has no interrupt controller, no PIT, RTC nor
 // pc-testdev: the first pc-testdev access is reported, not hung.
 TEST(MultibootTest, PcTestdevWithoutIrqchipIsReported) {
@@ -304,6 +332,22 @@ TEST(MultibootTest, ModulesAndTrapsOnlyWhereTheyApply) {
                      "cannot open '/nonexistent'");
   ExpectOneLineError(Sigvisor("run --irqchip --workload hello"),
                      "--irqchip is for Multiboot kernels");
+}
+
+// Issue 30: a directory as --module ended in an uncaught std::__ios_failure, /dev/zero
+// in std::bad_alloc, and a FIFO blocked for ever. Refused before /dev/kvm is opened.
+TEST(MultibootTest, ModuleThatIsNotARegularFileIsRefused) {
+  const std::string dir = TempPath("module.d");
+  const std::string fifo = TempPath("module.fifo");
+  mkdir(dir.c_str(), 0755);
+  unlink(fifo.c_str());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string run = "run --image " + Kernel("mb32") + " --module ";
+  ExpectOneLineError(Sigvisor(run + dir), "--module: '" + dir + "' is a directory");
+  ExpectOneLineError(Sigvisor(run + "/dev/zero"),
+                     "--module: '/dev/zero' is a character device, not a regular file");
+  ExpectOneLineError(Sigvisor(run + fifo + "=name"),
+                     "--module: '" + fifo + "' is a FIFO, not a regular file");
 }
 
 }  // namespace

@@ -10,9 +10,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "tests/cli_test_support.h"
 

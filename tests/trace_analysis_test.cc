@@ -97,7 +97,7 @@ Trace DivzeroShaped(bool dr7) {
   t.ops = 1;
   t.complete = true;
   t.host_kind = "pvm";
-  t.trap = "off";
+  t.trap = TrapMechanism::kOff;
   t.opaque_reason = "CPL3 is not stepped here";
   t.entries.push_back(Insn(0x100, "x86_return_from_trap"));  // BEGIN returning
   t.entries.push_back(Insn(0x101, "x86_return_from_trap", {}, {}, "iretq"));
@@ -328,8 +328,10 @@ TEST(FormatTest, ListingSummaryAndJson) {
   const std::string summary = FormatSummary(source, t, a);
   EXPECT_NE(summary.find("the trace matches the ledger"), std::string::npos) << summary;
   EXPECT_NE(summary.find("DR7 write"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("host pvm, trap mechanism off\n"), std::string::npos) << summary;
   const nlohmann::ordered_json j = TraceToJson(source, t, a);
   EXPECT_EQ(j["schema"], "sigvisor.trace/1");
+  EXPECT_EQ(j["trap_mechanism"], "off");
   EXPECT_EQ(j["counts"]["per_op"][0], 14);
   EXPECT_EQ(j["counts"]["matches_ledger"], true);
   EXPECT_EQ(j["entries"].size(), t.entries.size());

@@ -7,14 +7,15 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "absl/strings/str_cat.h"
-#include "arch/x86_64/vmm/trace/step_tracer.h"
 #include "arch/x86_64/vmm/machine/x86_machine.h"
-#include "tests/kvm_test_support.h"
 #include "arch/x86_64/vmm/probe/probe.h"
+#include "arch/x86_64/vmm/trace/step_tracer.h"
+#include "tests/kvm_test_support.h"
 #include "vmm/trace/analysis.h"
 
 namespace sigvisor {
@@ -38,7 +39,7 @@ struct Traced {
 };
 
 Traced TraceDivzero(const KvmSystem& kvm, bool cpl0_emulated, std::string_view variant,
-                    x86::TrapMechanism trap = x86::TrapMechanism::kOff, int ops = 1) {
+                    TrapMechanism trap = TrapMechanism::kOff, int ops = 1) {
   Traced t;
   x86::MachineConfig config;
   config.cmdline = absl::StrCat("workload=divzero ops=", ops);
@@ -86,7 +87,7 @@ TEST(TraceTest, OneDivzeroOpMatchesTheLedger) {
     // Hardware KVM counts no kernel instructions to check against: the trace's own
     // count must then be exact on its own terms, the same for each op of a longer
     // phase (the kernel-entry stops lose no entry, and the markers stay outside).
-    Traced two = TraceDivzero(*kvm, counts, "baseline", x86::TrapMechanism::kOff, 2);
+    Traced two = TraceDivzero(*kvm, counts, "baseline", TrapMechanism::kOff, 2);
     ASSERT_EQ(two.analysis.ops.size(), 2u) << two.analysis.ops_note;
     EXPECT_EQ(two.analysis.ops[0].kernel_insns, t.analysis.ops[0].kernel_insns);
     EXPECT_EQ(two.analysis.ops[1].kernel_insns, t.analysis.ops[0].kernel_insns);
@@ -150,7 +151,7 @@ TEST(TraceTest, TheProfileNamesTheSignalPath) {
 TEST(TraceTest, UnderTheTrapEngineEachSiteIsEmulatedAndCounted) {
   SIGVISOR_REQUIRE_KVM(kvm);
   const bool counts = Cpl0Emulated(*kvm);
-  Traced t = TraceDivzero(*kvm, counts, "baseline", x86::TrapMechanism::kPatch);
+  Traced t = TraceDivzero(*kvm, counts, "baseline", TrapMechanism::kPatch);
   ASSERT_EQ(t.result.outcome, Outcome::kExited) << t.result.diagnosis;
   ASSERT_EQ(t.analysis.ops.size(), 1u) << t.analysis.ops_note;
   int trapped = 0;

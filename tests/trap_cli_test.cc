@@ -6,10 +6,11 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <map>
 #include <sstream>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "tests/cli_test_support.h"
 

@@ -7,17 +7,16 @@
 #include <string>
 
 #include "arch/x86_64/vmm/machine/x86_machine.h"
+#include "arch/x86_64/vmm/probe/probe.h"
+#include "arch/x86_64/vmm/trap/site_table.h"
 #include "tests/host_lane.h"
 #include "tests/kvm_test_support.h"
 #include "vmm/app/images/embedded_images.h"
-#include "arch/x86_64/vmm/probe/probe.h"
-#include "arch/x86_64/vmm/trap/site_table.h"
 
 namespace sigvisor {
 namespace {
 
 using ::sigvisor::testing::LoadTestGuest;
-using x86::TrapMechanism;
 
 x86::MachineReport Boot(const KvmSystem& kvm, const ElfImage& image, TrapMechanism trap,
                         uint64_t ops) {
@@ -98,7 +97,7 @@ TEST(TrapDebugRegistersTest, AnExecuteBreakpointTheGuestEnablesStillFires) {
   const std::optional<std::string> lacks =
       testing::LaneLacks(testing::LaneLimit::kNestedHardwareBreakpoints);
   for (TrapMechanism trap : {TrapMechanism::kOff, TrapMechanism::kPatch}) {
-    SCOPED_TRACE(std::string(x86::TrapMechanismName(trap)));
+    SCOPED_TRACE(std::string(TrapMechanismName(trap)));
     if (trap == TrapMechanism::kPatch && lacks) {
       std::printf("patch not run: %s\n", lacks->c_str());
       continue;
@@ -278,7 +277,7 @@ TEST(TrapPvTest, AnExecuteBreakpointEnabledThroughThePageFiresAsWithPatchAndOff)
   SIGVISOR_SKIP_IF_LANE_LACKS(::sigvisor::testing::LaneLimit::kNestedHardwareBreakpoints);
   const ElfImage guest = LoadTestGuest("trap_pv");
   for (TrapMechanism trap : {TrapMechanism::kOff, TrapMechanism::kPatch, TrapMechanism::kPv}) {
-    SCOPED_TRACE(std::string(x86::TrapMechanismName(trap)));
+    SCOPED_TRACE(std::string(TrapMechanismName(trap)));
     x86::MachineReport report = Boot(*kvm, guest, trap, 1);
     const RunResult& r = report.result;
     ASSERT_EQ(r.outcome, Outcome::kExited) << r.diagnosis;

@@ -7,19 +7,19 @@
 #include <string>
 #include <vector>
 
+#include "arch/x86_64/vmm/machine/x86_machine.h"
+#include "arch/x86_64/vmm/probe/probe.h"
 #include "arch/x86_64/vmm/trace/step_tracer.h"
 #include "arch/x86_64/vmm/trap/trap_engine.h"
-#include "arch/x86_64/vmm/machine/x86_machine.h"
 #include "tests/kvm_test_support.h"
 #include "vmm/app/images/embedded_images.h"
-#include "arch/x86_64/vmm/probe/probe.h"
 #include "vmm/trace/analysis.h"
 
 namespace sigvisor {
 namespace {
 
 RunResult BootVariant(const KvmSystem& kvm, const KernelVariant& variant,
-                      const std::string& cmdline, x86::TrapMechanism trap = x86::TrapMechanism::kOff) {
+                      const std::string& cmdline, TrapMechanism trap = TrapMechanism::kOff) {
   absl::StatusOr<ElfImage> image = ParseKernel(variant);
   EXPECT_TRUE(image.ok()) << image.status();
   if (!image.ok()) return {};
@@ -138,9 +138,9 @@ TEST(SeedEffectTest, Dr7AlwaysWritesOncePerSignalAndLazyNever) {
     const std::string cmdline = std::string("workload=") + workload + " ops=10";
     const std::string phase = std::string(workload) == "divzero" ? "divzero" : "sig_hndl";
     RunResult always =
-        BootVariant(*kvm, **ResolveVariant("baseline"), cmdline, x86::TrapMechanism::kPatch);
+        BootVariant(*kvm, **ResolveVariant("baseline"), cmdline, TrapMechanism::kPatch);
     RunResult lazy =
-        BootVariant(*kvm, **ResolveVariant("dr7=lazy"), cmdline, x86::TrapMechanism::kPatch);
+        BootVariant(*kvm, **ResolveVariant("dr7=lazy"), cmdline, TrapMechanism::kPatch);
     EXPECT_EQ(TrapsPerOp(always, phase, "dr_write"), 1.0) << workload;
     EXPECT_EQ(TrapsPerOp(lazy, phase, "dr_write"), 0.0) << workload;
     // In kernel instructions the two are within one of each other: the saving is the
@@ -153,9 +153,9 @@ TEST(SeedEffectTest, Dr7AlwaysWritesOncePerSignalAndLazyNever) {
 TEST(SeedEffectTest, GsPerCpuDataLoadsTheGsBaseTwicePerSyscallAndDirectNever) {
   SIGVISOR_REQUIRE_KVM(kvm);
   RunResult gs = BootVariant(*kvm, **ResolveVariant("baseline"), "workload=pipe_rw ops=10",
-                             x86::TrapMechanism::kPatch);
+                             TrapMechanism::kPatch);
   RunResult direct = BootVariant(*kvm, **ResolveVariant("pda=direct"), "workload=pipe_rw ops=10",
-                                 x86::TrapMechanism::kPatch);
+                                 TrapMechanism::kPatch);
   // One pipe_rw op is two system calls: swapgs on entry and on exit of each.
   EXPECT_EQ(TrapsPerOp(gs, "pipe_rw", "segment_load"), 4.0);
   EXPECT_EQ(TrapsPerOp(direct, "pipe_rw", "segment_load"), 0.0);
@@ -174,7 +174,7 @@ TEST(PvBuildTest, EveryPvBuildPassesTheSuiteThroughThePage) {
   SIGVISOR_REQUIRE_KVM(kvm);
   ASSERT_EQ(PvBuilds().size(), 4u);
   for (const KernelVariant* variant : PvBuilds()) {
-    RunResult r = BootVariant(*kvm, *variant, "workload=selftest case=all", x86::TrapMechanism::kPv);
+    RunResult r = BootVariant(*kvm, *variant, "workload=selftest case=all", TrapMechanism::kPv);
     EXPECT_EQ(r.outcome, Outcome::kExited) << variant->name << ": " << r.diagnosis;
     EXPECT_EQ(r.exit_code, 0) << variant->name << "\n" << r.console;
     EXPECT_EQ(r.console.find("FAIL"), std::string::npos) << variant->name << "\n" << r.console;
@@ -207,7 +207,7 @@ TEST(PvBuildTest, Dr7WritesPerSignalAsWithPatchAndNoExit) {
         SCOPED_TRACE(std::string(workload) + " " + spec + " ops=" + std::to_string(ops));
         RunResult r = BootVariant(*kvm, **ResolveVariant(spec),
                                   std::string("workload=") + workload + " ops=" + std::to_string(ops),
-                                  x86::TrapMechanism::kPv);
+                                  TrapMechanism::kPv);
         ASSERT_EQ(r.outcome, Outcome::kExited) << r.diagnosis;
         const PhaseResult* p = Phase(r, phase);
         ASSERT_NE(p, nullptr);

@@ -19,6 +19,7 @@ packages=(
   libzstd-dev           #   zstd (vmm/loader/linux)
   clang                 # --config=fuzz (libFuzzer) and sanitizer builds
   libclang-rt-14-dev    # libFuzzer and the sanitizer runtimes for clang 14
+  clang-format-14       # tools/check_format.sh: the include order (.clang-format)
   qemu-system-x86       # tests: sigvisor's images also boot under QEMU (TCG)
   gcc-mipsel-linux-gnu  # the MIPS32r2 guest kernel images (guest-kit/build/mips.bzl)
   binutils-mipsel-linux-gnu # their linker and objcopy

@@ -4,13 +4,17 @@
 # embedded page-aligned in the kernel, and the kernel (arch-neutral core +
 # arch/mips/guest) linked at 0x80100000. Flags: docs/host-notes.md, "The MIPS target".
 #
-#   build_mips_image.sh OUT KERNEL_LD USER_LD "COPTS" -- KERNEL_SRCS... -- USER_SRCS...
+#   build_mips_image.sh OUT KERNEL_LD USER_LD "KERNEL_COPTS" "USER_COPTS" \
+#     -- KERNEL_SRCS... -- USER_SRCS...
+#
+# KERNEL_COPTS: the variant's CONFIG_* switches; USER_COPTS: the user program's extra
+# flags (empty but in a scratch build, mips.bzl).
 #
 # Run from the execution root (Bazel's genrule does); paths are workspace-relative.
 set -euo pipefail
 
-out=$1 kernel_ld=$2 user_ld=$3 variant_copts=$4
-shift 4
+out=$1 kernel_ld=$2 user_ld=$3 variant_copts=$4 user_copts=$5
+shift 5
 [[ $1 == -- ]] || { echo "usage: see the header" >&2; exit 2; }
 shift
 kernel_srcs=()
@@ -45,7 +49,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # The user program: its own address space, so no kernel switches.
-"$CC" "${cflags[@]}" "${ldflags[@]}" -T "$user_ld" -o "$work/init.elf" "${user_srcs[@]}" -lgcc
+# shellcheck disable=SC2086  # its extra flags are words
+"$CC" "${cflags[@]}" $user_copts "${ldflags[@]}" -T "$user_ld" -o "$work/init.elf" \
+  "${user_srcs[@]}" -lgcc
 
 # Embedded page-aligned in .user_program.init, as guest-kit/BUILD.bazel does on x86-64.
 cp "$work/init.elf" "$work/user_program_init.bin"

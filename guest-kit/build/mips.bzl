@@ -26,13 +26,16 @@ _HDRS = [
     "//guest-kit/user:mips_hdrs",
 ]
 
-def mips_kernel_image(name, variant, **kwargs):
+def mips_kernel_image(name, variant, user_srcs = [], user_copts = [], hdrs = [], **kwargs):
     """The MIPS kernel image `name` (an ELF32 file) of `variant` (variants.bzl), built
-    once in the guest configuration (guest_configuration.bzl)."""
+    once in the guest configuration (guest_configuration.bzl).
+
+    `user_srcs`, `user_copts` and `hdrs` add files and flags to the user program: a
+    scratch build's (tests/workload_catalogue adds a workload); the product has none."""
     native.genrule(
         name = name + "_gen",
         srcs = _KERNEL_SRCS + [s for s in _USER_SRCS if s not in _KERNEL_SRCS] + _HDRS +
-               [_KERNEL_LD, _USER_LD],
+               [_KERNEL_LD, _USER_LD] + user_srcs + hdrs,
         outs = [guest_internal_name(name)],
         tools = [_SCRIPT],
         cmd = " ".join([
@@ -41,9 +44,10 @@ def mips_kernel_image(name, variant, **kwargs):
             "$(location %s)" % _KERNEL_LD,
             "$(location %s)" % _USER_LD,
             "'%s'" % " ".join(variant_copts(variant)),
+            "'%s'" % " ".join(user_copts),
             "--",
         ] + ["$(locations %s)" % src for src in _KERNEL_SRCS] + ["--"] +
-          ["$(locations %s)" % src for src in _USER_SRCS]),
+          ["$(locations %s)" % src for src in _USER_SRCS + user_srcs]),
         visibility = ["//visibility:private"],
     )
     guest_configured(name = name, actual = guest_internal_name(name), **kwargs)

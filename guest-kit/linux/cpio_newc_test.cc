@@ -1,8 +1,7 @@
 #include "guest-kit/linux/cpio_newc.h"
 
-#include <sys/stat.h>
-
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 namespace sigvisor {
 namespace {

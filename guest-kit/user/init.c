@@ -76,11 +76,16 @@ struct workload {
   int (*run)(const struct measure *m);
 };
 
-/* The catalogue's rows this init runs, each by its function workload_<name>. */
-#define RUNS_BUNDLED(name) {#name, workload_##name},
+/* The catalogue's rows this init runs, each by its function workload_<name>. Each is
+ * declared from its row first, so that it may be defined in any file of the program
+ * (a static one above keeps its internal linkage). */
+#define RUNS_BUNDLED(name) int workload_##name(const struct measure *m);
 #define RUNS_BOTH(name) RUNS_BUNDLED(name)
 #define RUNS_LINUX(name)
 #define SIGVISOR_WORKLOAD(name, inits, warmup, bench, what) RUNS_##inits(name)
+#include "guest-kit/abi/workloads.inc"
+#undef RUNS_BUNDLED
+#define RUNS_BUNDLED(name) {#name, workload_##name},
 static const struct workload workloads[] = {
 #include "guest-kit/abi/workloads.inc"
 };

@@ -7,8 +7,8 @@
 
 #include "guest-kit/lib/format.h"
 #include "guest-kit/lib/string.h"
-#include "guest-kit/user/workloads.h"
 #include "guest-kit/user/ulib.h"
+#include "guest-kit/user/workloads.h"
 
 static const char *test_name;
 static int failures;

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "devices/pc/debug_exit.h"
 #include "devices/hypercall.h"
+#include "devices/pc/debug_exit.h"
 #include "devices/serial16550.h"
 #include "guest-kit/abi/sigvisor_abi.h"
 #include "vmm/machine/bus.h"

@@ -238,7 +238,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     t.ops = ops;
     t.variant = "baseline";
     t.host_kind = flags & 32 ? "pvm" : "hardware";
-    t.trap = "off";
+    t.trap = sigvisor::TrapMechanism::kOff;
     if (flags & 16) t.opaque_reason = "CPL3 is not stepped here";
     t.complete = (flags & 3) != 0;
     if (!t.complete) t.stopped_why = "the step budget ran out";

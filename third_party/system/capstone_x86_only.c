@@ -13,9 +13,8 @@
  * Opening one of these architectures then fails with CS_ERR_ARCH, as on a Capstone
  * built without it. If a Capstone version renames these functions, the definitions
  * here go unused and the modules come back: larger, never wrong. */
-#include <stddef.h>
-
 #include <capstone/capstone.h>
+#include <stddef.h>
 
 struct cs_struct; /* Capstone's handle, opaque here. */
 

@@ -4,9 +4,9 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstddef>
-#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_format.h"
@@ -123,6 +123,31 @@ absl::Status KvmVm::SetIrqLine(uint32_t irq, bool level) {
   line.irq = irq;
   line.level = level ? 1 : 0;
   if (Ioctl(fd_.get(), KVM_IRQ_LINE, &line) < 0) return ErrnoError("KVM_IRQ_LINE", errno);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<kvm_irqchip> KvmVm::GetIrqchip(uint32_t chip_id) const {
+  kvm_irqchip chip = {};
+  chip.chip_id = chip_id;
+  if (Ioctl(fd_.get(), KVM_GET_IRQCHIP, &chip) < 0) return ErrnoError("KVM_GET_IRQCHIP", errno);
+  return chip;
+}
+
+absl::Status KvmVm::SetIrqchip(const kvm_irqchip& chip) {
+  kvm_irqchip copy = chip;  // the ioctl's argument is not const
+  if (Ioctl(fd_.get(), KVM_SET_IRQCHIP, &copy) < 0) return ErrnoError("KVM_SET_IRQCHIP", errno);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<kvm_pit_state2> KvmVm::GetPit() const {
+  kvm_pit_state2 state = {};
+  if (Ioctl(fd_.get(), KVM_GET_PIT2, &state) < 0) return ErrnoError("KVM_GET_PIT2", errno);
+  return state;
+}
+
+absl::Status KvmVm::SetPit(const kvm_pit_state2& state) {
+  kvm_pit_state2 copy = state;
+  if (Ioctl(fd_.get(), KVM_SET_PIT2, &copy) < 0) return ErrnoError("KVM_SET_PIT2", errno);
   return absl::OkStatus();
 }
 

@@ -74,6 +74,17 @@ class KvmVm {
   // `level` (a device's line, e.g. COM1's IRQ 4). Needs CreateIrqchip.
   absl::Status SetIrqLine(uint32_t irq, bool level);
 
+  // KVM_GET_IRQCHIP / KVM_SET_IRQCHIP of one in-kernel chip (`chip_id`:
+  // KVM_IRQCHIP_PIC_MASTER, _PIC_SLAVE or _IOAPIC), e.g. to leave the PICs as a PC's
+  // firmware does. Need CreateIrqchip.
+  absl::StatusOr<kvm_irqchip> GetIrqchip(uint32_t chip_id) const;
+  absl::Status SetIrqchip(const kvm_irqchip& chip);
+
+  // KVM_GET_PIT2 / KVM_SET_PIT2: the in-kernel PIT's channels. Setting a channel's count
+  // reloads it, so channel 0 in a periodic mode starts ticking. Need CreatePit.
+  absl::StatusOr<kvm_pit_state2> GetPit() const;
+  absl::Status SetPit(const kvm_pit_state2& state);
+
   absl::StatusOr<KvmVcpu> CreateVcpu(int id);
 
   int fd() const { return fd_.get(); }

@@ -10,8 +10,8 @@
 
 #include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
-#include "guest-kit/abi/sigvisor_abi.h"
 #include "gtest/gtest.h"
+#include "guest-kit/abi/sigvisor_abi.h"
 #include "vmm/loader/elf_test_builder.h"
 
 // Defined outside any namespace, with C linkage, so that the test knows one plain

@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
-#include "guest-kit/abi/sigvisor_abi.h"
 #include "gtest/gtest.h"
+#include "guest-kit/abi/sigvisor_abi.h"
 #include "vmm/loader/elf_image.h"
 #include "vmm/loader/elf_test_builder.h"
 #include "vmm/machine/guest_memory.h"

@@ -2,20 +2,14 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <iterator>
 #include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
+#include "vmm/base/capped_file.h"
 
 namespace sigvisor {
 namespace {
-
-// Guards against a wrong file (a vmlinux, a core dump) read whole into memory.
-constexpr size_t kMaxMapBytes = 256ull << 20;
 
 // A whole field of hex digits (no "0x", as nm prints addresses).
 bool ParseHex(std::string_view field, uint64_t* value) {
@@ -96,21 +90,11 @@ absl::StatusOr<SymbolTable> ParseSystemMap(std::string_view text) {
 }
 
 absl::StatusOr<SymbolTable> ReadSystemMap(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    return absl::NotFoundError(
-        absl::StrFormat("cannot read the System.map '%s': %s", path, std::strerror(errno)));
-  }
-  std::string text;
-  char buffer[1 << 16];
-  while (file.read(buffer, sizeof(buffer)) || file.gcount() > 0) {
-    text.append(buffer, static_cast<size_t>(file.gcount()));
-    if (text.size() > kMaxMapBytes) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "'%s' is over %d MiB: not a System.map", path, kMaxMapBytes >> 20));
-    }
-  }
-  absl::StatusOr<SymbolTable> table = ParseSystemMap(text);
+  absl::StatusOr<std::string> text =
+      ReadCappedFile(path, file_caps::kSystemMap,
+                     {.noun = "the System.map", .cannot_open = "cannot read"});
+  if (!text.ok()) return text.status();
+  absl::StatusOr<SymbolTable> table = ParseSystemMap(*text);
   if (!table.ok()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("'%s' is not a usable System.map: %s", path, table.status().message()));

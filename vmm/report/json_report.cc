@@ -102,10 +102,11 @@ json TrapsToJson(const TrapSummary& trap, const TrapLedger& ledger) {
     auto it = ledger.by_kind().find(name);
     return it == ledger.by_kind().end() ? uint64_t{0} : it->second;
   };
-  return {{"mechanism", trap.mechanism},
+  return {{"mechanism", TrapMechanismName(trap.mechanism)},
           // Why this mechanism; there is nothing to explain when nothing is trapped.
-          {"reason", trap.mechanism == "off" || trap.reason.empty() ? json(nullptr)
-                                                                     : json(trap.reason)},
+          {"reason", trap.mechanism == TrapMechanism::kOff || trap.reason.empty()
+                         ? json(nullptr)
+                         : json(trap.reason)},
           {"sites", trap.sites},
           {"total", ledger.total()},
           {"by_kind", CountsToJson(ledger.by_kind())},
@@ -273,7 +274,7 @@ nlohmann::ordered_json RunRecordToJson(const RunRecord& record) {
       {"host",
        {{"kind", record.host.kind},
         {"cpl0_emulated", interpreter ? json(nullptr) : json(record.host.cpl0_emulated)}}},
-      {"trap_mechanism", record.trap.mechanism},
+      {"trap_mechanism", TrapMechanismName(record.trap.mechanism)},
       {"exits",
        {{"total", result.ledger.total()}, {"by_reason", by_reason}, {"by_detail", by_detail}}},
       {"traps", TrapsToJson(record.trap, result.traps)},

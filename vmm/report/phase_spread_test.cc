@@ -1,10 +1,12 @@
 // The spread of repeated phases, and how the run reports show it: fixed samples,
 // exact figures.
 // The reports first: <signal.h>, which gtest includes, defines si_addr as a macro,
-// the name of an InjectionRecord field.
+// the name of an InjectionRecord field (so not in .clang-format's order).
+// clang-format off
 #include "vmm/report/json_report.h"
 #include "vmm/report/phase_spread.h"
 #include "vmm/report/text_report.h"
+// clang-format on
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,11 @@
 // The run reports (JSON and text) of phases whose time is not measured or whose
 // clocks disagree.
 // The reports first: <signal.h>, which gtest includes, defines si_addr as a macro,
-// the name of an InjectionRecord field.
+// the name of an InjectionRecord field (so not in .clang-format's order).
+// clang-format off
 #include "vmm/report/json_report.h"
 #include "vmm/report/text_report.h"
+// clang-format on
 
 #include <gtest/gtest.h>
 
@@ -89,7 +91,7 @@ RunRecord PvmRun() {
   RunRecord record;
   record.image = "kernel baseline (embedded)";
   record.host = {"pvm", true};
-  record.trap = {"patch", "--trap=auto on a pvm host: ...", 13};
+  record.trap = {TrapMechanism::kPatch, "--trap=auto on a pvm host: ...", 13};
   RunResult& result = record.result;
   result.outcome = Outcome::kExited;
   result.exit_code = 0;
@@ -156,8 +158,43 @@ TEST(RunReportTest, BySiteHasOneShapeInTheRunAndInItsPhases) {
   EXPECT_EQ(doc["phases"][0]["traps"]["by_site"], nlohmann::json::array({row}));
   EXPECT_EQ(doc["traps"]["reason"], "--trap=auto on a pvm host: ...");
   RunRecord off = PvmRun();
-  off.trap = {"off", "", 0};
+  off.trap = {TrapMechanism::kOff, "", 0};
   EXPECT_TRUE(nlohmann::json::parse(RunRecordToJson(off).dump())["traps"]["reason"].is_null());
+}
+
+// The record carries the mechanism; the reports name it, as --trap does.
+TEST(RunReportTest, TheTrapMechanismIsNamedAsTheFlagNamesIt) {
+  RunRecord patch = PvmRun();
+  const std::string patched = FormatRunReport(patch);
+  EXPECT_NE(patched.find("  trap mechanism: patch (13 sites); --trap=auto on a pvm host: ...\n"),
+            std::string::npos)
+      << patched;
+  EXPECT_NE(patched.find("traps (patch)"), std::string::npos) << patched;
+  EXPECT_EQ(patched.find("load hypercalls"), std::string::npos) << patched;
+  const nlohmann::json patch_doc = nlohmann::json::parse(RunRecordToJson(patch).dump());
+  EXPECT_EQ(patch_doc["trap_mechanism"], "patch");
+  EXPECT_EQ(patch_doc["traps"]["mechanism"], "patch");
+
+  RunRecord pv = PvmRun();
+  pv.trap = {TrapMechanism::kPv, "--trap=pv covers ...", 0};
+  const std::string paravirtual = FormatRunReport(pv);
+  EXPECT_NE(paravirtual.find("  trap mechanism: pv (nothing patched: the kernel counts in the pv "
+                             "page); --trap=pv covers ...\n"),
+            std::string::npos)
+      << paravirtual;
+  EXPECT_NE(paravirtual.find("load hypercalls"), std::string::npos) << paravirtual;
+  EXPECT_EQ(nlohmann::json::parse(RunRecordToJson(pv).dump())["trap_mechanism"], "pv");
+
+  RunRecord hw_gd = PvmRun();
+  hw_gd.trap = {TrapMechanism::kHwGd, "", 13};
+  EXPECT_NE(FormatRunReport(hw_gd).find("  trap mechanism: hw-gd (13 sites)\n"), std::string::npos);
+
+  RunRecord off = PvmRun();
+  off.trap = {TrapMechanism::kOff, "", 0};
+  const std::string untrapped = FormatRunReport(off);
+  EXPECT_NE(untrapped.find("  trap mechanism: off\n"), std::string::npos) << untrapped;
+  EXPECT_EQ(untrapped.find("traps ("), std::string::npos) << untrapped;
+  EXPECT_EQ(nlohmann::json::parse(RunRecordToJson(off).dump())["traps"]["mechanism"], "off");
 }
 
 TEST(RunReportTest, TheMipsInterpretersCountersAreNotKvmStatistics) {

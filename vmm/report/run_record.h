@@ -8,6 +8,7 @@
 
 #include "vmm/inject/injection_record.h"
 #include "vmm/run/session.h"
+#include "vmm/run/trap_mechanism.h"
 
 namespace sigvisor {
 
@@ -28,9 +29,9 @@ enum class StatsSource { kKvm, kMipsInterpreter };
 
 // How guest debug-register accesses and segment loads reached the VMM.
 struct TrapSummary {
-  std::string mechanism = "off";  // "off", "patch" or "hw-gd"
-  std::string reason;             // why this one (e.g. what --trap=auto decided)
-  uint64_t sites = 0;             // trap sites armed in the image
+  TrapMechanism mechanism = TrapMechanism::kOff;
+  std::string reason;  // why this one (e.g. what --trap=auto decided)
+  uint64_t sites = 0;  // trap sites armed in the image
 };
 
 struct RunRecord {

@@ -33,15 +33,15 @@ void AppendExitTable(std::string& out, const ExitLedger& ledger) {
 }
 
 void AppendTrapTable(std::string& out, const TrapSummary& trap, const TrapLedger& ledger) {
-  if (trap.mechanism == "off") return;
-  absl::StrAppendFormat(&out, "\n%-30s %10s\n", absl::StrFormat("traps (%s)", trap.mechanism),
-                        "count");
+  if (trap.mechanism == TrapMechanism::kOff) return;
+  absl::StrAppendFormat(&out, "\n%-30s %10s\n",
+                        absl::StrFormat("traps (%s)", TrapMechanismName(trap.mechanism)), "count");
   for (const auto& [kind, count] : ledger.by_kind()) {
     absl::StrAppendFormat(&out, "  %-28s %10d\n", kind, count);
   }
   absl::StrAppendFormat(&out, "  %-28s %10d\n", "total", ledger.total());
   absl::StrAppendFormat(&out, "  %-28s %10d\n", "debug-register loads", ledger.dr_loads());
-  if (trap.mechanism == "pv") {
+  if (trap.mechanism == TrapMechanism::kPv) {
     absl::StrAppendFormat(&out, "  %-28s %10d\n", "load hypercalls", ledger.hypercalls());
   }
   for (const auto& [key, row] : ledger.by_site()) {
@@ -156,10 +156,10 @@ std::string FormatRunReport(const RunRecord& record) {
   }
   if (!result.diagnosis.empty()) absl::StrAppendFormat(&out, "  %s\n", result.diagnosis);
   absl::StrAppendFormat(&out, "  sandbox: %s\n", result.sandbox);
-  absl::StrAppendFormat(&out, "  trap mechanism: %s", record.trap.mechanism);
-  if (record.trap.mechanism == "pv") {
+  absl::StrAppendFormat(&out, "  trap mechanism: %s", TrapMechanismName(record.trap.mechanism));
+  if (record.trap.mechanism == TrapMechanism::kPv) {
     out += " (nothing patched: the kernel counts in the pv page)";
-  } else if (record.trap.mechanism != "off") {
+  } else if (record.trap.mechanism != TrapMechanism::kOff) {
     absl::StrAppendFormat(&out, " (%d sites)", record.trap.sites);
   }
   if (!record.trap.reason.empty()) absl::StrAppendFormat(&out, "; %s", record.trap.reason);
@@ -187,7 +187,8 @@ std::string FormatRunReport(const RunRecord& record) {
   AppendKvmStats(out, result.kvm_stats, interpreter,
                  interpreter ? std::vector<UncountedKvmStat>() : UncountedKvmStats(result));
   for (const PhaseResult& phase : result.phases) {
-    AppendPhase(out, phase, record.host, record.trap.mechanism != "off", interpreter);
+    AppendPhase(out, phase, record.host, record.trap.mechanism != TrapMechanism::kOff,
+                interpreter);
   }
   for (const PhaseSpread& spread :
        SpreadOfRepeatedPhases(result.phases, record.host.cpl0_emulated && !interpreter)) {

@@ -15,22 +15,24 @@ namespace sigvisor {
 
 // Where the guest CPU is, for diagnoses and reports.
 struct CpuLocation {
-  uint64_t rip = 0;
-  int cpl = 0;
-  uint64_t page_table_root = 0;  // cr3
-  bool paging = true;            // CR0.PG: rip is a virtual address
-  std::string registers;         // one line of the general registers
+  uint64_t pc = 0;  // the program counter
+  int cpl = 0;      // the privilege level: 0 the kernel's, 3 the user's
+  uint64_t page_table_root = 0;
+  bool paging = true;     // translation is on: pc is a virtual address
+  std::string registers;  // one line of the general registers
   // The vCPU is in its power-on state: the host reset it (AMD SVM's KVM does so at a
   // shutdown), and where the guest was before is lost.
   bool reset_by_host = false;
   // The exit being handled was port I/O: what it accessed, so that a diagnosis can
-  // find the instruction that did it. KVM may have moved rip past it already (it does
+  // find the instruction that did it. KVM may have moved pc past it already (it does
   // for an `out` it emulated, as PVM does at CPL0) or not (its fast path on hardware).
   struct PortIo {
     uint16_t port = 0;
     uint8_t size = 0;  // bytes per access: 1, 2 or 4
     bool out = false;
-    uint16_t dx = 0;   // DX when the exit happened, for the DX forms
+    // The register an instruction can take its port from held `port` at the exit, so
+    // such an instruction may have made the access (the backend reads the register).
+    bool port_in_register = false;
   };
   std::optional<PortIo> port_io;
 };

@@ -8,12 +8,12 @@
 namespace sigvisor {
 namespace {
 
-// One element's outcome: the device's (or the gate's) answer, or why the run fails.
+// One element's answer, the device's or the gate's.
 struct Step {
-  DeviceAction action = DeviceAction::kContinue;
-  Outcome outcome = Outcome::kBadDeviceAccess;
-  bool failed = false;  // the run fails with `outcome`
-  std::string error;
+  RunVerdict verdict = RunVerdict::kContinue;
+  bool reset = false;                           // kGuestEnded
+  Outcome outcome = Outcome::kBadDeviceAccess;  // kRunFailed
+  std::string diagnosis;                        // kRunFailed
 };
 
 }  // namespace
@@ -25,21 +25,21 @@ std::string AccessNameOf(const Bus& bus, const ExitKey& key) {
 
 DeviceExitResult DispatchDeviceExit(Bus& bus, const VmExit& exit) {
   return DispatchDeviceExit(bus, exit, nullptr, [](HypercallResult&) {
-    return DeviceAction::kContinue;
+    return RunVerdict::kContinue;
   });
 }
 
 DeviceExitResult DispatchDeviceExit(Bus& bus, const VmExit& exit, const CallGate* gate,
-                                    absl::FunctionRef<DeviceAction(HypercallResult&)> take) {
+                                    absl::FunctionRef<RunVerdict(HypercallResult&)> take) {
   DeviceExitResult result;
   const bool port = exit.kind == ExitKind::kIo;
   const AddressSpace space = port ? AddressSpace::kPort : AddressSpace::kMmio;
   // String I/O (rep outsb) arrives as one exit with count > 1: one access each.
   const uint32_t count = port ? exit.count : 1;
   if (exit.size == 0 || exit.data.size() != uint64_t{exit.size} * count) {
-    result.kind = DeviceExitResult::Kind::kEnd;
+    result.verdict = RunVerdict::kRunFailed;
     result.outcome = Outcome::kUnexpectedExit;
-    result.error = port ? "malformed port I/O exit" : "malformed MMIO exit";
+    result.diagnosis = port ? "malformed port I/O exit" : "malformed MMIO exit";
     return result;
   }
   auto access_error = [&](const auto& why) {
@@ -53,44 +53,50 @@ DeviceExitResult DispatchDeviceExit(Bus& bus, const VmExit& exit, const CallGate
           Step done;
           if (&device == gate) {
             HypercallResult call = gate->Access(offset, exit.is_write, one);
-            if (call.kind == HypercallResult::Kind::kFail) {
-              done.failed = true;
+            if (call.verdict == RunVerdict::kRunFailed) {
+              done.verdict = RunVerdict::kRunFailed;
               done.outcome = call.outcome;
-              done.error = std::move(call.diagnosis);
+              done.diagnosis = std::move(call.diagnosis);
               return done;
             }
-            done.action = take(call);
+            done.verdict = take(call);
             return done;
           }
           absl::StatusOr<DeviceAction> action =
               exit.is_write ? device.Write(offset, one) : device.Read(offset, one);
           if (!action.ok()) {
-            done.failed = true;
-            done.error = std::string(action.status().message());
+            done.verdict = RunVerdict::kRunFailed;
+            done.diagnosis = std::string(action.status().message());
             return done;
           }
-          done.action = *action;
+          // A device stops the run only as the guest asks it to (an exit device, the
+          // reset line).
+          done.verdict =
+              *action == DeviceAction::kContinue ? RunVerdict::kContinue : RunVerdict::kGuestEnded;
+          done.reset = *action == DeviceAction::kReset;
           return done;
         });
     if (!step.ok()) {
-      result.kind = DeviceExitResult::Kind::kEnd;
+      result.verdict = RunVerdict::kRunFailed;
       result.outcome = Outcome::kBadDeviceAccess;
-      result.error = access_error(step.status().message());
+      result.diagnosis = access_error(step.status().message());
       return result;
     }
-    if (step->failed) {
-      result.kind = DeviceExitResult::Kind::kEnd;
-      result.outcome = step->outcome;
-      // A refused access names itself; a call an owner could not serve (the
-      // injector's) says why in its own words.
-      result.error = step->outcome == Outcome::kBadDeviceAccess ? access_error(step->error)
-                                                                : std::move(step->error);
-      return result;
-    }
-    if (step->action == DeviceAction::kStop || step->action == DeviceAction::kReset) {
-      result.kind = DeviceExitResult::Kind::kStop;
-      result.reset = step->action == DeviceAction::kReset;
-      return result;
+    switch (step->verdict) {
+      case RunVerdict::kContinue: break;
+      case RunVerdict::kGuestEnded:
+        result.verdict = RunVerdict::kGuestEnded;
+        result.reset = step->reset;
+        return result;
+      case RunVerdict::kRunFailed:
+        result.verdict = RunVerdict::kRunFailed;
+        result.outcome = step->outcome;
+        // A refused access names itself; a call an owner could not serve (the
+        // injector's) says why in its own words.
+        result.diagnosis = step->outcome == Outcome::kBadDeviceAccess
+                               ? access_error(step->diagnosis)
+                               : std::move(step->diagnosis);
+        return result;
     }
   }
   return result;

@@ -17,20 +17,17 @@
 
 namespace sigvisor {
 
+// kGuestEnded: a device or a hypercall ended the run (isa-debug-exit, exit, panic,
+// the reset line). kRunFailed with `outcome`: the exit itself makes no sense (a
+// backend bug: unexpected exit), or no device is there, or the device refused the
+// access (bad device access), or a hypercall could not be served.
 struct DeviceExitResult {
-  enum class Kind {
-    kContinue,  // the guest resumes
-    kStop,      // a device or a hypercall ended the run (isa-debug-exit, exit, panic)
-    kEnd,       // the run fails with `outcome`: the exit itself makes no sense (a
-                // backend bug: unexpected exit), or no device is there, or the device
-                // refused the access (bad device access), or a hypercall failed
-  };
-  Kind kind = Kind::kContinue;
-  // kStop: the device pulsed the machine's reset line (DeviceAction::kReset) rather
-  // than asking to exit; the loop ends the run as a reboot.
+  RunVerdict verdict = RunVerdict::kContinue;
+  // kGuestEnded: the device pulsed the machine's reset line (DeviceAction::kReset)
+  // rather than asking to exit; the loop ends the run as a reboot.
   bool reset = false;
-  Outcome outcome = Outcome::kUnexpectedExit;  // kEnd
-  std::string error;                           // kEnd: one line
+  Outcome outcome = Outcome::kUnexpectedExit;  // kRunFailed
+  std::string diagnosis;                       // kRunFailed: one line
 };
 
 // The name of the device register an exit ledger's access key touched
@@ -41,10 +38,10 @@ std::string AccessNameOf(const Bus& bus, const ExitKey& key);
 DeviceExitResult DispatchDeviceExit(Bus& bus, const VmExit& exit);
 
 // As above, on a machine with hypercalls: an access that routes to `gate` goes to the
-// gate, and `take` gets each call's result (one per element of string I/O) before the
-// next; it answers kStop when the result ended the run.
+// gate, and `take` gets each call's result that did not fail the run (one per element
+// of string I/O) before the next; it answers kGuestEnded when the result ended the run.
 DeviceExitResult DispatchDeviceExit(Bus& bus, const VmExit& exit, const CallGate* gate,
-                                    absl::FunctionRef<DeviceAction(HypercallResult&)> take);
+                                    absl::FunctionRef<RunVerdict(HypercallResult&)> take);
 
 }  // namespace sigvisor
 

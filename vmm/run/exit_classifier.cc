@@ -5,8 +5,10 @@
 namespace sigvisor {
 namespace {
 
-ExitClass End(Outcome outcome, std::string diagnosis) {
-  return ExitClass{ExitClass::Kind::kEnd, outcome, std::move(diagnosis)};
+ExitClass RunFailed(Outcome outcome, std::string diagnosis) {
+  return ExitClass{.verdict = RunVerdict::kRunFailed,
+                   .outcome = outcome,
+                   .diagnosis = std::move(diagnosis)};
 }
 
 }  // namespace
@@ -14,27 +16,28 @@ ExitClass End(Outcome outcome, std::string diagnosis) {
 ExitClass ClassifyExit(const VmExit& exit) {
   switch (exit.kind) {
     case ExitKind::kIo:
-    case ExitKind::kMmio: return ExitClass{ExitClass::Kind::kDeviceAccess};
+    case ExitKind::kMmio: return ExitClass{.device_access = true};
     case ExitKind::kShutdown:
-      return End(Outcome::kTripleFault,
-                 "the guest triple-faulted (an exception it could not handle)");
+      return RunFailed(Outcome::kTripleFault,
+                       "the guest triple-faulted (an exception it could not handle)");
     case ExitKind::kInternalError:
-      return End(Outcome::kEmulationFailure,
-                 absl::StrFormat("KVM could not emulate a guest instruction (internal error, "
-                                 "suberror %d)",
-                                 exit.raw_detail));
+      return RunFailed(Outcome::kEmulationFailure,
+                       absl::StrFormat("KVM could not emulate a guest instruction (internal error, "
+                                       "suberror %d)",
+                                       exit.raw_detail));
     case ExitKind::kFailEntry:
-      return End(Outcome::kEntryFailure,
-                 absl::StrFormat("KVM refused to enter the guest (hardware reason %#x)",
-                                 exit.raw_detail));
-    case ExitKind::kInterrupted: return ExitClass{ExitClass::Kind::kContinue};  // a stray kick
+      return RunFailed(
+          Outcome::kEntryFailure,
+          absl::StrFormat("KVM refused to enter the guest (hardware reason %#x)", exit.raw_detail));
+    case ExitKind::kInterrupted: return ExitClass{};  // a stray kick
     case ExitKind::kHalt:
-      return End(Outcome::kUnexpectedExit,
-                 "the guest halted with nothing to wake it (hlt without an interrupt source)");
+      return RunFailed(
+          Outcome::kUnexpectedExit,
+          "the guest halted with nothing to wake it (hlt without an interrupt source)");
     default:
-      return End(Outcome::kUnexpectedExit,
-                 absl::StrFormat("unhandled VM exit '%s' (KVM reason %d)", ExitKindName(exit.kind),
-                                 exit.raw_reason));
+      return RunFailed(Outcome::kUnexpectedExit,
+                       absl::StrFormat("unhandled VM exit '%s' (KVM reason %d)",
+                                       ExitKindName(exit.kind), exit.raw_reason));
   }
 }
 

@@ -13,14 +13,13 @@
 namespace sigvisor {
 
 struct ExitClass {
-  enum class Kind {
-    kDeviceAccess,  // port I/O or MMIO: the loop carries it out (device_exit.h)
-    kContinue,      // nothing to do: the guest resumes (a stray kick)
-    kEnd,           // the run ends with `outcome`
-  };
-  Kind kind = Kind::kContinue;
-  Outcome outcome = Outcome::kUnexpectedExit;  // kEnd
-  std::string diagnosis;  // kEnd: one line, without where the guest was (the loop adds it)
+  // Port I/O or MMIO: the loop carries it out (device_exit.h), whose answer is the
+  // verdict. Otherwise the verdict is here: kContinue (a stray kick) or kRunFailed.
+  bool device_access = false;
+  RunVerdict verdict = RunVerdict::kContinue;
+  Outcome outcome = Outcome::kUnexpectedExit;  // kRunFailed
+  // kRunFailed: one line, without where the guest was (the loop adds it).
+  std::string diagnosis;
 };
 
 // For an exit no interceptor took. Formats only when the run ends.

@@ -3,7 +3,7 @@
 // gdb stub (debug exits, a client that holds the guest stopped).
 //
 // A session has an ordered list of interceptors. Every exit is offered to them in
-// order before the session's own dispatch; the first that does not answer kNotMine
+// order before the session's own dispatch; the first that answers a verdict
 // takes it. An exit an interceptor handles is counted in the exit ledger like any
 // other (with the interceptor's detail; unless it says the exit was its own
 // instrument's, like a single step) and, when it was a trap, in the trap ledger.
@@ -50,29 +50,29 @@ struct TrapRecord {
 };
 
 struct Interception {
-  enum class Verdict {
-    kNotMine,     // the next interceptor, then the session, dispatches the exit
-    kHandled,     // consumed; the guest resumes
-    kGuestError,  // the guest did something the mechanism cannot handle: the run ends
-    kHostError,   // an ioctl failed: the run ends
-    kKill,        // the run ends now at the mechanism's request (a debugger's kill)
-  };
-  Verdict verdict = Verdict::kNotMine;
-  // kHandled: the exit's detail in the ledger (a view: see the lifetime contract).
+  // Unset: not this interceptor's exit; the next interceptor, then the session,
+  // dispatches it. Set: the interceptor took the exit, and the loop goes on
+  // (kContinue) or the run ends (kRunFailed with `outcome`: kUnexpectedExit when the
+  // guest did something the mechanism cannot handle, kHostError when an ioctl failed,
+  // kKilled at the mechanism's request, a debugger's kill). An interceptor does not
+  // answer kGuestEnded: the guest ends its run through devices and hypercalls.
+  std::optional<RunVerdict> verdict;
+  Outcome outcome = Outcome::kUnexpectedExit;  // kRunFailed
+  // kContinue: the exit's detail in the ledger (a view: see the lifetime contract).
   std::string_view detail;
-  std::optional<TrapRecord> trap;  // kHandled: the trap it was, if any
+  std::optional<TrapRecord> trap;  // kContinue: the trap it was, if any
   uint64_t dr_loads = 0;           // hardware debug-register loads it caused
   uint64_t trap_hypercalls = 0;    // --trap=pv: the guest's load requests it served
-  std::string diagnosis;           // kGuestError / kHostError / kKill: one line
-  // kHandled: the exit is an artefact of the interceptor's own instrument (a single
+  std::string diagnosis;           // kRunFailed: one line
+  // kContinue: the exit is an artefact of the interceptor's own instrument (a single
   // step it asked for), not something the guest did: kept out of the exit ledger.
   bool instrument = false;
 
-  // The common verdicts: handled with a detail, the interceptor's own instrument, or a
-  // host error of `what`.
+  // The common answers: handled with a detail, the interceptor's own instrument, the
+  // run failed, or failed by a host error of `what`.
   static Interception Handled(std::string_view detail) {
     Interception out;
-    out.verdict = Verdict::kHandled;
+    out.verdict = RunVerdict::kContinue;
     out.detail = detail;
     return out;
   }
@@ -81,11 +81,15 @@ struct Interception {
     out.instrument = true;
     return out;
   }
-  static Interception HostError(std::string_view what, const absl::Status& status) {
+  static Interception RunFailed(Outcome outcome, std::string diagnosis) {
     Interception out;
-    out.verdict = Verdict::kHostError;
-    out.diagnosis = std::string(what) + ": " + std::string(status.message());
+    out.verdict = RunVerdict::kRunFailed;
+    out.outcome = outcome;
+    out.diagnosis = std::move(diagnosis);
     return out;
+  }
+  static Interception HostError(std::string_view what, const absl::Status& status) {
+    return RunFailed(Outcome::kHostError, std::string(what) + ": " + std::string(status.message()));
   }
 };
 
@@ -127,7 +131,7 @@ class ExitInterceptor {
   // (kCancelled: as killed).
   virtual absl::Status OnStart() { return absl::OkStatus(); }
 
-  // Takes the exit or leaves it (kNotMine).
+  // Takes the exit (a verdict) or leaves it (none).
   virtual Interception Intercept(const VmExit& exit) = 0;
 
   // Every exit once handled and counted, before the guest re-enters.

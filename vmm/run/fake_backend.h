@@ -60,7 +60,7 @@ class FakeBackend : public Backend {
   absl::StatusOr<StatsSnapshot> ReadStats() override { return stats_; }
   absl::StatusOr<CpuLocation> Locate() override {
     CpuLocation where;
-    where.rip = 0x100042;
+    where.pc = 0x100042;
     return where;
   }
 

@@ -20,7 +20,7 @@ std::string BoundedName(const char (&field)[N]) {
 }
 
 HypercallResult BadArgs(uint64_t nr, uint32_t args_gpa, const absl::Status& s) {
-  return HypercallResult::Fail(
+  return HypercallResult::RunFailed(
       Outcome::kBadDeviceAccess,
       absl::StrFormat("hypercall %s: bad argument block at %#x: %s", HypercallName(nr), args_gpa,
                       s.message()));
@@ -69,7 +69,7 @@ HypercallResult GuestProtocol::Exit(uint32_t args_gpa) {
   auto args = memory_.ReadObject<sigvisor_hc_exit>(args_gpa);
   if (!args.ok()) return BadArgs(SIGVISOR_HC_EXIT, args_gpa, args.status());
   HypercallResult end;
-  end.kind = HypercallResult::Kind::kEnd;
+  end.verdict = RunVerdict::kGuestEnded;
   end.outcome = Outcome::kExited;
   end.exit_code = static_cast<int>(args->status & 0xff);
   return end;
@@ -79,7 +79,7 @@ HypercallResult GuestProtocol::PhaseBegin(uint32_t args_gpa) {
   auto args = memory_.ReadObject<sigvisor_hc_phase_begin>(args_gpa);
   if (!args.ok()) return BadArgs(SIGVISOR_HC_PHASE_BEGIN, args_gpa, args.status());
   if (args->flags & ~uint32_t{SIGVISOR_PHASE_CALIBRATION}) {
-    return HypercallResult::Fail(
+    return HypercallResult::RunFailed(
         Outcome::kBadDeviceAccess,
         absl::StrFormat("hypercall phase_begin: unknown flags %#x", args->flags));
   }
@@ -115,14 +115,14 @@ HypercallResult GuestProtocol::Panic(uint32_t args_gpa) {
   auto text =
       memory_.Span(args->message_gpa, std::min<uint64_t>(args->message_len, kMaxPanicMessage));
   HypercallResult end;
-  end.kind = HypercallResult::Kind::kEnd;
+  end.verdict = RunVerdict::kGuestEnded;
   end.outcome = Outcome::kPanicked;
   end.exit_code = kFailureExitCode;
   end.diagnosis = "guest kernel panic: " +
                   (text.ok() ? std::string(reinterpret_cast<const char*>(text->data()), text->size())
                              : std::string("(message not readable)"));
   if (args->vector != ~0ull) end.diagnosis += absl::StrFormat(" (vector %d)", args->vector);
-  if (args->rip != 0) end.guest_rip = args->rip;
+  if (args->rip != 0) end.guest_pc = args->rip;
   return end;
 }
 

@@ -33,24 +33,22 @@ class GuestProtocolTest : public ::testing::Test {
   HypercallTable table_;
 };
 
-using Kind = HypercallResult::Kind;
-
 TEST_F(GuestProtocolTest, ConsoleWrite) {
   ASSERT_TRUE(memory_.Write(0x2000, {reinterpret_cast<const uint8_t*>("hello"), 5}).ok());
   ASSERT_TRUE(memory_.WriteObject(0x1000, sigvisor_hc_console_write{0x2000, 5}).ok());
   HypercallResult result = Call(SIGVISOR_HC_CONSOLE_WRITE, 0x1000);
-  EXPECT_EQ(result.kind, Kind::kContinue);
+  EXPECT_EQ(result.verdict, RunVerdict::kContinue);
   EXPECT_FALSE(result.instrument);
   EXPECT_EQ(console_, "hello");
 }
 
 TEST_F(GuestProtocolTest, ConsoleWriteOutsideRamIsRefused) {
   ASSERT_TRUE(memory_.WriteObject(0x1000, sigvisor_hc_console_write{0xfff0, 0x100}).ok());
-  EXPECT_EQ(Call(SIGVISOR_HC_CONSOLE_WRITE, 0x1000).kind, Kind::kFail);
+  EXPECT_EQ(Call(SIGVISOR_HC_CONSOLE_WRITE, 0x1000).verdict, RunVerdict::kRunFailed);
   ASSERT_TRUE(memory_.WriteObject(0x1000, sigvisor_hc_console_write{~0ull, 2}).ok());
-  EXPECT_EQ(Call(SIGVISOR_HC_CONSOLE_WRITE, 0x1000).kind, Kind::kFail);
+  EXPECT_EQ(Call(SIGVISOR_HC_CONSOLE_WRITE, 0x1000).verdict, RunVerdict::kRunFailed);
   HypercallResult block = Call(SIGVISOR_HC_CONSOLE_WRITE, 0xfffffff0);  // the block itself
-  EXPECT_EQ(block.kind, Kind::kFail);
+  EXPECT_EQ(block.verdict, RunVerdict::kRunFailed);
   EXPECT_EQ(block.outcome, Outcome::kBadDeviceAccess);
   EXPECT_NE(block.diagnosis.find("hypercall console_write: bad argument block at 0xfffffff0"),
             std::string::npos)
@@ -60,7 +58,7 @@ TEST_F(GuestProtocolTest, ConsoleWriteOutsideRamIsRefused) {
 
 TEST_F(GuestProtocolTest, ConsoleWriteIsCapped) {
   ASSERT_TRUE(memory_.WriteObject(0x1000, sigvisor_hc_console_write{0x2000, 1ull << 40}).ok());
-  EXPECT_EQ(Call(SIGVISOR_HC_CONSOLE_WRITE, 0x1000).kind, Kind::kContinue);
+  EXPECT_EQ(Call(SIGVISOR_HC_CONSOLE_WRITE, 0x1000).verdict, RunVerdict::kContinue);
   EXPECT_EQ(console_.size(), SIGVISOR_CONSOLE_MAX_WRITE);
 }
 
@@ -96,13 +94,13 @@ TEST_F(GuestProtocolTest, CalibrationFlagAndUnknownFlags) {
   EXPECT_FALSE(calibration.marker->op_syscall.has_value());
   begin.flags = 0x80;
   ASSERT_TRUE(memory_.WriteObject(0x1000, begin).ok());
-  EXPECT_EQ(Call(SIGVISOR_HC_PHASE_BEGIN, 0x1000).kind, Kind::kFail);
+  EXPECT_EQ(Call(SIGVISOR_HC_PHASE_BEGIN, 0x1000).verdict, RunVerdict::kRunFailed);
 }
 
 TEST_F(GuestProtocolTest, ExitAndPanicEndTheRun) {
   ASSERT_TRUE(memory_.WriteObject(0x1000, sigvisor_hc_exit{0x103}).ok());
   HypercallResult exited = Call(SIGVISOR_HC_EXIT, 0x1000);
-  EXPECT_EQ(exited.kind, Kind::kEnd);
+  EXPECT_EQ(exited.verdict, RunVerdict::kGuestEnded);
   EXPECT_EQ(exited.outcome, Outcome::kExited);
   EXPECT_EQ(exited.exit_code, 3);  // the low byte, as a process's status
   ASSERT_TRUE(memory_.Write(0x2000, {reinterpret_cast<const uint8_t*>("oops"), 4}).ok());
@@ -113,10 +111,10 @@ TEST_F(GuestProtocolTest, ExitAndPanicEndTheRun) {
   panic.vector = 14;
   ASSERT_TRUE(memory_.WriteObject(0x1000, panic).ok());
   HypercallResult panicked = Call(SIGVISOR_HC_PANIC, 0x1000);
-  EXPECT_EQ(panicked.kind, Kind::kEnd);
+  EXPECT_EQ(panicked.verdict, RunVerdict::kGuestEnded);
   EXPECT_EQ(panicked.outcome, Outcome::kPanicked);
   EXPECT_EQ(panicked.diagnosis, "guest kernel panic: oops (vector 14)");
-  EXPECT_EQ(panicked.guest_rip, 0x100123u);
+  EXPECT_EQ(panicked.guest_pc, 0x100123u);
 }
 
 TEST_F(GuestProtocolTest, TimeReportIsAWarning) {
@@ -130,9 +128,9 @@ TEST_F(GuestProtocolTest, TimeReportIsAWarning) {
 }
 
 TEST_F(GuestProtocolTest, UnknownCallAndBadWidth) {
-  EXPECT_EQ(Call(SIGVISOR_HC_COUNT, 0x1000).kind, Kind::kFail);
+  EXPECT_EQ(Call(SIGVISOR_HC_COUNT, 0x1000).verdict, RunVerdict::kRunFailed);
   uint8_t one = 0;
-  EXPECT_EQ(table_.Call(SIGVISOR_HC_EXIT, {&one, 1}).kind, Kind::kFail);
+  EXPECT_EQ(table_.Call(SIGVISOR_HC_EXIT, {&one, 1}).verdict, RunVerdict::kRunFailed);
 }
 
 TEST(HypercallTableTest, OneOwnerPerNumberAndTheEventLeftToItsOwner) {

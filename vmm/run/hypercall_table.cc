@@ -14,10 +14,10 @@ static_assert(SIGVISOR_HC_COUNT - 1 + 4 <= HypercallTable::kMaxCalls,
               "the last hypercall's 4-byte access must fit the PC port block");
 
 absl::StatusOr<DeviceAction> AsDeviceAction(const HypercallResult& result) {
-  switch (result.kind) {
-    case HypercallResult::Kind::kContinue: return DeviceAction::kContinue;
-    case HypercallResult::Kind::kEnd: return DeviceAction::kStop;
-    case HypercallResult::Kind::kFail:
+  switch (result.verdict) {
+    case RunVerdict::kContinue: return DeviceAction::kContinue;
+    case RunVerdict::kGuestEnded: return DeviceAction::kStop;
+    case RunVerdict::kRunFailed:
       if (result.outcome == Outcome::kBadDeviceAccess) {
         return absl::InvalidArgumentError(result.diagnosis);
       }
@@ -56,14 +56,14 @@ absl::Status HypercallTable::Register(uint64_t nr, Handler handler) {
 
 HypercallResult HypercallTable::Call(uint64_t nr, std::span<const uint8_t> argument) const {
   if (argument.size() != 4) {
-    return HypercallResult::Fail(
+    return HypercallResult::RunFailed(
         Outcome::kBadDeviceAccess,
         absl::StrFormat("hypercall %d (%s): %d-byte write; the ABI takes a 4-byte argument "
                         "address",
                         nr, HypercallName(nr), argument.size()));
   }
   if (!registered(nr)) {
-    return HypercallResult::Fail(
+    return HypercallResult::RunFailed(
         Outcome::kBadDeviceAccess,
         absl::StrFormat("unknown hypercall %d (this VMM speaks sigvisor ABI %d)", nr,
                         SIGVISOR_ABI_VERSION));
@@ -82,7 +82,7 @@ HypercallResult HypercallGate::Access(uint64_t offset, bool is_write,
 
 HypercallResult HypercallGate::Store(uint64_t offset, std::span<const uint8_t> data) const {
   if (offset % stride_ != 0) {
-    return HypercallResult::Fail(
+    return HypercallResult::RunFailed(
         Outcome::kBadDeviceAccess,
         absl::StrFormat("hypercall window: a store at offset %#x; hypercall NR is the word at "
                         "%d * NR",

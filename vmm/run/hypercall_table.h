@@ -28,28 +28,25 @@
 
 namespace sigvisor {
 
-// What a hypercall's handler answers.
+// What a hypercall's handler answers. kGuestEnded: the guest ended the run with
+// `outcome` (kExited or kPanicked); kRunFailed: the call cannot be served and the run
+// fails with `outcome` (kBadDeviceAccess: a malformed call).
 struct HypercallResult {
-  enum class Kind {
-    kContinue,  // the guest resumes
-    kEnd,       // the guest ended the run: `outcome` (kExited or kPanicked)
-    kFail,      // the call cannot be served: the run fails with `outcome`
-  };
-  Kind kind = Kind::kContinue;
+  RunVerdict verdict = RunVerdict::kContinue;
   // kContinue: the exit was an instrument's (the injector's reports), not the
   // guest's own work: kept out of the exit ledger and of exit counts.
   bool instrument = false;
-  Outcome outcome = Outcome::kExited;  // kEnd, kFail (kBadDeviceAccess: a bad call)
-  int exit_code = 0;                   // kEnd
-  std::string diagnosis;               // kEnd (a panic), kFail: one line
-  std::optional<uint64_t> guest_rip;   // kEnd: where the guest says it failed, if it did
+  Outcome outcome = Outcome::kExited;  // kGuestEnded, kRunFailed
+  int exit_code = 0;                   // kGuestEnded
+  std::string diagnosis;               // kGuestEnded (a panic), kRunFailed: one line
+  std::optional<uint64_t> guest_pc;    // kGuestEnded: where the guest says it failed, if it did
   std::optional<PhaseMarker> marker;   // kContinue: a phase boundary the guest set
   uint64_t guest_tsc = 0;              // with `marker`: the guest's TSC at it
   std::string warning;                 // kContinue: one for the run's report
 
-  static HypercallResult Fail(Outcome outcome, std::string diagnosis) {
+  static HypercallResult RunFailed(Outcome outcome, std::string diagnosis) {
     HypercallResult failed;
-    failed.kind = Kind::kFail;
+    failed.verdict = RunVerdict::kRunFailed;
     failed.outcome = outcome;
     failed.diagnosis = std::move(diagnosis);
     return failed;

@@ -1,34 +1,46 @@
 // The Linux marker protocol's host side (guest-kit/abi/sigvisor_abi.h, "The Linux
 // marker protocol"): a Linux guest's init marks phases and its exit with a 4-byte
-// port write whose arguments are in the vCPU's general registers. The decoder takes
-// the write and the registers at the exit (a plain struct, so that it is tested
-// without KVM) and answers what the hypercall table answers for the phase_begin,
-// phase_end and exit hypercalls: the run loop applies both alike.
+// port write whose arguments are in the vCPU's registers. The architecture reads them
+// (arch/x86_64/vmm/machine/linux_marker_gate.h); here they are plain values, decoded
+// into what the hypercall table answers for the phase_begin, phase_end and exit
+// hypercalls, so that the run loop applies both alike.
 #ifndef SIGVISOR_VMM_RUN_LINUX_MARKER_H_
 #define SIGVISOR_VMM_RUN_LINUX_MARKER_H_
 
+#include <array>
 #include <cstdint>
 #include <span>
+#include <string>
 
+#include "absl/status/statusor.h"
+#include "guest-kit/abi/sigvisor_abi.h"
 #include "vmm/run/hypercall_table.h"
 
 namespace sigvisor {
 
-// The general registers the protocol reads, as the vCPU held them at the write
-// (x86: kvm_regs, from KVM_GET_REGS or the kvm_run page's synchronized registers).
-struct LinuxMarkerRegisters {
-  uint64_t rax = 0, rbx = 0, rcx = 0, rdx = 0, rsi = 0, rdi = 0;
-  uint64_t r8 = 0, r9 = 0, r10 = 0, r11 = 0;
+// A marker's arguments, as the registers the protocol names held them at the write.
+struct LinuxMarkerArguments {
+  std::array<char, SIGVISOR_PHASE_NAME_MAX> name = {};  // phase_begin: NUL-padded
+  uint64_t ops = 0;               // phase_begin
+  uint64_t flags = 0;             // phase_begin: SIGVISOR_PHASE_*
+  uint64_t op_syscall_plus1 = 0;  // phase_begin: the op's system call + 1; 0: none
+  uint64_t guest_tsc = 0;         // phase_begin, phase_end
+  uint64_t exit_status = 0;       // exit
 };
 
-// One write to the marker port: `data`, the bytes the exit carries (the guest's
-// eax); `registers`, the vCPU's at the exit. A phase marker (kContinue with `marker`
-// and `guest_tsc`), the end of the run (kEnd, kExited, status & 0xff), or kFail with
-// kBadDeviceAccess and one line for a write that is not 4 bytes, lacks the magic,
-// disagrees with the registers' eax, names an unknown command or unknown flags.
-// Reads of the port are not part of the protocol: the caller answers them all-ones.
-HypercallResult DecodeLinuxMarker(std::span<const uint8_t> data,
-                                  const LinuxMarkerRegisters& registers);
+// The word a write to the marker port stores, or InvalidArgument with the reason
+// for a write that is not 4 bytes or lacks the magic. Reads of the port are not part
+// of the protocol: the caller answers them all-ones.
+absl::StatusOr<uint32_t> LinuxMarkerWord(std::span<const uint8_t> data);
+
+// How a write that breaks the protocol fails the run: kRunFailed, kBadDeviceAccess,
+// one line that says why.
+HypercallResult LinuxMarkerMalformed(std::string why);
+
+// What marker `word` (LinuxMarkerWord's) asks for with `arguments`: a phase marker
+// (kContinue with `marker` and `guest_tsc`), the end of the run (kGuestEnded,
+// kExited, status & 0xff), or LinuxMarkerMalformed for an unknown command or flags.
+HypercallResult DecodeLinuxMarker(uint32_t word, const LinuxMarkerArguments& arguments);
 
 }  // namespace sigvisor
 

@@ -1,5 +1,6 @@
-// How a run ended: the one vocabulary of the run loop, the APs' loops, the
-// interceptors (RunEnd) and the reports (OutcomeName is the JSON's "outcome").
+// How a run goes on or ends: the one vocabulary of the run loop, the APs' loops, the
+// handlers they consult (RunVerdict), the interceptors (RunEnd) and the reports
+// (OutcomeName is the JSON's "outcome").
 #ifndef SIGVISOR_VMM_RUN_OUTCOME_H_
 #define SIGVISOR_VMM_RUN_OUTCOME_H_
 
@@ -24,6 +25,17 @@ enum class Outcome {
 
 // The stable name reports print ("exited", "triple_fault", ...).
 std::string_view OutcomeName(Outcome outcome);
+
+// What the run loop does once a handler has answered. Every handler the loops consult
+// answers in these words (an interceptor, the exit classifier, a device exit, a
+// hypercall or the Linux marker port), so that a reader of a loop knows what an answer
+// means without knowing which handler gave it.
+enum class RunVerdict {
+  kContinue,    // the guest resumes
+  kGuestEnded,  // the guest ended the run itself (exit, panic, isa-debug-exit, a reset)
+  kRunFailed,   // the run ends without the guest's say: an Outcome says why (a fault
+                // the VMM cannot carry out, a host error, a debugger's kill)
+};
 
 }  // namespace sigvisor
 

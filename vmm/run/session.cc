@@ -4,9 +4,9 @@
 
 #include "absl/strings/str_format.h"
 #include "vmm/base/clock.h"
+#include "vmm/ledger/exit_ledger.h"
 #include "vmm/run/device_exit.h"
 #include "vmm/run/exit_classifier.h"
-#include "vmm/ledger/exit_ledger.h"
 #include "vmm/run/watchdog.h"
 
 namespace sigvisor {
@@ -198,12 +198,11 @@ std::optional<bool> Session::Intercept(const VmExit& exit, HandledExit& handled)
   for (ExitInterceptor* interceptor : options_.interceptors) {
     if (interceptor == nullptr) continue;
     Interception seen = interceptor->Intercept(exit);
-    if (seen.verdict == Interception::Verdict::kNotMine) continue;
+    if (!seen.verdict) continue;
     handled.intercepted = true;
     handled.text = seen.detail;
-    switch (seen.verdict) {
-      case Interception::Verdict::kNotMine: break;
-      case Interception::Verdict::kHandled:
+    switch (*seen.verdict) {
+      case RunVerdict::kContinue:
         handled.instrument = seen.instrument;
         if (seen.trap) {
           result_.traps.Record(seen.trap->kind, seen.trap->address, seen.trap->site);
@@ -212,15 +211,17 @@ std::optional<bool> Session::Intercept(const VmExit& exit, HandledExit& handled)
         result_.traps.AddDrLoads(seen.dr_loads);
         result_.traps.AddHypercalls(seen.trap_hypercalls);
         return true;
-      case Interception::Verdict::kGuestError:
-        return Fail(Outcome::kUnexpectedExit, std::move(seen.diagnosis));
-      case Interception::Verdict::kHostError:
-        return Fail(Outcome::kHostError, std::move(seen.diagnosis));
-      case Interception::Verdict::kKill:
-        result_.outcome = Outcome::kKilled;
-        result_.exit_code = kFailureExitCode;
-        result_.diagnosis = std::move(seen.diagnosis);
-        return false;
+      case RunVerdict::kGuestEnded:  // not an interceptor's to say (exit_interceptor.h)
+      case RunVerdict::kRunFailed:
+        if (seen.outcome == Outcome::kKilled) {
+          // The mechanism's decision, not the guest's doing: where the guest was says
+          // nothing about it.
+          result_.outcome = Outcome::kKilled;
+          result_.exit_code = kFailureExitCode;
+          result_.diagnosis = std::move(seen.diagnosis);
+          return false;
+        }
+        return Fail(seen.outcome, std::move(seen.diagnosis));
     }
   }
   return std::nullopt;
@@ -229,10 +230,11 @@ std::optional<bool> Session::Intercept(const VmExit& exit, HandledExit& handled)
 bool Session::Dispatch(VmExit& exit, HandledExit& handled) {
   if (std::optional<bool> intercepted = Intercept(exit, handled)) return *intercepted;
   ExitClass what = ClassifyExit(exit);
-  switch (what.kind) {
-    case ExitClass::Kind::kDeviceAccess: return DispatchDeviceExit(exit, handled.instrument);
-    case ExitClass::Kind::kContinue: return true;  // a stray kick; the watchdog has not fired
-    case ExitClass::Kind::kEnd: return Fail(what.outcome, std::move(what.diagnosis));
+  if (what.device_access) return DispatchDeviceExit(exit, handled.instrument);
+  switch (what.verdict) {
+    case RunVerdict::kContinue: return true;  // a stray kick; the watchdog has not fired
+    case RunVerdict::kGuestEnded:             // not the classifier's to say
+    case RunVerdict::kRunFailed: return Fail(what.outcome, std::move(what.diagnosis));
   }
   return true;
 }
@@ -243,9 +245,9 @@ bool Session::DispatchDeviceExit(VmExit& exit, bool& instrument) {
         instrument = call.instrument;
         return TakeHypercall(call);
       });
-  switch (result.kind) {
-    case DeviceExitResult::Kind::kEnd: return Fail(result.outcome, std::move(result.error));
-    case DeviceExitResult::Kind::kStop:
+  switch (result.verdict) {
+    case RunVerdict::kRunFailed: return Fail(result.outcome, std::move(result.diagnosis));
+    case RunVerdict::kGuestEnded:
       if (result.reset) {
         // Formatted only now that the run is over: "port 0x64 out (i8042 command)".
         const ExitKey key = ExitKeyOf(exit);
@@ -253,7 +255,7 @@ bool Session::DispatchDeviceExit(VmExit& exit, bool& instrument) {
                                           ExitDetail(key, AccessNameOf(bus_, key), ""));
       }
       break;
-    case DeviceExitResult::Kind::kContinue:
+    case RunVerdict::kContinue:
       if (!stop_requested_) return true;
       break;
   }
@@ -324,8 +326,8 @@ void Session::ConsoleWrite(std::string_view text) {
   result_.console.append(text.substr(0, room));
 }
 
-DeviceAction Session::TakeHypercall(HypercallResult& call) {
-  const bool ends = call.kind == HypercallResult::Kind::kEnd;
+RunVerdict Session::TakeHypercall(HypercallResult& call) {
+  const bool ends = call.verdict == RunVerdict::kGuestEnded;
   if (ends || (call.marker && call.marker->begin)) NoteHypercall();
   if (!call.warning.empty()) AddWarning(std::move(call.warning));
   if (call.marker && call.marker->begin) {
@@ -337,13 +339,13 @@ DeviceAction Session::TakeHypercall(HypercallResult& call) {
     // the END marker's exit stays out of the phase and its sample out of the time.
     pending_ends_.push_back(call.guest_tsc);
   }
-  if (!ends) return DeviceAction::kContinue;
+  if (!ends) return RunVerdict::kContinue;
   result_.outcome = call.outcome;
   result_.exit_code = call.exit_code;
   result_.diagnosis = std::move(call.diagnosis);
-  if (call.guest_rip && options_.describe) {
+  if (call.guest_pc && options_.describe) {
     CpuLocation where;
-    where.rip = *call.guest_rip;
+    where.pc = *call.guest_pc;
     where.cpl = 0;
     if (absl::StatusOr<CpuLocation> now = backend_.Locate(); now.ok()) {
       where.page_table_root = now->page_table_root;
@@ -351,7 +353,7 @@ DeviceAction Session::TakeHypercall(HypercallResult& call) {
     result_.diagnosis += " at " + options_.describe(where);
   }
   stop_requested_ = true;
-  return DeviceAction::kStop;
+  return RunVerdict::kGuestEnded;
 }
 
 void Session::EndPhase(uint64_t guest_tsc) {

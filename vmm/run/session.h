@@ -38,7 +38,7 @@ struct SessionOptions {
   // Tests: called on the run-loop thread after the sandbox is installed, before the
   // first KVM_RUN.
   std::function<void()> sandboxed_hook;
-  // Describes a guest location for diagnoses: rip, symbol, instruction bytes.
+  // Describes a guest location for diagnoses: address, symbol, instruction bytes.
   std::function<std::string(const CpuLocation&)> describe;
   // See every exit first, in this order (trap mechanism, tracer, debugger: see
   // exit_interceptor.h); null entries are skipped. Each must outlive the run.
@@ -124,8 +124,8 @@ class Session {
   // `instrument`: a hypercall's owner said the exit was its instrument's.
   bool DispatchDeviceExit(VmExit& exit, bool& instrument);
   // A hypercall's result, applied in the loop's order: how the run ended, a phase
-  // marker, a warning. kStop when the run ends.
-  DeviceAction TakeHypercall(HypercallResult& call);
+  // marker, a warning. kGuestEnded when the run ends.
+  RunVerdict TakeHypercall(HypercallResult& call);
   void EndPhase(uint64_t guest_tsc);
   bool Fail(Outcome outcome, std::string what);
   PhaseSample Sample(uint64_t guest_tsc);

@@ -2,9 +2,8 @@
 // and every failure outcome, without /dev/kvm.
 #include "vmm/run/session.h"
 
-#include <gtest/gtest.h>
-
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -390,11 +389,10 @@ struct HaltTraps : ExitInterceptor {
     Interception result;
     if (exit.kind != ExitKind::kHalt) return result;
     if (exit.raw_detail % 2) {
-      result.verdict = Interception::Verdict::kGuestError;
-      result.diagnosis = "hlt at 0x100041 is not a trap site";
-      return result;
+      return Interception::RunFailed(Outcome::kUnexpectedExit,
+                                     "hlt at 0x100041 is not a trap site");
     }
-    result.verdict = Interception::Verdict::kHandled;
+    result.verdict = RunVerdict::kContinue;
     result.detail = "trap dr_write";
     result.trap = TrapRecord{"dr_write", 0x100040, "signal+0x10"};
     result.dr_loads = exit.raw_detail == 2 ? 1 : 0;
@@ -458,7 +456,8 @@ struct Instrument : ExitInterceptor {
   Interception Intercept(const VmExit& exit) override {
     Interception result;
     if (exit.kind != ExitKind::kDebug) return result;
-    result.verdict = kill_on_debug ? Interception::Verdict::kKill : Interception::Verdict::kHandled;
+    result.verdict = kill_on_debug ? RunVerdict::kRunFailed : RunVerdict::kContinue;
+    result.outcome = Outcome::kKilled;  // when it fails the run
     result.detail = "single step";
     result.diagnosis = "killed by the test";
     result.instrument = true;

@@ -247,7 +247,8 @@ std::string FormatSummary(const TraceSource& source, const Trace& trace, const A
   std::string out;
   absl::StrAppendFormat(&out, "sigvisor trace: %s, %s\n", source.image, source.cmdline);
   absl::StrAppendFormat(&out, "  phase %s, %d op%s; host %s, trap mechanism %s\n", trace.phase,
-                        trace.ops, trace.ops == 1 ? "" : "s", trace.host_kind, trace.trap);
+                        trace.ops, trace.ops == 1 ? "" : "s", trace.host_kind,
+                        TrapMechanismName(trace.trap));
   if (!trace.complete) {
     absl::StrAppendFormat(&out, "  the trace is incomplete: %s\n", trace.stopped_why);
   }
@@ -316,7 +317,7 @@ Json TraceToJson(const TraceSource& source, const Trace& trace, const Analysis& 
   doc["variant"] = source.variant.empty() ? Json(nullptr) : Json(source.variant);
   doc["cmdline"] = source.cmdline;
   doc["host"] = trace.host_kind;
-  doc["trap_mechanism"] = trace.trap;
+  doc["trap_mechanism"] = TrapMechanismName(trace.trap);
   doc["phase"] = trace.phase;
   doc["ops"] = trace.ops;
   doc["complete"] = trace.complete;

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "vmm/run/trap_mechanism.h"
+
 namespace sigvisor::trace {
 
 struct Entry {
@@ -64,7 +66,7 @@ struct Trace {
   uint64_t ops = 0;         // its operations
   std::string variant;      // the kernel build, for reports ("baseline", ...)
   std::string host_kind;    // "pvm" | "hardware"
-  std::string trap;         // the trap mechanism ("off", "patch", ...)
+  TrapMechanism trap = TrapMechanism::kOff;
   // Why some code is opaque on this host ("" when everything was stepped).
   std::string opaque_reason;
   std::vector<Entry> entries;

@@ -4,13 +4,14 @@
  * loop on the way back to user mode. Seed 002 (cumulative-error user copies) and
  * seed 004 (the trampoline: stack or vdso) are here.
  */
+#include "guest-kit/kernel/signal.h"
+
 #include "asm/ptrace.h"
 #include "asm/smp.h"
 #include "asm/uaccess.h"
 #include "asm/vdso.h"
 #include "guest-kit/kernel/config.h"
 #include "guest-kit/kernel/kernel.h"
-#include "guest-kit/kernel/signal.h"
 #include "guest-kit/kernel/task.h"
 #include "guest-kit/uapi/signal.h"
 

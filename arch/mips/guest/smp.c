@@ -5,11 +5,12 @@
  * trampoline written to the stack costs on SMP (seed 004, tramp=stack): Linux's
  * flush_cache_sigtramp() runs on every CPU through an IPI.
  */
+#include "asm/smp.h"
+
 #include "asm/cpu.h"
 #include "asm/mipsregs.h"
 #include "asm/page.h"
 #include "asm/paging.h"
-#include "asm/smp.h"
 #include "guest-kit/kernel/task.h"
 
 #define IPI_DEVICE 0x1f200000u

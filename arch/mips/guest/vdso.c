@@ -5,10 +5,11 @@
  * The page is the VMM's when the boot info names one (under sigvisor: one host page
  * that every core shares, which the VMM counts fetches from), else the kernel's own
  * copy (vdso.S; under QEMU). Both hold the same words (the ABI header's). */
+#include "asm/vdso.h"
+
 #include "asm/elf.h"
 #include "asm/page.h"
 #include "asm/paging.h"
-#include "asm/vdso.h"
 #include "guest-kit/abi/sigvisor_abi.h"
 #include "guest-kit/kernel/kernel.h"
 #include "guest-kit/kernel/task.h"

@@ -80,7 +80,7 @@ absl::StatusOr<StatsSnapshot> MipsBackend::ReadStats() {
 absl::StatusOr<CpuLocation> MipsBackend::Locate() {
   const MipsCore& core = system_.core(system_.current_core());
   CpuLocation where;
-  where.rip = core.pc();
+  where.pc = core.pc();
   where.cpl = core.user_mode() ? 3 : 0;
   where.page_table_root = core.entry_hi() & kEntryHiAsidMask;
   where.paging = true;

@@ -150,7 +150,7 @@ TEST(MipsBackendTest, LocateNamesTheModeAndRegisters) {
   MipsBackend backend(*system);
   absl::StatusOr<CpuLocation> where = backend.Locate();
   ASSERT_TRUE(where.ok());
-  EXPECT_EQ(where->rip, 0x80001234u);
+  EXPECT_EQ(where->pc, 0x80001234u);
   EXPECT_EQ(where->cpl, 0);
   EXPECT_NE(where->registers.find("pc 80001234"), std::string::npos);
   absl::StatusOr<StatsSnapshot> stats = backend.ReadStats();

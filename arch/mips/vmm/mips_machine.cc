@@ -30,9 +30,9 @@ constexpr int kA0 = 4, kA1 = 5, kA2 = 6, kA3 = 7;
 // "pc 0x80100123 (kernel_main+0x13, cpl 0) word 0x27bdffe0 | core 0 pc ..." for a diagnosis.
 std::string Describe(const GuestMemory& memory, const MipsElfImage& image,
                      const CpuLocation& where) {
-  std::string text = absl::StrFormat("pc %#x (%s, cpl %d)", where.rip,
-                                     image.Symbolize(static_cast<uint32_t>(where.rip)), where.cpl);
-  const uint64_t pc = where.rip;
+  const uint64_t pc = where.pc;
+  std::string text = absl::StrFormat("pc %#x (%s, cpl %d)", pc,
+                                     image.Symbolize(static_cast<uint32_t>(pc)), where.cpl);
   if (pc >= 0x80000000u && pc < 0xc0000000u) {  // unmapped: read the word it would fetch
     auto word = memory.ReadObject<uint32_t>(pc & 0x1fffffffu);
     if (word.ok()) text += absl::StrFormat(" word %08x", *word);

@@ -7,8 +7,6 @@
 // engine's must equal.)
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
@@ -16,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "arch/mips/vmm/cost_model.h"
 #include "arch/mips/vmm/mips_machine.h"
+#include "vmm/base/capped_file.h"
 
 namespace {
 
@@ -54,14 +53,13 @@ int main(int argc, char** argv) {
       return Usage();
     }
   }
-  std::ifstream in(argv[1], std::ios::binary);
-  if (!in) {
-    std::fprintf(stderr, "mips_run: cannot read %s\n", argv[1]);
+  absl::StatusOr<std::vector<uint8_t>> bytes =
+      ReadCappedFileBytes(argv[1], file_caps::kKernelImage, {.noun = "image"});
+  if (!bytes.ok()) {
+    std::fprintf(stderr, "mips_run: %s\n", std::string(bytes.status().message()).c_str());
     return 1;
   }
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
-  absl::StatusOr<mips::MipsElfImage> image = mips::MipsElfImage::Parse(std::move(bytes));
+  absl::StatusOr<mips::MipsElfImage> image = mips::MipsElfImage::Parse(*std::move(bytes));
   if (!image.ok()) {
     std::fprintf(stderr, "mips_run: %s: %s\n", argv[1],
                  std::string(image.status().message()).c_str());

@@ -3,12 +3,13 @@
  * frame on the user stack, sigreturn, and the delivery loop on the way back to user
  * mode. Seeds 000 (the DR7 write) and 002 (cumulative-error user copies) are here.
  */
+#include "guest-kit/kernel/signal.h"
+
 #include "arch/x86_64/guest/debugreg.h"
 #include "arch/x86_64/guest/pt_regs.h"
 #include "arch/x86_64/guest/uaccess.h"
 #include "guest-kit/kernel/config.h"
 #include "guest-kit/kernel/kernel.h"
-#include "guest-kit/kernel/signal.h"
 #include "guest-kit/kernel/task.h"
 #include "guest-kit/uapi/signal.h"
 

@@ -137,7 +137,7 @@ std::string FormatBenchText(const BenchResult& result) {
                                     result.host.kind,
                                     result.host.cpl0_emulated ? ", guest CPL0 emulated" : "",
                                     CompletenessLine(result));
-  if (std::find(m.traps.begin(), m.traps.end(), "pv") != m.traps.end()) {
+  if (std::find(m.traps.begin(), m.traps.end(), TrapMechanism::kPv) != m.traps.end()) {
     // A pv row is the build's debugreg=pv counterpart (vmm/app/bench/kvm_target.h).
     out += "trap pv boots each variant's debugreg=pv build: its kernel counts its own DR "
            "writes in the VMM's page; swapgs runs natively\n";
@@ -158,7 +158,8 @@ std::string FormatBenchText(const BenchResult& result) {
     }
     const std::string name = m.variants[cell.variant].name;
     if (cell.samples.empty()) {
-      absl::StrAppendFormat(&out, "  %-27s %-6s %5d  (no completed run)\n", name, m.traps[cell.trap], 0);
+      absl::StrAppendFormat(&out, "  %-27s %-6s %5d  (no completed run)\n", name,
+                            TrapMechanismName(m.traps[cell.trap]), 0);
       continue;
     }
     const PerOpCounts& c = cell.per_op;
@@ -166,7 +167,8 @@ std::string FormatBenchText(const BenchResult& result) {
     const bool timed = cell.ns.n > 0;
     absl::StrAppendFormat(
         &out, "  %-27s %-6s %5d %12s %6s %6s %7s %7s %8s %11s  %-23s %6s%s\n", name,
-        m.traps[cell.trap], cell.samples.size(), c.kernel_insns ? Count(*c.kernel_insns) : "-",
+        TrapMechanismName(m.traps[cell.trap]), cell.samples.size(),
+        c.kernel_insns ? Count(*c.kernel_insns) : "-",
         Count(c.exits), Count(c.traps), Count(c.traps_by_kind.at("dr_write")),
         Count(c.traps_by_kind.at("segment_load")), Count(c.dr_loads),
         timed ? FormatNs(cell.ns.median) : "unmeasured",
@@ -203,7 +205,8 @@ std::string FormatBenchCsv(const BenchResult& result) {
   for (const Cell& cell : cells) {
     const VariantInfo& v = m.variants[cell.variant];
     std::vector<std::string> row = {m.workloads[cell.workload], cell.phase, v.name, v.settings,
-                                    m.traps[cell.trap], absl::StrFormat("%d", cell.ops),
+                                    std::string(TrapMechanismName(m.traps[cell.trap])),
+                                    absl::StrFormat("%d", cell.ops),
                                     absl::StrFormat("%d", cell.samples.size()),
                                     cell.counts_agree ? "true" : "false"};
     if (!cell.samples.empty()) {
@@ -239,7 +242,7 @@ std::string FormatBenchSvg(const BenchResult& result) {
     if (sections.empty() || sections.back().heading != heading) {
       sections.push_back({heading, absl::StrFormat("%d ops per run", cell.ops), {}});
     }
-    const std::string title = absl::StrFormat("trap %s", m.traps[cell.trap]);
+    const std::string title = absl::StrFormat("trap %s", TrapMechanismName(m.traps[cell.trap]));
     ChartSection& section = sections.back();
     if (section.panels.empty() || section.panels.back().title != title) {
       section.panels.push_back(

@@ -6,7 +6,6 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_format.h"
-
 #include "vmm/app/bench/bench_format.h"
 #include "vmm/app/bench/matrix.h"
 #include "vmm/app/bench/results.h"
@@ -24,7 +23,7 @@ Matrix TwoByTwo() {
   m.workloads = {"divzero", "lat_sig"};
   m.variants = {{"baseline", "dr7=always", 100, "0x0000000000000001"},
                 {"dr7=lazy", "dr7=lazy", 101, "0x0000000000000002"}};
-  m.traps = {"off", "patch"};
+  m.traps = {TrapMechanism::kOff, TrapMechanism::kPatch};
   m.repetitions = 3;
   m.ops = 10;
   return m;
@@ -36,7 +35,7 @@ RunSample FakeRun(const Matrix& m, const RunSpec& spec) {
   RunSample sample;
   sample.spec = spec;
   sample.outcome = "exited";
-  const bool lazy = spec.variant == 1, trapped = m.traps[spec.trap] == "patch";
+  const bool lazy = spec.variant == 1, trapped = m.traps[spec.trap] == TrapMechanism::kPatch;
   std::vector<std::string> phases = {m.workloads[spec.workload]};
   if (phases[0] == "lat_sig") phases = {"sig_inst", "sig_hndl"};
   for (const std::string& name : phases) {
@@ -205,8 +204,8 @@ TEST(RunnerTest, MeasuresEveryCellWithExactCounts) {
   EXPECT_EQ(r.runs.size(), 24u);
   std::vector<Cell> cells = Cells(r);
   ASSERT_EQ(cells.size(), 12u);  // (divzero + sig_inst + sig_hndl) x 2 traps x 2 variants
-  const Cell* always = FindCell(cells, r, "divzero", "divzero", "baseline", "patch");
-  const Cell* lazy = FindCell(cells, r, "divzero", "divzero", "dr7=lazy", "patch");
+  const Cell* always = FindCell(cells, r, "divzero", "divzero", "baseline", TrapMechanism::kPatch);
+  const Cell* lazy = FindCell(cells, r, "divzero", "divzero", "dr7=lazy", TrapMechanism::kPatch);
   ASSERT_TRUE(always && lazy);
   EXPECT_EQ(always->samples.size(), 3u);
   EXPECT_TRUE(always->counts_agree);
@@ -216,7 +215,7 @@ TEST(RunnerTest, MeasuresEveryCellWithExactCounts) {
   EXPECT_EQ(always->ns.n, 3u);
   EXPECT_LE(always->ns.min, always->ns.median);
   EXPECT_LE(always->ns.median, always->ns.max);
-  EXPECT_NE(FindCell(cells, r, "lat_sig", "sig_hndl", "dr7=lazy", "off"), nullptr);
+  EXPECT_NE(FindCell(cells, r, "lat_sig", "sig_hndl", "dr7=lazy", TrapMechanism::kOff), nullptr);
 }
 
 TEST(RunnerTest, CountsThatDisagreeAreFlagged) {
@@ -423,6 +422,35 @@ TEST(JsonTest, RefusesOtherDocuments) {
   EXPECT_FALSE(BenchFromJson(doc).ok());
 }
 
+// The documents name the mechanisms as --traps does; a name that is none is refused
+// where it is read, and a run's trap must be one of the matrix's.
+TEST(JsonTest, TrapMechanismsTravelByName) {
+  const BenchResult result = RunFake(TwoByTwo(), {1, 1});
+  nlohmann::json doc = BenchToJson(result);
+  EXPECT_EQ(doc["matrix"]["traps"], nlohmann::json({"off", "patch"}));
+  EXPECT_EQ(doc["runs"][0]["trap"], "off");
+  absl::StatusOr<BenchResult> parsed = BenchFromJson(doc);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->matrix.traps, result.matrix.traps);
+
+  doc["matrix"]["traps"][1] = "auto";
+  EXPECT_EQ(BenchFromJson(doc).status().message(),
+            "field 'traps' holds 'auto', which is not a trap mechanism");
+  doc = BenchToJson(result);
+  doc["runs"][0]["trap"] = "pv";
+  EXPECT_EQ(BenchFromJson(doc).status().message(),
+            "a run names trap mechanism 'pv', which is not in the matrix");
+
+  Matrix untrapped = TwoByTwo();
+  untrapped.traps = {TrapMechanism::kOff};
+  EXPECT_EQ(MergeResults({RunFake(TwoByTwo(), {1, 2}), RunFake(untrapped, {2, 2})},
+                         {"a.json", "b.json"})
+                .status()
+                .message(),
+            "'a.json' and 'b.json' are not shards of one bench: matrix.traps is [off, patch] in "
+            "'a.json' and [off] in 'b.json'");
+}
+
 nlohmann::json LoadSchema() {
   std::ifstream file("docs/schema/sigvisor.bench-1.schema.json");
   EXPECT_TRUE(file.good()) << "missing the schema runfile";
@@ -490,7 +518,7 @@ TEST(FormatTest, TextCsvAndSvgNameEveryVariant) {
 BenchResult WithAZeroTime(size_t variant) {
   Matrix m = TwoByTwo();
   m.workloads = {"divzero"};
-  m.traps = {"off"};
+  m.traps = {TrapMechanism::kOff};
   m.repetitions = 1;
   nlohmann::json doc = BenchToJson(RunFake(m, {1, 1}));
   for (nlohmann::json& run : doc["runs"]) {
@@ -520,7 +548,7 @@ TEST(UnmeasuredTimeTest, AZeroTimeIsNeitherACheapBarNorAMedian) {
   EXPECT_EQ(text.find("0 ns"), std::string::npos) << text;
   // The counts of that run are still counted.
   const std::vector<Cell> cells = Cells(r);  // FindCell points into it
-  const Cell* cell = FindCell(cells, r, "divzero", "divzero", "dr7=lazy", "off");
+  const Cell* cell = FindCell(cells, r, "divzero", "divzero", "dr7=lazy", TrapMechanism::kOff);
   ASSERT_NE(cell, nullptr);
   EXPECT_EQ(cell->samples.size(), 1u);
   EXPECT_EQ(*cell->per_op.kernel_insns, 833.0);
@@ -561,7 +589,7 @@ TEST(UnmeasuredTimeTest, CellsCountRunsWithoutATimeAndTimeTheOthers) {
   options.host = {"pvm", true};
   const BenchResult r = RunMatrix(m, FakeWithUnmeasured(m, 0, 1), options);
   const std::vector<Cell> cells = Cells(r);
-  const Cell* cell = FindCell(cells, r, "divzero", "divzero", "baseline", "patch");
+  const Cell* cell = FindCell(cells, r, "divzero", "divzero", "baseline", TrapMechanism::kPatch);
   ASSERT_NE(cell, nullptr);
   EXPECT_EQ(cell->samples.size(), 3u);
   EXPECT_EQ(cell->times_unmeasured, 1u);
@@ -569,7 +597,7 @@ TEST(UnmeasuredTimeTest, CellsCountRunsWithoutATimeAndTimeTheOthers) {
   EXPECT_EQ(cell->tsc.n, 2u);
   EXPECT_TRUE(cell->counts_agree);
   EXPECT_EQ(cell->per_op.traps_by_kind.at("dr_write"), 1.0);
-  const Cell* lazy = FindCell(cells, r, "divzero", "divzero", "dr7=lazy", "patch");
+  const Cell* lazy = FindCell(cells, r, "divzero", "divzero", "dr7=lazy", TrapMechanism::kPatch);
   ASSERT_NE(lazy, nullptr);
   EXPECT_EQ(lazy->clocks_disagree, 1u);
   EXPECT_EQ(lazy->ns.n, 3u);  // flagged, still a time
@@ -628,7 +656,7 @@ TEST(UnmeasuredTimeTest, MergeKeepsWhatIsUnmeasured) {
     EXPECT_EQ(a[i].clocks_disagree, b[i].clocks_disagree);
     EXPECT_EQ(a[i].ns.n, b[i].ns.n);
   }
-  EXPECT_EQ(FindCell(b, *merged, "lat_sig", "sig_hndl", "dr7=lazy", "off")->times_unmeasured, 1u);
+  EXPECT_EQ(FindCell(b, *merged, "lat_sig", "sig_hndl", "dr7=lazy", TrapMechanism::kOff)->times_unmeasured, 1u);
 }
 
 }  // namespace

@@ -5,22 +5,24 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "arch/x86_64/vmm/machine/linux_board.h"
 #include "arch/x86_64/vmm/machine/x86_machine.h"
 #include "vmm/app/bench/peer.h"
+#include "vmm/app/images/embedded_images.h"
 #include "vmm/app/launch/guest_spec.h"
 #include "vmm/app/launch/image.h"
 #include "vmm/app/launch/warmup.h"
-#include "vmm/app/images/embedded_images.h"
 
 namespace sigvisor::bench {
 
 namespace {
 
 // A Linux build's kernel, loaded as `run --image` loads it, with the embedded
-// initramfs; refused when the matrix asks what it cannot run.
+// initramfs; refused when the matrix asks what it cannot run. The Linux board says
+// what that is, asked before the kernel is loaded; the refusal names the flags.
 absl::StatusOr<launch::LoadedImage> LoadLinuxBuild(const VariantInfo& variant, const Matrix& matrix) {
-  for (const std::string& trap : matrix.traps) {
-    if (trap != "off") {
+  for (TrapMechanism trap : matrix.traps) {
+    if (!x86::LinuxBoard::CheckTrap(trap).ok()) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "--variants: %s runs with --traps off only (the trap mechanisms patch the bundled "
           "kernel's sites): give --traps off",
@@ -76,16 +78,8 @@ absl::StatusOr<KvmBenchTarget> KvmBenchTarget::Create(const KvmSystem& kvm, cons
     target.images_.push_back(*std::move(image));
     target.targets_.push_back(x86::BootTargetOf(target.images_.back()));
   }
-  for (const std::string& trap : matrix.traps) {
-    std::optional<x86::TrapMechanism> mechanism = x86::ParseTrapMechanism(trap);
-    if (!mechanism) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("trap mechanism '%s' cannot run a bench", trap));
-    }
-    target.mechanisms_.push_back(*mechanism);
-  }
-  if (std::find(target.mechanisms_.begin(), target.mechanisms_.end(), x86::TrapMechanism::kPv) !=
-      target.mechanisms_.end()) {
+  if (std::find(matrix.traps.begin(), matrix.traps.end(), TrapMechanism::kPv) !=
+      matrix.traps.end()) {
     for (const VariantInfo& variant : matrix.variants) {
       absl::StatusOr<const KernelVariant*> build = ResolveVariant(variant.name + ",debugreg=pv");
       if (!build.ok()) {
@@ -126,13 +120,13 @@ absl::StatusOr<RunSample> KvmBenchTarget::Run(const RunSpec& spec, std::string* 
       settings_,
       {.cmdline = *cmdline,
        .cpl0_emulated = cpl0_emulated_,
-       .trap = mechanisms_[spec.trap],
+       .trap = matrix_.traps[spec.trap],
        .check_clocks = true});  // each phase's clocks, at the vCPU's TSC rate
   config.target = targets_[spec.variant];
   std::vector<InjectionRecord> injections;
   launch::AddFaultInjector(config, inject_specs_, inject_seed_, &injections);
-  const ElfImage& image = config.trap == x86::TrapMechanism::kPv ? pv_images_[spec.variant]
-                                                                 : images_[spec.variant];
+  const ElfImage& image =
+      config.trap == TrapMechanism::kPv ? pv_images_[spec.variant] : images_[spec.variant];
   absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(*kvm_, image, config);
   if (!report.ok()) return report.status();
   if (console != nullptr) *console = report->result.console;

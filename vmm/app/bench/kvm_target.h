@@ -21,12 +21,12 @@ namespace sigvisor::bench {
 
 class KvmBenchTarget {
  public:
-  // Parses every variant's image once (a Linux kernel decompressed once) and checks
-  // the trap names. `kvm` must outlive the target. A pv run boots the variant's
-  // debugreg=pv counterpart (the same seed settings): a variant that has none is
-  // refused with the builds that do. A Linux build runs with traps off only (the trap
-  // mechanisms patch the bundled kernel's sites) and the workloads its init has.
-  // Every run has `settings` (timeout, sandbox), with the matrix's memory.
+  // Parses every variant's image once (a Linux kernel decompressed once). `kvm` must
+  // outlive the target. A pv run boots the variant's debugreg=pv counterpart (the same
+  // seed settings): a variant that has none is refused with the builds that do. A
+  // Linux build is refused a trap mechanism its board refuses (x86::LinuxBoard::CheckTrap)
+  // and a workload its init does not have. Every run has `settings` (timeout, sandbox),
+  // with the matrix's memory.
   static absl::StatusOr<KvmBenchTarget> Create(const KvmSystem& kvm, const Matrix& matrix,
                                                bool cpl0_emulated, launch::RunSettings settings);
 
@@ -56,7 +56,6 @@ class KvmBenchTarget {
   // --traps pv: per variant, its debugreg=pv counterpart (the build whose kernel
   // writes its debug registers into the VMM's page); empty without pv.
   std::vector<ElfImage> pv_images_;
-  std::vector<x86::TrapMechanism> mechanisms_;   // per trap name
   bool cpl0_emulated_ = false;
   launch::RunSettings settings_;
   std::vector<InjectionSpec> inject_specs_;

@@ -1,11 +1,7 @@
 #include "vmm/app/bench/matrix.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -14,11 +10,10 @@
 #include "vmm/app/images/embedded_images.h"
 #include "vmm/app/launch/guest_spec.h"
 #include "vmm/app/launch/workloads.h"
+#include "vmm/base/capped_file.h"
 
 namespace sigvisor::bench {
 namespace {
-
-constexpr uint64_t kMaxLinuxImageBytes = 256ull << 20;  // as --image takes
 
 uint64_t Fnv1a64(std::span<const uint8_t> bytes) {
   uint64_t hash = 0xcbf29ce484222325ull;
@@ -48,29 +43,13 @@ absl::StatusOr<VariantInfo> DescribeLinuxBuild(std::string_view spec) {
     return absl::InvalidArgumentError(
         "--variants: 'linux=' needs a kernel's path (linux=/boot/vmlinuz-...)");
   }
-  std::error_code error;
-  if (std::filesystem::exists(path, error) && !std::filesystem::is_regular_file(path, error)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("--variants: %s: '%s' is not a regular file", spec, path));
-  }
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    return absl::NotFoundError(absl::StrFormat("--variants: %s: cannot open '%s': %s", spec, path,
-                                               std::strerror(errno)));
-  }
-  if (std::filesystem::file_size(path, error) > kMaxLinuxImageBytes) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--variants: %s: '%s' is larger than %d MiB", spec, path, kMaxLinuxImageBytes >> 20));
-  }
-  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)),
-                                   std::istreambuf_iterator<char>());
-  if (file.bad()) {
-    return absl::DataLossError(absl::StrFormat("--variants: %s: cannot read '%s'", spec, path));
-  }
+  absl::StatusOr<std::vector<uint8_t>> bytes = ReadCappedFileBytes(
+      path, file_caps::kKernelImage, {.context = absl::StrFormat("--variants: %s: ", spec)});
+  if (!bytes.ok()) return bytes.status();
   VariantInfo info;
   info.name = "linux:" + std::filesystem::path(path).filename().string();
   info.settings = "stock Linux kernel " + path;
-  info.image_fnv1a64 = absl::StrFormat("%#018x", Fnv1a64(bytes));
+  info.image_fnv1a64 = absl::StrFormat("%#018x", Fnv1a64(*bytes));
   info.linux_image = path;
   return info;
 }

@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "vmm/app/launch/warmup.h"
+#include "vmm/run/trap_mechanism.h"
 
 namespace sigvisor::bench {
 
@@ -42,7 +43,7 @@ inline constexpr std::string_view kLinuxBuildSpec = "linux=";
 struct Matrix {
   std::vector<std::string> workloads;   // guest workloads (launch::BenchWorkloadNames)
   std::vector<VariantInfo> variants;
-  std::vector<std::string> traps;       // mechanism names: "off", "patch", "hw-gd"
+  std::vector<TrapMechanism> traps;
   uint32_t repetitions = 5;
   uint64_t ops = 100;                   // measured operations per run
   uint64_t warmup = launch::kDefaultWarmupOps;  // unmeasured ones before each phase

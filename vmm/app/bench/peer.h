@@ -12,6 +12,12 @@
 //
 // JSON: an optional "peers" member of the sigvisor.bench/1 document (see
 // docs/schema/sigvisor.bench-1.schema.json).
+//
+// This header is the whole interface; its parts are implemented one concern a file:
+// peer_parse.cc (ParsePeerList, ParseTimingLines), peer_qemu.cc (FindPeer,
+// RunPeerOnce; QEMU's process is peer_process.h's), peer_schedule.cc (TargetOrder,
+// RunSideBySide), peer_clocks.cc (ProcessCostNow, HostTscKhz) and peer_format.cc
+// (FormatPeerTable, PeersToJson; the pairs they compare are peer_pairing.h's).
 #ifndef SIGVISOR_VMM_APP_BENCH_PEER_H_
 #define SIGVISOR_VMM_APP_BENCH_PEER_H_
 

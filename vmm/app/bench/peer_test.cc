@@ -101,7 +101,7 @@ class SideBySideTest : public ::testing::Test {
   SideBySideTest() {
     matrix_.workloads = {"divzero", "lat_sig"};
     matrix_.variants = {{"baseline", "dr7=always", 100, "0x0000000000000001"}};
-    matrix_.traps = {"off"};
+    matrix_.traps = {TrapMechanism::kOff};
     matrix_.repetitions = 3;
     matrix_.ops = 10;
     PeerResult kvm, tcg;

@@ -7,8 +7,8 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
-#include "vmm/base/clock.h"
 #include "vmm/app/bench/bench_format.h"
+#include "vmm/base/clock.h"
 
 namespace sigvisor::bench {
 namespace {
@@ -82,7 +82,8 @@ void ProgressPrinter::Report(const Matrix& matrix, const std::string& label,
   }
   if (const RunSample* run = progress.last) {
     absl::StrAppendFormat(&line, "; %s %s trap %s", matrix.workloads[run->spec.workload],
-                          matrix.variants[run->spec.variant].name, matrix.traps[run->spec.trap]);
+                          matrix.variants[run->spec.variant].name,
+                          TrapMechanismName(matrix.traps[run->spec.trap]));
     if (!run->ok()) {
       absl::StrAppendFormat(&line, ": FAILED (%s)", run->outcome);
     } else if (!run->phases.empty()) {

@@ -101,6 +101,12 @@ absl::Status GetOptional(const nlohmann::json& object, const char* key, std::opt
     if (absl::Status s = (expr); !s.ok()) return s; \
   } while (0)
 
+std::vector<std::string> TrapNames(const std::vector<TrapMechanism>& traps) {
+  std::vector<std::string> names;
+  for (TrapMechanism trap : traps) names.emplace_back(TrapMechanismName(trap));
+  return names;
+}
+
 absl::StatusOr<size_t> IndexOf(const std::vector<std::string>& names, const std::string& name,
                                const char* what) {
   auto it = std::find(names.begin(), names.end(), name);
@@ -235,7 +241,7 @@ std::vector<Cell> Cells(const BenchResult& result) {
 
 const Cell* FindCell(const std::vector<Cell>& cells, const BenchResult& result,
                      std::string_view workload, std::string_view phase, std::string_view variant,
-                     std::string_view trap) {
+                     TrapMechanism trap) {
   const Matrix& m = result.matrix;
   for (const Cell& cell : cells) {
     if (m.workloads[cell.workload] == workload && cell.phase == phase &&
@@ -267,7 +273,7 @@ nlohmann::ordered_json BenchToJson(const BenchResult& result) {
     cells.push_back({{"workload", m.workloads[cell.workload]},
                      {"phase", cell.phase},
                      {"variant", m.variants[cell.variant].name},
-                     {"trap", m.traps[cell.trap]},
+                     {"trap", TrapMechanismName(m.traps[cell.trap])},
                      {"ops", cell.ops},
                      {"samples", cell.samples.size()},
                      {"times_unmeasured", cell.times_unmeasured},
@@ -286,7 +292,7 @@ nlohmann::ordered_json BenchToJson(const BenchResult& result) {
                     {"shard", run.shard},
                     {"workload", m.workloads[run.spec.workload]},
                     {"variant", m.variants[run.spec.variant].name},
-                    {"trap", m.traps[run.spec.trap]},
+                    {"trap", TrapMechanismName(m.traps[run.spec.trap])},
                     {"repetition", run.spec.repetition},
                     {"outcome", run.outcome},
                     {"exit_code", run.exit_code},
@@ -304,7 +310,7 @@ nlohmann::ordered_json BenchToJson(const BenchResult& result) {
       {"matrix",
        {{"workloads", m.workloads},
         {"variants", variants},
-        {"traps", m.traps},
+        {"traps", TrapNames(m.traps)},
         {"repetitions", m.repetitions},
         {"ops", m.ops},
         {"warmup", m.warmup},
@@ -335,7 +341,16 @@ absl::StatusOr<BenchResult> BenchFromJson(const nlohmann::json& doc) {
   RETURN_IF_ERROR(Get(doc, "matrix", matrix));
   Matrix& m = result.matrix;
   RETURN_IF_ERROR(Get(matrix, "workloads", m.workloads));
-  RETURN_IF_ERROR(Get(matrix, "traps", m.traps));
+  std::vector<std::string> trap_names;
+  RETURN_IF_ERROR(Get(matrix, "traps", trap_names));
+  for (const std::string& name : trap_names) {
+    std::optional<TrapMechanism> mechanism = ParseTrapMechanism(name);
+    if (!mechanism) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("field 'traps' holds '%s', which is not a trap mechanism", name));
+    }
+    m.traps.push_back(*mechanism);
+  }
   RETURN_IF_ERROR(Get(matrix, "repetitions", m.repetitions));
   RETURN_IF_ERROR(Get(matrix, "ops", m.ops));
   // Results written before --warmup existed had the guest's default, one.
@@ -397,7 +412,9 @@ absl::StatusOr<BenchResult> BenchFromJson(const nlohmann::json& doc) {
     }
     absl::StatusOr<size_t> w = IndexOf(m.workloads, workload, "workload");
     absl::StatusOr<size_t> v = IndexOf(variant_names, variant, "variant");
-    absl::StatusOr<size_t> t = IndexOf(m.traps, trap, "trap mechanism");
+    // By name, as the document gives it (trap_names is m.traps, index for index), so
+    // that a run's unknown name is refused as any other field's.
+    absl::StatusOr<size_t> t = IndexOf(trap_names, trap, "trap mechanism");
     if (!w.ok()) return w.status();
     if (!v.ok()) return v.status();
     if (!t.ok()) return t.status();
@@ -479,7 +496,9 @@ std::optional<std::pair<std::string, std::pair<std::string, std::string>>> Matri
                     y.image_fnv1a64);
     }
   }
-  if (a.traps != b.traps) return differ("matrix.traps", Listed(a.traps), Listed(b.traps));
+  if (a.traps != b.traps) {
+    return differ("matrix.traps", Listed(TrapNames(a.traps)), Listed(TrapNames(b.traps)));
+  }
   if (a.repetitions != b.repetitions) {
     return differ("matrix.repetitions", absl::StrCat(a.repetitions), absl::StrCat(b.repetitions));
   }

@@ -120,10 +120,10 @@ struct Cell {
 // variant measured that phase. The Cell pointers point into `result`.
 std::vector<Cell> Cells(const BenchResult& result);
 
-// The cell of (workload name, phase, variant name, trap name), or nullptr.
+// The cell of (workload name, phase, variant name, trap mechanism), or nullptr.
 const Cell* FindCell(const std::vector<Cell>& cells, const BenchResult& result,
                      std::string_view workload, std::string_view phase,
-                     std::string_view variant, std::string_view trap);
+                     std::string_view variant, TrapMechanism trap);
 
 nlohmann::ordered_json BenchToJson(const BenchResult& result);
 // Parses a document BenchToJson wrote (for merge). Refuses other schemas.

@@ -38,7 +38,7 @@ BenchResult RunMatrix(const Matrix& matrix, const RunFunction& run, const Runner
       result.warnings.push_back(absl::StrFormat(
           "run %d (%s, %s, trap %s, repetition %d) failed: %s%s", spec.index,
           matrix.workloads[spec.workload], matrix.variants[spec.variant].name,
-          matrix.traps[spec.trap], spec.repetition, recorded.outcome,
+          TrapMechanismName(matrix.traps[spec.trap]), spec.repetition, recorded.outcome,
           recorded.diagnosis.empty() ? absl::StrFormat(" (exit status %d)", recorded.exit_code)
                                      : ": " + recorded.diagnosis));
     }

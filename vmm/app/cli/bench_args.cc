@@ -63,15 +63,18 @@ absl::Status CheckRunLimits(absl::Duration timeout, uint32_t memory_mib) {
 
 absl::StatusOr<BenchHost> OpenBenchHost(const std::string& kvm_path,
                                         const std::string& traps_flag,
-                                        const std::vector<std::string>& defaults) {
-  std::vector<std::string> wanted = bench::SplitList(traps_flag);
-  if (!traps_flag.empty() && wanted.empty()) return absl::InvalidArgumentError("--traps is empty");
+                                        const std::vector<TrapRequest>& defaults) {
+  const std::vector<std::string> names = bench::SplitList(traps_flag);
+  if (!traps_flag.empty() && names.empty()) return absl::InvalidArgumentError("--traps is empty");
   // Names first, so a typo is reported before KVM is touched.
-  for (const std::string& name : wanted) {
-    if (name != "auto" && name != "off" && name != "patch" && name != "hw-gd" && name != "pv") {
+  std::vector<TrapRequest> wanted;
+  for (const std::string& name : names) {
+    std::optional<TrapRequest> request = ParseTrapRequest(name);
+    if (!request) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "--traps: '%s' is not a trap mechanism (give off, auto, patch, hw-gd or pv)", name));
     }
+    wanted.push_back(*request);
   }
   if (wanted.empty()) wanted = defaults;
   absl::StatusOr<KvmSystem> kvm = KvmSystem::Open(kvm_path);
@@ -79,21 +82,21 @@ absl::StatusOr<BenchHost> OpenBenchHost(const std::string& kvm_path,
   absl::StatusOr<HostInfo> info = DetectHost(*kvm);
   if (!info.ok()) return info.status();
   BenchHost host{*std::move(kvm), *std::move(info), {}};
-  for (const std::string& name : wanted) {
-    absl::StatusOr<TrapChoice> choice = ChooseTrap(name, host.kvm, host.info);
+  for (const TrapRequest& request : wanted) {
+    absl::StatusOr<TrapChoice> choice = ChooseTrap(request, host.kvm, host.info);
     if (!choice.ok()) {
       return absl::Status(choice.status().code(), "--traps: " + std::string(choice.status().message()));
     }
-    std::string mechanism(x86::TrapMechanismName(choice->mechanism));
-    auto seen = std::find(host.traps.begin(), host.traps.end(), mechanism);
+    auto seen = std::find(host.traps.begin(), host.traps.end(), choice->mechanism);
     if (seen != host.traps.end()) {
-      const std::string& earlier = wanted[static_cast<size_t>(seen - host.traps.begin())];
+      const TrapRequest& earlier = wanted[static_cast<size_t>(seen - host.traps.begin())];
       return absl::InvalidArgumentError(
-          earlier == name
-              ? absl::StrFormat("--traps: %s is listed twice", name)
-              : absl::StrFormat("--traps: %s and %s are both %s here", earlier, name, mechanism));
+          earlier.name() == request.name()
+              ? absl::StrFormat("--traps: %s is listed twice", request.name())
+              : absl::StrFormat("--traps: %s and %s are both %s here", earlier.name(),
+                                request.name(), TrapMechanismName(choice->mechanism)));
     }
-    host.traps.push_back(std::move(mechanism));
+    host.traps.push_back(choice->mechanism);
   }
   return host;
 }

@@ -8,20 +8,21 @@
 #include <fstream>
 
 #include "absl/strings/str_format.h"
+#include "arch/x86_64/vmm/machine/linux_board.h"
 #include "vmm/app/bench/bench_format.h"
 #include "vmm/app/bench/kvm_target.h"
 #include "vmm/app/bench/peer.h"
 #include "vmm/app/bench/progress.h"
 #include "vmm/app/bench/runner.h"
 #include "vmm/app/bench/scheduler_shard.h"
-#include "vmm/app/cli/build_info/build_info.h"
 #include "vmm/app/cli/bench_commands.h"
+#include "vmm/app/cli/build_info/build_info.h"
+#include "vmm/app/cli/command.h"
 #include "vmm/app/cli/run_setup.h"
+#include "vmm/app/images/embedded_images.h"
 #include "vmm/app/launch/guest_spec.h"
 #include "vmm/app/launch/warmup.h"
 #include "vmm/app/launch/workloads.h"
-#include "vmm/app/cli/command.h"
-#include "vmm/app/images/embedded_images.h"
 
 namespace sigvisor::cli {
 
@@ -141,6 +142,35 @@ int BenchSideBySide(const bench::Matrix& matrix, const bench::KvmBenchTarget& ta
   return failed ? 1 : 0;
 }
 
+// `sigvisor help`'s line for `bench`, and what `sigvisor help bench` prints above
+// the flags (BenchFlags, options.cc).
+constexpr CommandHelp kBenchHelp{
+    "run workloads x kernel variants x trap mechanisms, variants interleaved",
+    "Runs a matrix of the bundled kernel's workloads x builds (--variants) x trap\n"
+    "mechanisms (--traps) x --repetitions in one process, one fresh VM per run, the\n"
+    "variants alternating (A B A B ...) so that drift touches all alike. Per cell and\n"
+    "phase: exits, traps and kernel instructions per op, which must agree across\n"
+    "repetitions (flagged when not), and time per op as median [min - max]. Progress\n"
+    "goes to stderr; Ctrl-C stops after the current run and reports what completed.\n"
+    "--shard i/n runs one slice of the matrix; `sigvisor merge` combines the slices'\n"
+    "--json results. Exit status: 0 complete, 1 runs failed or missing, 125 bad input.\n"
+    "\nExamples:\n"
+    "  sigvisor bench\n"
+    "  sigvisor bench --workloads divzero --variants 'baseline;dr7=lazy' --traps off,auto\n"
+    "  sigvisor bench --variants all --repetitions 10 --json > bench.json\n"
+    "  sigvisor bench --shard 2/4 --json > part2.json    # then: sigvisor merge part*.json\n"
+    "  sigvisor bench --csv --svg bench.svg\n"
+    "\nSide by side with QEMU (--peer): the same workloads on the same image (one\n"
+    "--variants build, traps off) under `qemu-system-x86_64 -kernel` with -accel kvm\n"
+    "and/or tcg, where the image boots through its Multiboot header and talks to COM1\n"
+    "and isa-debug-exit. Per workload: total run time (QEMU: the whole process); per\n"
+    "phase: time per op from the guest's own TSC timing line, and for sigvisor only\n"
+    "exits, traps and kernel instructions per op (QEMU has no ledger). A QEMU that is\n"
+    "not on PATH, or an accelerator that does not start here, is reported as skipped.\n"
+    "  sigvisor bench --peer qemu-kvm,qemu-tcg --workloads divzero,lat_sig --ops 100\n"
+    "  sigvisor bench --peer qemu-tcg --repetitions 3 --json > side-by-side.json",
+};
+
 int BenchCommand(const BenchOptions& options) {
   if (!options.args.empty()) {
     return ReportError(
@@ -178,14 +208,16 @@ int BenchCommand(const BenchOptions& options) {
       ParseCountFlag("repetitions", options.repetitions, 100000);
   if (!reps.ok()) return ReportError(reps.status());
   matrix.repetitions = static_cast<uint32_t>(reps->value_or(kDefaultRepetitions));
-  // A Linux build: its kernel's RAM (as for `run --image`), and traps off by default
-  // (the trap mechanisms patch the bundled kernel's sites; KvmBenchTarget refuses others).
+  // A Linux build: its kernel's RAM (as for `run --image`). What it cannot take is the
+  // Linux board's to say (x86::LinuxBoard), asked here before its kernel is loaded and
+  // refused in bench's own words.
   const bool linux_build = std::any_of(matrix.variants.begin(), matrix.variants.end(),
                                        [](const bench::VariantInfo& v) { return v.linux_kernel(); });
   matrix.memory_mib = static_cast<uint32_t>(
       launch::GuestMemoryMib(linux_build, options.runs.memory_mib, options.Given("memory")));
-  const std::string traps = options.traps.empty() && linux_build ? "off" : options.traps;
-  if (linux_build && !options.runs.inject.empty()) {
+  // The fault injector is an interceptor other than the step tracer.
+  if (linux_build && !options.runs.inject.empty() &&
+      !x86::LinuxBoard::CheckInterceptors(/*trace_only=*/false).ok()) {
     return ReportError("--inject aims at the bundled kernel's code; a Linux build cannot take it");
   }
   bench::Shard shard;
@@ -217,7 +249,7 @@ int BenchCommand(const BenchOptions& options) {
     } else if (linux_build) {
       return ReportError("--peer compares a build of the bundled kernel; a Linux build is not one");
     }
-    if (!options.traps.empty() && options.traps != "off") {
+    if (!options.traps.empty() && options.traps != TrapMechanismName(TrapMechanism::kOff)) {
       return ReportError("--peer measures with --traps off (QEMU has no trap mechanism); drop --traps");
     }
     if (!options.shard.empty()) return ReportError("--peer runs in one process: drop --shard");
@@ -225,8 +257,16 @@ int BenchCommand(const BenchOptions& options) {
       return ReportError("--peer prints its table as text or --json (no --csv, no --svg)");
     }
   }
-  absl::StatusOr<BenchHost> host =
-      OpenBenchHost(options.runs.kvm, peers.empty() ? traps : "off", {"off", "auto"});
+  // Without --traps: off, and auto unless QEMU runs beside (it has no trap mechanism),
+  // less what a Linux build's board refuses.
+  std::vector<TrapRequest> default_traps = {TrapRequest{.mechanism = TrapMechanism::kOff}};
+  if (peers.empty()) default_traps.push_back(AutoTrap());
+  if (linux_build) {
+    std::erase_if(default_traps, [](const TrapRequest& trap) {
+      return !x86::LinuxBoard::CheckTrap(trap.mechanism).ok();
+    });
+  }
+  absl::StatusOr<BenchHost> host = OpenBenchHost(options.runs.kvm, options.traps, default_traps);
   if (!host.ok()) return ReportError(host.status());
   matrix.traps = host->traps;
   absl::StatusOr<bench::KvmBenchTarget> target = bench::KvmBenchTarget::Create(

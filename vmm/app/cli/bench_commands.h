@@ -13,10 +13,12 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "arch/x86_64/vmm/probe/probe.h"
 #include "vmm/app/bench/results.h"
 #include "vmm/app/cli/options.h"
+#include "vmm/app/cli/run_setup.h"
 #include "vmm/kvm/kvm.h"
-#include "arch/x86_64/vmm/probe/probe.h"
+#include "vmm/run/trap_mechanism.h"
 
 namespace sigvisor::cli {
 
@@ -49,16 +51,17 @@ bool WriteSvg(BenchOutput& output, const std::string& svg);
 absl::StatusOr<std::optional<uint64_t>> ParseCountFlag(const char* name, const std::string& value,
                                                        uint64_t max);
 
-// What the runs need from the host: KVM, what kind of host it is, and --traps
-// resolved (auto -> patch, hw-gd checked) into mechanism names, duplicates refused.
+// What the runs need from the host: KVM, what kind of host it is, and --traps (or
+// `defaults` when it is not given) resolved into mechanisms (auto to what it takes,
+// hw-gd checked), duplicates refused.
 struct BenchHost {
   KvmSystem kvm;
   HostInfo info;
-  std::vector<std::string> traps;  // empty when --traps was empty and `defaults` too
+  std::vector<TrapMechanism> traps;  // empty when --traps was empty and `defaults` too
 };
 absl::StatusOr<BenchHost> OpenBenchHost(const std::string& kvm_path,
                                         const std::string& traps_flag,
-                                        const std::vector<std::string>& defaults);
+                                        const std::vector<TrapRequest>& defaults);
 
 // --timeout and --memory (of bench or study), checked.
 absl::Status CheckRunLimits(absl::Duration timeout, uint32_t memory_mib);

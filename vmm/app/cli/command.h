@@ -13,6 +13,14 @@
 
 namespace sigvisor::cli {
 
+// A command's help: the line `sigvisor help` gives it and what `sigvisor help NAME`
+// prints above its flags. Each command's is defined in the file that implements the
+// command (kRunHelp in run_command.cc, ...), beside its code; Commands() wires them.
+struct CommandHelp {
+  std::string_view summary;      // one line for `sigvisor help`
+  std::string_view description;  // what it does and prints, for `sigvisor help NAME`
+};
+
 struct Command {
   std::string_view name;
   std::string_view summary;      // one line for `sigvisor help`
@@ -47,6 +55,18 @@ int TraceCommand(const TraceOptions& options);
 int BenchCommand(const BenchOptions& options);
 int StudyCommand(const StudyOptions& options);
 int MergeCommand(const MergeOptions& options);
+
+// Their help, each defined (constexpr: constant-initialized, so there is no order of
+// initialization to mind) beside its command.
+extern const CommandHelp kRunHelp;     // run_command.cc
+extern const CommandHelp kProbeHelp;   // probe_command.cc
+extern const CommandHelp kImagesHelp;  // images_command.cc
+extern const CommandHelp kImageHelp;   // image_command.cc
+extern const CommandHelp kSitesHelp;   // sites_command.cc
+extern const CommandHelp kTraceHelp;   // trace_command.cc
+extern const CommandHelp kBenchHelp;   // bench_command.cc
+extern const CommandHelp kStudyHelp;   // study_command.cc
+extern const CommandHelp kMergeHelp;   // merge_command.cc
 
 }  // namespace sigvisor::cli
 

@@ -14,6 +14,26 @@
 
 namespace sigvisor::cli {
 
+// `sigvisor help`'s line for `image`, and what `sigvisor help image` prints above
+// the flags (ImageFlags, options.cc).
+constexpr CommandHelp kImageHelp{
+    "write a build of the bundled kernel out as an ELF file (-o FILE)",
+    "Writes the bundled kernel in build --variant (see `sigvisor images`) to FILE,\n"
+    "byte for byte the image `sigvisor run --variant V` boots. The file carries both\n"
+    "entries: the direct 64-bit one sigvisor uses and a Multiboot v1 header with a\n"
+    "32-bit entry that sets up long mode itself, so QEMU boots it too; without\n"
+    "sigvisor's hypercall device the kernel talks to COM1 and isa-debug-exit. An\n"
+    "existing file is replaced; a directory or an unwritable path is refused (status 125).\n"
+    "\nExamples:\n"
+    "  sigvisor image -o kernel.elf\n"
+    "  sigvisor image --variant accelerated,dr7=always -o dr7-always.elf\n"
+    "  sigvisor run --image kernel.elf --workload divzero --ops 100\n"
+    "  qemu-system-x86_64 -accel kvm -kernel kernel.elf -append 'kernel workload=divzero ops=100' \\\n"
+    "     -display none -serial stdio -device isa-debug-exit,iobase=0xf4,iosize=4\n"
+    "  sigvisor image --arch mips --variant tramp=vdso -o mips.elf   (an ELF32 MIPS image;\n"
+    "     qemu-system-mipsel -M malta -cpu 74Kf -kernel mips.elf boots it too)",
+};
+
 int ImageCommand(const ImageOptions& options) {
   if (!options.args.empty()) {
     return ReportError(absl::StrFormat(

@@ -11,6 +11,20 @@
 
 namespace sigvisor::cli {
 
+// `sigvisor help`'s line for `images`, and what `sigvisor help images` prints above
+// the flags (ImagesFlags, options.cc).
+constexpr CommandHelp kImagesHelp{
+    "list the builds of the bundled kernel (its --variant values)",
+    "Lists the builds of the bundled kernel (--image kernel, the default), x86-64 and\n"
+    "MIPS, by the --variant value that picks each, with its seed settings and sizes.\n"
+    "They are --variant values, not --image names: --image takes `kernel` or the path\n"
+    "of an ELF file.\n"
+    "\nExamples:\n"
+    "  sigvisor images\n"
+    "  sigvisor run --variant accelerated,dr7=always\n"
+    "  sigvisor run --arch mips --variant tramp=vdso",
+};
+
 int ImagesCommand(const ImagesOptions& options) {
   const bool json = options.json;
   nlohmann::ordered_json variants = nlohmann::ordered_json::array();

@@ -1,10 +1,6 @@
 // `sigvisor merge FILE...`: combines the --json results of `sigvisor bench --shard
 // i/n` runs of one matrix into one result.
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -13,8 +9,22 @@
 #include "vmm/app/bench/results.h"
 #include "vmm/app/cli/bench_commands.h"
 #include "vmm/app/cli/command.h"
+#include "vmm/base/capped_file.h"
 
 namespace sigvisor::cli {
+
+// `sigvisor help`'s line for `merge`, and what `sigvisor help merge` prints above
+// the flags (MergeFlags, options.cc).
+constexpr CommandHelp kMergeHelp{
+    "combine `sigvisor bench --shard i/n --json` results into one",
+    "Reads the JSON results of bench runs of one matrix cut into shards (any order) and\n"
+    "prints the combined result as text, --json or --csv, as `sigvisor bench` would\n"
+    "have printed it in one run. Refuses results of different matrices, kernel builds\n"
+    "or hosts and a shard given twice; missing shards leave the result INCOMPLETE\n"
+    "(exit status 1).\n"
+    "\nExample:\n"
+    "  sigvisor merge part1.json part2.json part3.json part4.json --json > bench.json",
+};
 
 int MergeCommand(const MergeOptions& options) {
   const std::vector<std::string>& args = options.args;
@@ -27,11 +37,9 @@ int MergeCommand(const MergeOptions& options) {
   std::vector<std::string> names;
   for (const std::string& path : args) {
     names.emplace_back(path);
-    std::ifstream file(path);
-    if (!file) return ReportError(absl::StrFormat("cannot open '%s': %s", path, strerror(errno)));
-    std::stringstream text;
-    text << file.rdbuf();
-    nlohmann::json doc = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+    absl::StatusOr<std::string> text = ReadCappedFile(path, file_caps::kBenchResultJson);
+    if (!text.ok()) return ReportError(text.status());
+    nlohmann::json doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
     if (doc.is_discarded()) {
       return ReportError(absl::StrFormat("'%s' is not JSON (give `sigvisor bench --json` output)", path));
     }

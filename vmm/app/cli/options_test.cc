@@ -1,12 +1,13 @@
 // The flag tables and their parser: the spellings the command line accepts, the
 // defaults each command's struct carries, and what a bad flag gets.
+#include "vmm/app/cli/options.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "vmm/app/cli/flag_table.h"
-#include "vmm/app/cli/options.h"
 
 namespace sigvisor::cli {
 namespace {

@@ -2,13 +2,23 @@
 #include <cstdio>
 
 #include "absl/strings/str_format.h"
+#include "arch/x86_64/vmm/probe/probe.h"
+#include "arch/x86_64/vmm/probe/probe_format.h"
 #include "vmm/app/cli/build_info/build_info.h"
 #include "vmm/app/cli/command.h"
 #include "vmm/kvm/kvm.h"
-#include "arch/x86_64/vmm/probe/probe.h"
-#include "arch/x86_64/vmm/probe/probe_format.h"
 
 namespace sigvisor::cli {
+
+// `sigvisor help`'s line for `probe`, and what `sigvisor help probe` prints above
+// the flags (ProbeFlags, options.cc).
+constexpr CommandHelp kProbeHelp{
+    "measure what this host's KVM does and what trapping costs",
+    "Boots tiny calibration guests and reports whether guest CPL0 is emulated (PVM) or\n"
+    "native, whether SYSCALL enters CPL0, whether INT n works from CPL3, and which trap\n"
+    "mechanisms reach the VMM, with their round-trip cost (median over --repeats loops of\n"
+    "--iterations operations, minus an empty loop).",
+};
 
 int ProbeCommand(const ProbeCommandOptions& flags) {
   if (!flags.args.empty()) {

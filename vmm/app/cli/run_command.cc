@@ -9,14 +9,14 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "arch/x86_64/vmm/machine/x86_machine.h"
-#include "vmm/base/clock.h"
+#include "arch/x86_64/vmm/probe/probe.h"
 #include "vmm/app/cli/build_info/build_info.h"
 #include "vmm/app/cli/command.h"
 #include "vmm/app/cli/run_setup.h"
 #include "vmm/app/launch/guest_spec.h"
 #include "vmm/app/launch/image.h"
+#include "vmm/base/clock.h"
 #include "vmm/kvm/kvm.h"
-#include "arch/x86_64/vmm/probe/probe.h"
 #include "vmm/report/json_report.h"
 #include "vmm/report/text_report.h"
 
@@ -31,6 +31,36 @@ constexpr std::string_view kX86Only[] = {"kvm",   "trap",  "gdb",    "module", "
 constexpr std::string_view kMipsOnly[] = {"cores"};
 
 }  // namespace
+
+// `sigvisor help`'s line for `run`, and what `sigvisor help run` prints above
+// the flags (RunFlags, options.cc).
+constexpr CommandHelp kRunHelp{
+    "boot a guest, stream its console, report its VM exits",
+    "Boots a guest (by default the bundled kernel) in a fresh KVM VM and streams its\n"
+    "console. At the end it prints the outcome, the exit table (per reason: count,\n"
+    "mean and max VMM handling time), KVM's own statistics and one block per phase the\n"
+    "guest measured (BEGIN/END markers), per operation. Exit status: the guest's own\n"
+    "(0-122); 123 when the guest's status is above 122 (the report gives it); 124 when\n"
+    "the guest failed (triple fault, panic, timeout, ...), with a one-line diagnosis on\n"
+    "stderr; 125 when sigvisor failed (bad input, no KVM, ...): see `sigvisor help`.\n"
+    "\nWith --trap, the guest's debug-register accesses and segment-register loads\n"
+    "trap to the VMM, which emulates them (DR7 lazily) and counts them by kind and\n"
+    "site, per phase and per op. auto picks patch (see docs/traps.md).\n"
+    "\nExamples:\n"
+    "  sigvisor run\n"
+    "  sigvisor run --workload console --ops 100 --json\n"
+    "  sigvisor run --workload divzero --ops 100 --trap=auto\n"
+    "  sigvisor run --image path/to/guest.elf --timeout 5s\n"
+    "  sigvisor run --image multiboot-kernel.elf --cmdline 'a=1' --module initrd=init\n"
+    "     (a Multiboot v1 kernel, booted as `qemu-system-x86_64 -kernel` boots it)\n"
+    "  sigvisor run --image smp-kernel.elf --vcpus 4\n"
+    "     (APs started by the kernel's INIT/SIPI through the in-kernel LAPIC)\n"
+    "  sigvisor run --workload divzero --gdb 1234   (then: gdb FILE -ex 'target remote :1234')\n"
+    "  sigvisor run --workload lat_sig --inject sig=usr1,op=3,phase=sig_hndl --json\n"
+    "     (fault injection: exceptions, host signals, page faults; see docs/inject.md)\n"
+    "  sigvisor run --arch mips --variant tramp=vdso --cores 4 --workload lat_sig\n"
+    "     (the bundled MIPS kernel on sigvisor's MIPS32r2 interpreter; no KVM needed)",
+};
 
 int RunCommand(const RunOptions& options) {
   const uint64_t start_ns = MonotonicNs();
@@ -63,8 +93,8 @@ int RunCommand(const RunOptions& options) {
   if (!guest.ok()) return ReportError(guest.status());
   // Everything that needs no KVM is refused before /dev/kvm is opened, so that bad
   // input is named as such on any machine.
-  absl::StatusOr<x86::TrapMechanism> mechanism = ParseTrapFlag(options.trap);
-  if (!mechanism.ok()) return ReportError(mechanism.status());
+  absl::StatusOr<TrapRequest> trap_request = ParseTrapFlag(options.trap);
+  if (!trap_request.ok()) return ReportError(trap_request.status());
   absl::StatusOr<std::vector<InjectionSpec>> specs = ParseInjectionSpecs(options.inject);
   if (!specs.ok()) return ReportError(specs.status());
 
@@ -74,7 +104,7 @@ int RunCommand(const RunOptions& options) {
   // The guest's TSC runs in real time: each phase's two clocks are checked at its rate.
   // Whether the host emulates CPL0 is known once KVM is open (below).
   x86::MachineConfig config = launch::MachineConfigFor(
-      settings, {.cmdline = guest->cmdline, .trap = *mechanism, .check_clocks = true});
+      settings, {.cmdline = guest->cmdline, .trap = trap_request->mechanism, .check_clocks = true});
   config.target = std::move(image->target);
   config.vcpus = options.vcpus;
   std::string gdb_symbols;  // --gdb: the image written out for gdb, removed at the end
@@ -107,8 +137,7 @@ int RunCommand(const RunOptions& options) {
   record.cmdline = report->kernel_cmdline;
   record.host = {host->kind, host->cpl0_emulated};
   record.guest_makes_hypercalls = report->protocol == x86::BootProtocol::kSigvisor;
-  record.trap = {std::string(x86::TrapMechanismName(trap->mechanism)), trap->reason,
-                 report->trap_sites};
+  record.trap = {trap->mechanism, trap->reason, report->trap_sites};
   record.result = std::move(report->result);
   record.vm_create_ns = report->vm_create_ns;
   record.setup_ns = report->setup_ns;

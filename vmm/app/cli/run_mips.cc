@@ -10,10 +10,10 @@
 #include "arch/mips/vmm/cost_model.h"
 #include "arch/mips/vmm/mips_machine.h"
 #include "arch/mips/vmm/vdso_page.h"
-#include "vmm/base/clock.h"
 #include "vmm/app/cli/build_info/build_info.h"
 #include "vmm/app/cli/command.h"
 #include "vmm/app/cli/run_setup.h"
+#include "vmm/base/clock.h"
 #include "vmm/report/json_report.h"
 #include "vmm/report/text_report.h"
 
@@ -114,7 +114,8 @@ int RunMips(const RunOptions& options, uint64_t start_ns) {
   record.host = {kMipsInterpreterHost, false,
                  absl::StrFormat("%d core%s", config.cores, config.cores == 1 ? "" : "s")};
   record.stats_source = StatsSource::kMipsInterpreter;
-  record.trap = {"off", "", 0};  // the interpreter sees every instruction: nothing to trap
+  // The interpreter sees every instruction: nothing to trap.
+  record.trap = {TrapMechanism::kOff, "", 0};
   record.result = std::move(report->result);
   record.setup_ns = report->setup_ns;
   record.wall_ns = MonotonicNs() - start_ns;

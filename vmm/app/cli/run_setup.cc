@@ -11,44 +11,51 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "vmm/app/cli/build_info/build_info.h"
 #include "arch/x86_64/vmm/gdb/gdb_stub.h"
+#include "vmm/app/cli/build_info/build_info.h"
 #include "vmm/app/cli/exit_status.h"
 
 namespace sigvisor::cli {
 
-// --trap: which mechanism, and why. `auto` takes patch on every kind of host: `hlt`
-// at CPL0 without an in-kernel irqchip reaches the VMM on PVM and on hardware KVM
-// alike (the probe's hlt_cpl0 row), and it is the one mechanism that sees segment
-// loads as well as debug-register accesses; hw-gd costs the same one exit per trap
-// where it works at all, and on PVM it does not (the probe's vmm_dr7_gd row). So
-// auto needs no probe run beyond DetectHost. An explicit hw-gd runs the probe (a few
-// tens of milliseconds) and refuses when the host's DR7.GD does not exit.
-absl::StatusOr<x86::TrapMechanism> ParseTrapFlag(const std::string& flag) {
-  if (flag == "auto") return x86::TrapMechanism::kPatch;
-  std::optional<x86::TrapMechanism> mechanism = x86::ParseTrapMechanism(flag);
-  if (!mechanism) {
+// `auto` takes patch on every kind of host: `hlt` at CPL0 without an in-kernel
+// irqchip reaches the VMM on PVM and on hardware KVM alike (the probe's hlt_cpl0 row),
+// and it is the one mechanism that sees segment loads as well as debug-register
+// accesses; hw-gd costs the same one exit per trap where it works at all, and on PVM
+// it does not (the probe's vmm_dr7_gd row). So auto needs no probe run beyond
+// DetectHost, nor the host at all to be resolved. An explicit hw-gd runs the probe (a
+// few tens of milliseconds) and refuses when the host's DR7.GD does not exit.
+TrapRequest AutoTrap() { return {.mechanism = TrapMechanism::kPatch, .automatic = true}; }
+
+std::optional<TrapRequest> ParseTrapRequest(std::string_view text) {
+  if (text == kAutoTrapName) return AutoTrap();
+  std::optional<TrapMechanism> mechanism = ParseTrapMechanism(text);
+  if (!mechanism) return std::nullopt;
+  return TrapRequest{.mechanism = *mechanism};
+}
+
+absl::StatusOr<TrapRequest> ParseTrapFlag(const std::string& flag) {
+  std::optional<TrapRequest> request = ParseTrapRequest(flag);
+  if (!request) {
     return absl::InvalidArgumentError(
         absl::StrFormat("--trap '%s': give auto, hw-gd, patch, pv or off", flag));
   }
-  return *mechanism;
+  return *request;
 }
 
-absl::StatusOr<TrapChoice> ChooseTrap(const std::string& flag, const KvmSystem& kvm,
+absl::StatusOr<TrapChoice> ChooseTrap(const TrapRequest& request, const KvmSystem& kvm,
                                       const HostInfo& host) {
-  absl::StatusOr<x86::TrapMechanism> mechanism = ParseTrapFlag(flag);
-  if (!mechanism.ok()) return mechanism.status();
-  if (flag == "auto") {
-    return TrapChoice{*mechanism,
+  const TrapMechanism mechanism = request.mechanism;
+  if (request.automatic) {
+    return TrapChoice{mechanism,
                       absl::StrFormat("--trap=auto on a %s host: hlt at CPL0 exits here and "
                                       "patching covers debug registers and segment loads",
                                       host.kind)};
   }
-  if (*mechanism == x86::TrapMechanism::kPv) {
-    return TrapChoice{*mechanism, absl::StrFormat("--trap=pv covers %s",
-                                                  x86::TrapCoverage(x86::TrapMechanism::kPv))};
+  if (mechanism == TrapMechanism::kPv) {
+    return TrapChoice{mechanism, absl::StrFormat("--trap=pv covers %s",
+                                                 x86::TrapCoverage(TrapMechanism::kPv))};
   }
-  if (*mechanism != x86::TrapMechanism::kHwGd) return TrapChoice{*mechanism, ""};
+  if (mechanism != TrapMechanism::kHwGd) return TrapChoice{mechanism, ""};
   ProbeOptions quick;
   quick.iterations = 1;
   quick.repeats = 1;
@@ -56,7 +63,7 @@ absl::StatusOr<TrapChoice> ChooseTrap(const std::string& flag, const KvmSystem& 
   if (!probe.ok()) return probe.status();
   for (const MechanismResult& m : probe->mechanisms) {
     if (m.name != "vmm_dr7_gd") continue;
-    if (m.works) return TrapChoice{*mechanism, "the probe's vmm_dr7_gd case works here"};
+    if (m.works) return TrapChoice{mechanism, "the probe's vmm_dr7_gd case works here"};
     return absl::FailedPreconditionError(absl::StrFormat(
         "--trap=hw-gd does not work on this %s host: the probe found %s (see `sigvisor "
         "probe`; use --trap=patch or --trap=auto)",
@@ -70,7 +77,9 @@ absl::StatusOr<RunHost> OpenRunHost(const std::string& kvm_path, const std::stri
   if (!kvm.ok()) return kvm.status();
   absl::StatusOr<HostInfo> info = DetectHost(*kvm);
   if (!info.ok()) return info.status();
-  absl::StatusOr<TrapChoice> trap = ChooseTrap(trap_flag, *kvm, *info);
+  absl::StatusOr<TrapRequest> request = ParseTrapFlag(trap_flag);
+  if (!request.ok()) return request.status();
+  absl::StatusOr<TrapChoice> trap = ChooseTrap(*request, *kvm, *info);
   if (!trap.ok()) return trap.status();
   return RunHost{*std::move(kvm), *std::move(info), *std::move(trap)};
 }

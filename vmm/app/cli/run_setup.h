@@ -6,14 +6,16 @@
 #define SIGVISOR_VMM_APP_CLI_RUN_SETUP_H_
 
 #include <cstdio>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "arch/x86_64/vmm/trap/trap_engine.h"
 #include "arch/x86_64/vmm/machine/x86_machine.h"
+#include "arch/x86_64/vmm/probe/probe.h"
+#include "arch/x86_64/vmm/trap/trap_engine.h"
 #include "vmm/app/cli/options.h"
 #include "vmm/app/launch/guest_spec.h"
 #include "vmm/app/launch/image.h"
@@ -21,21 +23,43 @@
 #include "vmm/inject/injection_record.h"
 #include "vmm/inject/injection_spec.h"
 #include "vmm/kvm/kvm.h"
-#include "arch/x86_64/vmm/probe/probe.h"
+#include "vmm/run/trap_mechanism.h"
 
 namespace sigvisor::cli {
 
+// What --trap and --traps take besides a mechanism's name: the CLI's own choice.
+inline constexpr std::string_view kAutoTrapName = "auto";
+
+// A --trap or --traps value: the mechanism it names, or auto, resolved to a mechanism
+// here, once (AutoTrap), so that nothing past the CLI sees auto.
+struct TrapRequest {
+  TrapMechanism mechanism = TrapMechanism::kOff;
+  bool automatic = false;  // the flag said auto; `mechanism` is what auto took
+
+  // As the flag gave it: "auto" or the mechanism's name.
+  std::string_view name() const {
+    return automatic ? kAutoTrapName : TrapMechanismName(mechanism);
+  }
+};
+
+// --trap=auto (see run_setup.cc for why it takes what it takes).
+TrapRequest AutoTrap();
+
+// `text` as --trap and --traps read it; nullopt when it is neither a mechanism nor
+// auto (each flag words its own refusal).
+std::optional<TrapRequest> ParseTrapRequest(std::string_view text);
+
+// --trap (`flag`) without the host, or the refusal of a name that is none.
+absl::StatusOr<TrapRequest> ParseTrapFlag(const std::string& flag);
+
 struct TrapChoice {
-  x86::TrapMechanism mechanism = x86::TrapMechanism::kOff;
+  TrapMechanism mechanism = TrapMechanism::kOff;
   std::string reason;
 };
 
-// --trap (`flag`) without the host: the mechanism it names (auto: patch), or the
-// refusal of a name that is none.
-absl::StatusOr<x86::TrapMechanism> ParseTrapFlag(const std::string& flag);
-
-// --trap (`flag`): which mechanism, and why (see run_setup.cc).
-absl::StatusOr<TrapChoice> ChooseTrap(const std::string& flag, const KvmSystem& kvm,
+// What `request` runs as on this host, and why (see run_setup.cc); an hw-gd the
+// host cannot give is refused.
+absl::StatusOr<TrapChoice> ChooseTrap(const TrapRequest& request, const KvmSystem& kvm,
                                       const HostInfo& host);
 
 // The host a run uses: the KVM device (--kvm) opened, what kind of host it is, and

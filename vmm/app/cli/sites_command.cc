@@ -6,11 +6,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "arch/x86_64/vmm/inject/uaccess_sites.h"
+#include "arch/x86_64/vmm/trap/decoder.h"
+#include "arch/x86_64/vmm/trap/site_table.h"
 #include "vmm/app/cli/build_info/build_info.h"
 #include "vmm/app/cli/command.h"
 #include "vmm/app/launch/image.h"
-#include "arch/x86_64/vmm/trap/decoder.h"
-#include "arch/x86_64/vmm/trap/site_table.h"
 
 namespace sigvisor::cli {
 
@@ -58,6 +58,23 @@ int PrintUserAccessSites(const launch::LoadedImage& image, const trap::Decoder& 
 }
 
 }  // namespace
+
+// `sigvisor help`'s line for `sites`, and what `sigvisor help sites` prints above
+// the flags (SitesFlags, options.cc).
+constexpr CommandHelp kSitesHelp{
+    "list an image's trap sites (debug-register moves, segment loads)",
+    "Scans the image's executable sections with Capstone (restarting at each ELF\n"
+    "symbol) and lists every instruction --trap=patch arms: moves to and from DR0-DR7\n"
+    "and segment-register loads (mov/pop to a segment register, lfs/lgs/lss, swapgs,\n"
+    "wrfsbase/wrgsbase, wrmsr), with address, symbol+offset, bytes and disassembly.\n"
+    "\nWith --uaccess it lists instead the kernel's user-access instructions (its\n"
+    "exception table: each access and the fixup a fault there resumes at), the\n"
+    "addresses to aim page injections at (docs/inject.md).\n"
+    "\nExamples:\n"
+    "  sigvisor sites\n"
+    "  sigvisor sites --image path/to/guest.elf --json\n"
+    "  sigvisor sites --uaccess --variant uaccess=cerr",
+};
 
 int SitesCommand(const SitesOptions& options) {
   if (!options.args.empty()) {

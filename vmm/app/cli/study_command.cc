@@ -9,13 +9,38 @@
 #include "vmm/app/bench/kvm_target.h"
 #include "vmm/app/bench/progress.h"
 #include "vmm/app/bench/runner.h"
-#include "vmm/app/cli/build_info/build_info.h"
 #include "vmm/app/cli/bench_commands.h"
-#include "vmm/app/cli/run_setup.h"
+#include "vmm/app/cli/build_info/build_info.h"
 #include "vmm/app/cli/command.h"
+#include "vmm/app/cli/run_setup.h"
 #include "vmm/app/study/study.h"
 
 namespace sigvisor::cli {
+
+// `sigvisor help`'s line for `study`, and what `sigvisor help study` prints above
+// the flags (StudyFlags, options.cc).
+constexpr CommandHelp kStudyHelp{
+    "reproduce a seed's experiment: dr7, pda, cerr, dequeue, all, or tramp (MIPS)",
+    "Runs one seed's experiment (docs/seeds.md, 000-003) as a bench of the baseline\n"
+    "against the build with the seed's change, prints a table shaped like the seed's,\n"
+    "then the VM-level figures (time, kernel instructions, exits and traps per op; the\n"
+    "kernel's text size, the signal object's size and stack, bloat-o-meter) and for each\n"
+    "whether it goes the seed's way; one that goes against it is marked FINDING.\n"
+    "  dr7      seed 000: divzero, dr7=always vs lazy, traps off and patch\n"
+    "  pda      seed 001: pipe_rw, pda=gs vs direct, traps off and patch, kernel text\n"
+    "  cerr     seed 002: lat_sig sig inst/sig hndl, uaccess=err_or vs cerr, size, stack\n"
+    "  dequeue  seed 003: sigpingpong mean/stddev, dequeue=copy vs pointer, bloat-o-meter\n"
+    "  all      the four, in that order (a minute or two here)\n"
+    "  tramp    seed 004 on the MIPS interpreter (no KVM): lat_sig sig hndl, tramp=stack\n"
+    "           vs vdso, on 1 core and on --cores N (default 4): instructions, I-cache\n"
+    "           lines flushed, IPIs and modelled time per signal, and wall time; on its own\n"
+    "--ops, --repetitions and --traps override every chosen study's own.\n"
+    "\nExamples:\n"
+    "  sigvisor study all\n"
+    "  sigvisor study dr7 --repetitions 20 --svg dr7.svg\n"
+    "  sigvisor study cerr dequeue --json > studies.json\n"
+    "  sigvisor study tramp --cores 8",
+};
 
 int StudyCommand(const StudyOptions& options) {
   const std::vector<std::string>& names = options.args;

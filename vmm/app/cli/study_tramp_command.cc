@@ -3,12 +3,12 @@
 #include <cstdio>
 
 #include "absl/strings/str_format.h"
-#include "vmm/base/clock.h"
-#include "vmm/app/cli/build_info/build_info.h"
 #include "vmm/app/cli/bench_commands.h"
+#include "vmm/app/cli/build_info/build_info.h"
 #include "vmm/app/cli/command.h"
 #include "vmm/app/cli/flag_table.h"
 #include "vmm/app/study/tramp_study.h"
+#include "vmm/base/clock.h"
 
 namespace sigvisor::cli {
 

@@ -5,8 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "arch/x86_64/vmm/trace/step_tracer.h"
 #include "arch/x86_64/vmm/machine/x86_machine.h"
+#include "arch/x86_64/vmm/probe/probe.h"
+#include "arch/x86_64/vmm/trace/step_tracer.h"
 #include "vmm/app/cli/build_info/build_info.h"
 #include "vmm/app/cli/command.h"
 #include "vmm/app/cli/exit_status.h"
@@ -15,7 +16,6 @@
 #include "vmm/app/launch/image.h"
 #include "vmm/kvm/kvm.h"
 #include "vmm/loader/system_map.h"
-#include "arch/x86_64/vmm/probe/probe.h"
 #include "vmm/trace/analysis.h"
 #include "vmm/trace/format.h"
 
@@ -45,7 +45,7 @@ absl::StatusOr<Traced> TraceOnce(const TraceOptions& flags, const KvmSystem& kvm
   t.source = {image.label, image.variant, guest.cmdline};
   t.trace.variant = image.variant;
   t.trace.host_kind = host.kind;
-  t.trace.trap = std::string(x86::TrapMechanismName(trap.mechanism));
+  t.trace.trap = trap.mechanism;
   // The console goes to stderr: stdout is the listing's (or the JSON document's).
   launch::ConsoleEcho console(stderr);
   launch::RunSettings settings = SettingsFrom(flags, &console);
@@ -97,6 +97,24 @@ absl::StatusOr<Traced> TraceOnce(const TraceOptions& flags, const KvmSystem& kvm
 }
 
 }  // namespace
+
+// `sigvisor help`'s line for `trace`, and what `sigvisor help trace` prints above
+// the flags (TraceFlags, options.cc).
+constexpr CommandHelp kTraceHelp{
+    "single-step a measured phase: every instruction, per-function profile",
+    "Boots the bundled kernel with --workload and --ops K and single-steps the guest\n"
+    "(KVM_GUESTDBG_SINGLESTEP) from the measured phase's BEGIN marker to its END:\n"
+    "every instruction with address, symbol+offset, bytes and Capstone's disassembly,\n"
+    "exits, traps, exceptions and privilege changes marked where they happen. Code the\n"
+    "host does not step (CPL3 on PVM hosts) is one opaque step with its entry and exit.\n"
+    "Then a summary per op: kernel instructions per function and per stage of signal\n"
+    "delivery, checked against the kernel instruction count the ledger reports.\n"
+    "\nExamples:\n"
+    "  sigvisor trace --workload divzero --ops 1\n"
+    "  sigvisor trace --workload divzero --ops 1 --stages\n"
+    "  sigvisor trace --workload divzero --ops 1 --variant dr7=always --diff dr7=lazy\n"
+    "  sigvisor trace --workload lat_sig --phase sig_hndl --ops 1 --json",
+};
 
 int TraceCommand(const TraceOptions& options) {
   if (!options.args.empty()) {

@@ -1,8 +1,7 @@
 #include "vmm/app/images/linux_initramfs.h"
 
-#include <sys/stat.h>
-
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <string_view>
 

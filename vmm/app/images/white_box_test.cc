@@ -3,12 +3,13 @@
 // the host only needs to see it in a trace, as an inlined subroutine in its DWARF.
 // A rename in the guest fails here rather than as an injector that never fires or a
 // trace profile without its stages.
+#include "guest-kit/abi/white_box.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
 
-#include "guest-kit/abi/white_box.h"
 #include "vmm/app/images/embedded_images.h"
 #include "vmm/trace/inline_info.h"
 

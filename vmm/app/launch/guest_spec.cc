@@ -1,10 +1,6 @@
 #include "vmm/app/launch/guest_spec.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <iterator>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -13,11 +9,10 @@
 #include "vmm/app/images/linux_initramfs.h"
 #include "vmm/app/launch/warmup.h"
 #include "vmm/app/launch/workloads.h"
+#include "vmm/base/capped_file.h"
 
 namespace sigvisor::launch {
 namespace {
-
-constexpr uint64_t kMaxInitrdBytes = 512ull << 20;
 
 // One kernel's way with the run's words.
 struct DialectRules {
@@ -108,20 +103,7 @@ absl::StatusOr<std::vector<uint8_t>> LinuxInitrd(const std::string& path) {
     const std::span<const uint8_t> embedded = EmbeddedLinuxInitramfs();
     return std::vector<uint8_t>(embedded.begin(), embedded.end());
   }
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    return absl::NotFoundError(
-        absl::StrFormat("--initrd: cannot open '%s': %s", path, std::strerror(errno)));
-  }
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)),
-                             std::istreambuf_iterator<char>());
-  if (file.bad()) return absl::DataLossError(absl::StrFormat("--initrd: cannot read '%s'", path));
-  if (bytes.size() > kMaxInitrdBytes) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--initrd '%s' is %d MiB; at most %d MiB", path, bytes.size() >> 20,
-        kMaxInitrdBytes >> 20));
-  }
-  return bytes;
+  return ReadCappedFileBytes(path, file_caps::kInitrd, {.context = "--initrd: "});
 }
 
 }  // namespace sigvisor::launch

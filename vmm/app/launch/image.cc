@@ -1,18 +1,15 @@
 #include "vmm/app/launch/image.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "vmm/app/images/embedded_images.h"
+#include "vmm/base/capped_file.h"
 #include "vmm/loader/linux/bzimage.h"
 
 namespace sigvisor::launch {
 namespace {
 
-constexpr uint64_t kMaxImageBytes = 256ull << 20;
 constexpr char kBundledKernel[] = "kernel";
 constexpr uint16_t kElfMachine386 = 3;
 constexpr uint16_t kElfMachineMips = 8;
@@ -30,11 +27,11 @@ uint16_t ElfMachine(const std::vector<uint8_t>& bytes) {
                     : static_cast<uint16_t>(bytes[19] << 8 | bytes[18]);
 }
 
-// The bytes of the image file at `path`, at most kMaxImageBytes.
+// The bytes of the image file at `path`.
 absl::StatusOr<std::vector<uint8_t>> ReadImageFile(const std::string& path, GuestArch arch) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    const int open_errno = errno;
+  absl::StatusOr<std::vector<uint8_t>> bytes =
+      ReadCappedFileBytes(path, file_caps::kKernelImage, {.noun = "image"});
+  if (absl::IsNotFound(bytes.status())) {
     // `sigvisor images` lists --variant values; one given to --image is a slip worth
     // naming.
     if (ResolveVariant(path, arch).ok()) {
@@ -43,21 +40,11 @@ absl::StatusOr<std::vector<uint8_t>> ReadImageFile(const std::string& path, Gues
           "%s (with --image kernel, the default)",
           path, path, path));
     }
-    return absl::NotFoundError(absl::StrFormat(
-        "cannot open image '%s': %s (give the path of an ELF file, or 'kernel' for the bundled "
-        "kernel, whose builds `sigvisor images` lists as --variant values)",
-        path, strerror(open_errno)));
+    return absl::NotFoundError(absl::StrCat(
+        bytes.status().message(),
+        " (give the path of an ELF file, or 'kernel' for the bundled kernel, whose builds "
+        "`sigvisor images` lists as --variant values)"));
   }
-  std::vector<uint8_t> bytes;
-  char buffer[65536];
-  while (file.read(buffer, sizeof(buffer)) || file.gcount() > 0) {
-    bytes.insert(bytes.end(), buffer, buffer + file.gcount());
-    if (bytes.size() > kMaxImageBytes) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("image '%s' is larger than %d MiB", path, kMaxImageBytes >> 20));
-    }
-  }
-  if (file.bad()) return absl::DataLossError(absl::StrFormat("cannot read image '%s'", path));
   return bytes;
 }
 

@@ -4,8 +4,8 @@
 #define SIGVISOR_VMM_APP_LAUNCH_IMAGE_H_
 
 #include <optional>
-#include <variant>
 #include <string>
+#include <variant>
 
 #include "absl/status/statusor.h"
 #include "arch/mips/vmm/mips_elf.h"

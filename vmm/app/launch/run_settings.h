@@ -15,8 +15,8 @@
 
 #include "absl/time/time.h"
 #include "arch/mips/vmm/mips_machine.h"
-#include "arch/x86_64/vmm/trap/trap_engine.h"
 #include "arch/x86_64/vmm/machine/x86_machine.h"
+#include "arch/x86_64/vmm/trap/trap_engine.h"
 #include "vmm/inject/injection_record.h"
 #include "vmm/inject/injection_spec.h"
 
@@ -56,7 +56,7 @@ struct RunSettings {
 struct X86Guest {
   std::string cmdline;
   bool cpl0_emulated = false;  // the host emulates guest CPL0 (the guest is told)
-  x86::TrapMechanism trap = x86::TrapMechanism::kOff;
+  TrapMechanism trap = TrapMechanism::kOff;
   // Check each phase's two clocks at the guest TSC's rate (which the machine asks its
   // vCPU for); false where the guest does not run in real time (single-stepped by trace).
   bool check_clocks = false;

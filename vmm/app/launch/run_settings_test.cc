@@ -46,12 +46,12 @@ TEST(MachineConfigTest, EveryMachineGetsTheSameSettings) {
                         .gdb_sockets = true,
                         .console = &echo};
   x86::MachineConfig x86 = MachineConfigFor(
-      run, {.cmdline = "workload=hello", .trap = x86::TrapMechanism::kPatch, .check_clocks = true});
+      run, {.cmdline = "workload=hello", .trap = TrapMechanism::kPatch, .check_clocks = true});
   mips::MipsMachineConfig mips = MipsMachineConfigFor(run, "workload=hello", 4);
   EXPECT_EQ(x86.memory_bytes, uint64_t{64} << 20);
   EXPECT_EQ(mips.memory_bytes, uint64_t{64} << 20);
   EXPECT_EQ(x86.cmdline, "workload=hello");
-  EXPECT_EQ(x86.trap, x86::TrapMechanism::kPatch);
+  EXPECT_EQ(x86.trap, TrapMechanism::kPatch);
   EXPECT_TRUE(x86.check_clocks);
   EXPECT_EQ(mips.cores, 4);
   for (const SessionOptions* session : {&x86.session, &mips.session}) {

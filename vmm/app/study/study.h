@@ -21,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "vmm/app/bench/matrix.h"
 #include "vmm/app/bench/results.h"
+#include "vmm/run/trap_mechanism.h"
 
 namespace sigvisor::study {
 
@@ -37,7 +38,7 @@ struct StudyDef {
   std::string_view new_variant;  // "dr7=lazy"
   uint64_t default_ops;
   uint32_t default_repetitions;
-  std::vector<std::string_view> default_traps;  // resolved mechanism names
+  std::vector<TrapMechanism> default_traps;
   // Adds the seed's figures to the context and writes its seed-shaped table.
   void (*analyze)(StudyContext&) = nullptr;
 };
@@ -53,7 +54,7 @@ absl::StatusOr<std::vector<const StudyDef*>> ParseStudyNames(std::span<const std
 // given).
 absl::StatusOr<bench::Matrix> StudyMatrix(const StudyDef& study, std::optional<uint64_t> ops,
                                           std::optional<uint32_t> repetitions,
-                                          const std::vector<std::string>& traps,
+                                          const std::vector<TrapMechanism>& traps,
                                           uint32_t memory_mib);
 
 // Which way a figure went, or which way the seed says it went.
@@ -82,7 +83,7 @@ struct Comparison {
   std::string metric;   // "ns_per_op_median", "kernel_insns_per_op", "text_bytes", ... (docs/bench-and-studies.md)
   std::string label;    // for people: "time per signal (median)"
   std::string phase;    // "" for a static figure (sizes)
-  std::string trap;     // "" for a static figure
+  std::optional<TrapMechanism> trap;  // none for a static figure
   Unit unit = Unit::kNs;
   double old_value = 0;
   double new_value = 0;

@@ -56,7 +56,7 @@ std::string FrameSetupHolder(const ObjectStats& a, const ObjectStats& b) {
 // ---- The figures --------------------------------------------------------------------
 
 void AddFigures(StudyContext& ctx, const ObjectStats* a, const ObjectStats* b) {
-  for (const std::string& trap : ctx.bench.matrix.traps) {
+  for (TrapMechanism trap : ctx.bench.matrix.traps) {
     AddTime(ctx, "sig_inst", trap, TimeStat::kMedian, "time (median)", kInstTime);
     AddCount(ctx, "sig_inst", trap, "kernel_insns_per_op", "kernel instructions",
              Unit::kInstructions, Insns, kInstInsns);
@@ -102,7 +102,7 @@ void AddFigures(StudyContext& ctx, const ObjectStats* a, const ObjectStats* b) {
 // lmbench's table: one row per run, times in microseconds.
 std::string LmbenchTable(const StudyContext& ctx) {
   std::string out = "\nProcessor, Processes - times in microseconds - smaller is better\n";
-  for (const std::string& trap : ctx.bench.matrix.traps) {
+  for (TrapMechanism trap : ctx.bench.matrix.traps) {
     absl::StrAppendFormat(&out, "(%s)\n", TrapNote(trap, ctx.bench.host));
     out += "------------------------------------------------------------\n";
     absl::StrAppendFormat(&out, "%-26s %-12s %7s %7s\n", "Host", "OS", "sig", "sig");
@@ -167,7 +167,8 @@ std::string ObjectTables( const ObjectStats* a, const ObjectStats* b) {
 // ---- What the figures mean -------------------------------------------------------------
 
 void AddNotes(StudyContext& ctx) {
-  const std::string trap = ctx.bench.matrix.traps.empty() ? "off" : ctx.bench.matrix.traps[0];
+  const TrapMechanism trap =
+      ctx.bench.matrix.traps.empty() ? TrapMechanism::kOff : ctx.bench.matrix.traps[0];
   const Comparison* hndl = FindComparison(ctx, "kernel_insns_per_op", "sig_hndl", trap);
   const Comparison* inst = FindComparison(ctx, "kernel_insns_per_op", "sig_inst", trap);
   if (hndl && hndl->change() < 0) {
@@ -210,7 +211,7 @@ StudyDef CerrStudy() {
           .new_variant = "uaccess=cerr",
           .default_ops = 300,
           .default_repetitions = 15,
-          .default_traps = {"off"},
+          .default_traps = {TrapMechanism::kOff},
           .analyze = Analyze};
 }
 

@@ -9,10 +9,10 @@
 #include "absl/strings/str_join.h"
 #include "vmm/app/bench/bench_format.h"
 #include "vmm/app/bench/stats.h"
-#include "vmm/report/csv.h"
-#include "vmm/report/svg_chart.h"
 #include "vmm/app/study/study.h"
 #include "vmm/app/study/study_internal.h"
+#include "vmm/report/csv.h"
+#include "vmm/report/svg_chart.h"
 
 namespace sigvisor::study {
 namespace {
@@ -46,7 +46,7 @@ std::string SeedWording(Direction d) {
 std::string Header(const StudyContext& ctx) {
   const bench::Matrix& m = ctx.bench.matrix;
   std::vector<std::string> traps;
-  for (const std::string& t : m.traps) traps.push_back(t);
+  for (TrapMechanism t : m.traps) traps.emplace_back(TrapMechanismName(t));
   return absl::StrFormat(
       "== study %s (seed %s): %s ==\n"
       "%s (%s) against %s (%s)\n"
@@ -61,7 +61,7 @@ std::string Findings(const StudyContext& ctx) {
   std::string out;
   for (const Comparison& c : ctx.comparisons) {
     if (c.agrees() != false) continue;
-    std::string where = c.trap.empty() ? "" : absl::StrFormat(" (trap %s)", c.trap);
+    std::string where = c.trap ? absl::StrFormat(" (trap %s)", TrapMechanismName(*c.trap)) : "";
     if (!c.phase.empty() && c.phase != ctx.def.workload) where = " in " + c.phase + where;
     absl::StrAppendFormat(&out, "FINDING: %s%s: %s -> %s (%s) goes against the seed (%s%s)\n",
                           c.label, where, Value(c, c.old_value), Value(c, c.new_value),
@@ -99,16 +99,9 @@ std::string_view UnitName(Unit u) {
   return "";
 }
 
-Trap TrapOf(std::string_view name) {
-  if (name == "off") return Trap::kOff;
-  if (name == "patch") return Trap::kPatch;
-  if (name == "pv") return Trap::kPv;
-  return Trap::kOther;
-}
-
 // ---- Figures -----------------------------------------------------------------------
 
-void AddTime(StudyContext& ctx, std::string_view phase, std::string_view trap, TimeStat stat,
+void AddTime(StudyContext& ctx, std::string_view phase, TrapMechanism trap, TimeStat stat,
              std::string label, const SeedClaim& seed) {
   const Cell* a = ctx.Get(phase, 0, trap);
   const Cell* b = ctx.Get(phase, 1, trap);
@@ -119,7 +112,7 @@ void AddTime(StudyContext& ctx, std::string_view phase, std::string_view trap, T
                                        : "ns_per_op_median";
   c.label = std::move(label);
   c.phase = std::string(phase);
-  c.trap = std::string(trap);
+  c.trap = trap;
   c.unit = Unit::kNs;
   auto pick = [stat](const bench::Summary& s) {
     return stat == TimeStat::kMin ? s.min : stat == TimeStat::kMean ? s.mean : s.median;
@@ -132,7 +125,7 @@ void AddTime(StudyContext& ctx, std::string_view phase, std::string_view trap, T
   ctx.comparisons.push_back(std::move(c));
 }
 
-void AddCount(StudyContext& ctx, std::string_view phase, std::string_view trap,
+void AddCount(StudyContext& ctx, std::string_view phase, TrapMechanism trap,
               std::string metric, std::string label, Unit unit,
               const std::function<std::optional<double>(const bench::PerOpCounts&)>& get,
               const SeedClaim& seed, double per) {
@@ -145,7 +138,7 @@ void AddCount(StudyContext& ctx, std::string_view phase, std::string_view trap,
   c.metric = std::move(metric);
   c.label = std::move(label);
   c.phase = std::string(phase);
-  c.trap = std::string(trap);
+  c.trap = trap;
   c.unit = unit;
   c.old_value = *old_value / per;
   c.new_value = *new_value / per;
@@ -184,19 +177,9 @@ std::optional<double> Kind(const bench::PerOpCounts& c, const char* kind) {
 }
 
 const Comparison* FindComparison(const StudyContext& ctx, std::string_view metric,
-                                 std::string_view phase, std::string_view trap) {
+                                 std::string_view phase, TrapMechanism trap) {
   for (const Comparison& c : ctx.comparisons) {
     if (c.metric == metric && c.phase == phase && c.trap == trap) return &c;
-  }
-  return nullptr;
-}
-
-const Comparison* FindComparison(const StudyContext& ctx, std::string_view metric,
-                                 std::string_view phase, Trap trap) {
-  for (const Comparison& c : ctx.comparisons) {
-    if (c.metric == metric && c.phase == phase && !c.trap.empty() && TrapOf(c.trap) == trap) {
-      return &c;
-    }
   }
   return nullptr;
 }
@@ -232,24 +215,24 @@ std::string Percent(double fraction) {
 
 // With nothing trapping, privileged instructions run as the rest of guest CPL0 does
 // there: emulated on a PVM host, on the CPU on a hardware one.
-std::string TrapNote(std::string_view trap, const bench::HostInfoSummary& host) {
-  switch (TrapOf(trap)) {
-    case Trap::kOff:
+std::string TrapNote(TrapMechanism trap, const bench::HostInfoSummary& host) {
+  switch (trap) {
+    case TrapMechanism::kOff:
       return host.cpl0_emulated
                  ? "trap off: nothing traps; privileged instructions run emulated with the rest "
                    "of guest CPL0"
                  : "trap off: nothing traps to the VMM; privileged instructions run on the CPU "
                    "with the rest of guest CPL0 (KVM handles any it intercepts itself)";
-    case Trap::kPatch:
+    case TrapMechanism::kPatch:
       return "trap patch: DR accesses and segment loads trap to the VMM (one exit each), as "
              "under a hypervisor that intercepts them";
-    case Trap::kPv:
+    case TrapMechanism::kPv:
       return "trap pv: each build's debugreg=pv counterpart writes its debug registers into the "
              "VMM's page and counts them there (no exit; a hypercall only to load a "
              "breakpoint), as a paravirtual kernel does";
-    case Trap::kOther: break;
+    case TrapMechanism::kHwGd: break;  // no study words it: its name alone
   }
-  return absl::StrFormat("trap %s", trap);
+  return absl::StrFormat("trap %s", TrapMechanismName(trap));
 }
 
 std::string ComparisonTable(const StudyContext& ctx, std::string_view per) {
@@ -259,7 +242,8 @@ std::string ComparisonTable(const StudyContext& ctx, std::string_view per) {
                         "against the seed");
   std::string group = "\x01";
   for (const Comparison& c : ctx.comparisons) {
-    const std::string g = c.trap.empty() ? "static (the images)" : "trap " + c.trap;
+    const std::string g = c.trap ? absl::StrFormat("trap %s", TrapMechanismName(*c.trap))
+                                 : "static (the images)";
     if (g != group) {
       group = g;
       absl::StrAppendFormat(&out, "  %s\n", g);
@@ -378,7 +362,7 @@ absl::StatusOr<std::vector<const StudyDef*>> ParseStudyNames(std::span<const std
 
 absl::StatusOr<bench::Matrix> StudyMatrix(const StudyDef& study, std::optional<uint64_t> ops,
                                           std::optional<uint32_t> repetitions,
-                                          const std::vector<std::string>& traps,
+                                          const std::vector<TrapMechanism>& traps,
                                           uint32_t memory_mib) {
   bench::Matrix m;
   m.workloads = {std::string(study.workload)};
@@ -387,11 +371,7 @@ absl::StatusOr<bench::Matrix> StudyMatrix(const StudyDef& study, std::optional<u
     if (!info.ok()) return info.status();
     m.variants.push_back(*std::move(info));
   }
-  if (traps.empty()) {
-    for (std::string_view t : study.default_traps) m.traps.emplace_back(t);
-  } else {
-    m.traps = traps;
-  }
+  m.traps = traps.empty() ? study.default_traps : traps;
   m.ops = ops.value_or(study.default_ops);
   m.repetitions = repetitions.value_or(study.default_repetitions);
   m.memory_mib = memory_mib;
@@ -412,12 +392,13 @@ StudyReport AnalyzeStudy(const StudyDef& study, bench::BenchResult result) {
     for (const std::string& mismatch : cell.mismatches) {
       ctx.text += absl::StrFormat("WARNING: counts differ across repetitions (%s, %s, trap %s): %s\n",
                                   cell.phase, report.bench.matrix.variants[cell.variant].name,
-                                  report.bench.matrix.traps[cell.trap], mismatch);
+                                  TrapMechanismName(report.bench.matrix.traps[cell.trap]),
+                                  mismatch);
     }
     for (const std::string& note : bench::TimeNotes(cell)) {
       ctx.text += absl::StrFormat("WARNING: %s, %s, trap %s: %s\n", cell.phase,
                                   report.bench.matrix.variants[cell.variant].name,
-                                  report.bench.matrix.traps[cell.trap], note);
+                                  TrapMechanismName(report.bench.matrix.traps[cell.trap]), note);
     }
   }
   for (const std::string& w : report.bench.warnings) ctx.text += "warning: " + w + "\n";
@@ -445,7 +426,7 @@ json ComparisonToJson(const Comparison& c) {
   return {{"metric", c.metric},
           {"label", c.label},
           {"phase", c.phase.empty() ? json(nullptr) : json(c.phase)},
-          {"trap", c.trap.empty() ? json(nullptr) : json(c.trap)},
+          {"trap", c.trap ? json(TrapMechanismName(*c.trap)) : json(nullptr)},
           {"unit", UnitName(c.unit)},
           {"old", c.old_value},
           {"new", c.new_value},
@@ -509,7 +490,8 @@ std::string StudiesToCsv(const std::vector<StudyReport>& reports) {
     for (const Comparison& c : r.comparisons) {
       const std::optional<bool> agrees = c.agrees();
       csv.AddRow({std::string(r.def->name), std::string(r.def->seed), c.metric, c.label, c.phase,
-                  c.trap, std::string(UnitName(c.unit)), m.variants[0].name, m.variants[1].name,
+                  c.trap ? std::string(TrapMechanismName(*c.trap)) : "",
+                  std::string(UnitName(c.unit)), m.variants[0].name, m.variants[1].name,
                   CsvWriter::Number(c.old_value, 1), CsvWriter::Number(c.new_value, 1),
                   CsvWriter::Number(c.change(), 1), CsvWriter::Number(c.change_percent(), 3),
                   c.p_value ? CsvWriter::Number(*c.p_value, 6) : "", c.exact ? "true" : "false",
@@ -537,7 +519,8 @@ std::string StudiesToSvg(const std::vector<StudyReport>& reports) {
       const Cell* other = bench::FindCell(cells, r.bench, m.workloads[cell.workload], cell.phase,
                                           m.variants[1].name, m.traps[cell.trap]);
       ChartPanel panel;
-      panel.title = absl::StrFormat("%s, trap %s", cell.phase, m.traps[cell.trap]);
+      panel.title =
+          absl::StrFormat("%s, trap %s", cell.phase, TrapMechanismName(m.traps[cell.trap]));
       panel.axis = "us per op: median over runs, whiskers min - max; on the bar: time / old build's";
       for (const Cell* c : {&cell, other}) {
         if (c == nullptr) continue;

@@ -52,11 +52,11 @@ std::optional<BloatReport> Bloat(const StudyContext& ctx) {
 // ---- The figures --------------------------------------------------------------------
 
 void AddFigures(StudyContext& ctx, const std::optional<BloatReport>& bloat) {
-  for (const std::string& trap : ctx.bench.matrix.traps) {
+  for (TrapMechanism trap : ctx.bench.matrix.traps) {
     AddTime(ctx, kPhase, trap, TimeStat::kMean, "time per round trip (mean)", kTime);
     AddCount(ctx, kPhase, trap, "kernel_insns_per_op", "kernel instructions", Unit::kInstructions,
              Insns, kInsns);
-    if (TrapOf(trap) != Trap::kOff) {
+    if (trap != TrapMechanism::kOff) {
       AddCount(ctx, kPhase, trap, "exits_per_op", "VM exits", Unit::kExits, Exits, {});
     }
   }
@@ -79,7 +79,7 @@ void AddFigures(StudyContext& ctx, const std::optional<BloatReport>& bloat) {
 
 std::string SeedTable(const StudyContext& ctx, const std::optional<BloatReport>& bloat) {
   std::string out;
-  for (const std::string& trap : ctx.bench.matrix.traps) {
+  for (TrapMechanism trap : ctx.bench.matrix.traps) {
     const bench::Cell* a = ctx.Get(kPhase, 0, trap);
     const bench::Cell* b = ctx.Get(kPhase, 1, trap);
     absl::StrAppendFormat(&out, "\n(%s)\n", TrapNote(trap, ctx.bench.host));
@@ -121,7 +121,7 @@ std::string SeedTable(const StudyContext& ctx, const std::optional<BloatReport>&
 // ---- What the figures mean -------------------------------------------------------------
 
 void AddNotes(StudyContext& ctx) {
-  const Comparison* insns = FindComparison(ctx, "kernel_insns_per_op", kPhase, Trap::kOff);
+  const Comparison* insns = FindComparison(ctx, "kernel_insns_per_op", kPhase, TrapMechanism::kOff);
   if (insns && insns->change() < 0) {
     absl::StrAppendFormat(&ctx.notes,
                           "The pointer build runs %s fewer kernel instructions per round trip "
@@ -168,7 +168,7 @@ StudyDef DequeueStudy() {
           .new_variant = "dequeue=pointer",
           .default_ops = 100,
           .default_repetitions = 50,
-          .default_traps = {"off"},
+          .default_traps = {TrapMechanism::kOff},
           .analyze = Analyze};
 }
 

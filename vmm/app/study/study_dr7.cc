@@ -31,14 +31,14 @@ constexpr SeedClaim kDrWrites{Direction::kLower, 1, 0,
 // ---- The figures --------------------------------------------------------------------
 
 void AddFigures(StudyContext& ctx) {
-  for (const std::string& trap : ctx.bench.matrix.traps) {
+  for (TrapMechanism trap : ctx.bench.matrix.traps) {
     AddTime(ctx, kPhase, trap, TimeStat::kMedian, "time per signal (median)", kTime);
     AddCount(ctx, kPhase, trap, "kernel_insns_per_op", "kernel instructions", Unit::kInstructions,
              Insns, kInsns);
-    if (TrapOf(trap) == Trap::kOff) continue;
+    if (trap == TrapMechanism::kOff) continue;
     // Under pv no DR7 write exits, so the seed's exit saving has nothing to say there.
     AddCount(ctx, kPhase, trap, "exits_per_op", "VM exits", Unit::kExits, Exits,
-             TrapOf(trap) == Trap::kPv ? SeedClaim{} : kExits);
+             trap == TrapMechanism::kPv ? SeedClaim{} : kExits);
     AddCount(ctx, kPhase, trap, "dr_write_traps_per_op", "DR write traps", Unit::kTraps,
              [](const bench::PerOpCounts& c) { return Kind(c, "dr_write"); }, kDrWrites);
     AddCount(ctx, kPhase, trap, "segment_load_traps_per_op", "segment-load traps", Unit::kTraps,
@@ -53,7 +53,7 @@ void AddFigures(StudyContext& ctx) {
 
 std::string SeedTable(const StudyContext& ctx) {
   std::string out;
-  for (const std::string& trap : ctx.bench.matrix.traps) {
+  for (TrapMechanism trap : ctx.bench.matrix.traps) {
     const bench::Cell* a = ctx.Get(kPhase, 0, trap);
     const bench::Cell* b = ctx.Get(kPhase, 1, trap);
     absl::StrAppendFormat(&out,
@@ -82,7 +82,7 @@ std::string SeedTable(const StudyContext& ctx) {
 // ---- What the figures mean -------------------------------------------------------------
 
 void AddNotes(StudyContext& ctx) {
-  const Comparison* insns = FindComparison(ctx, "kernel_insns_per_op", kPhase, Trap::kOff);
+  const Comparison* insns = FindComparison(ctx, "kernel_insns_per_op", kPhase, TrapMechanism::kOff);
   if (insns && insns->change() > 0) {
     absl::StrAppendFormat(
         &ctx.notes,
@@ -92,8 +92,9 @@ void AddNotes(StudyContext& ctx) {
         "cost the seed's Xeon a third of its signal path is nothing special unless it traps.\n",
         Num(insns->change()), insns->change() == 1 ? "" : "s");
   }
-  const Comparison* dr = FindComparison(ctx, "dr_write_traps_per_op", kPhase, Trap::kPatch);
-  const Comparison* time = FindComparison(ctx, "ns_per_op_median", kPhase, Trap::kPatch);
+  const Comparison* dr =
+      FindComparison(ctx, "dr_write_traps_per_op", kPhase, TrapMechanism::kPatch);
+  const Comparison* time = FindComparison(ctx, "ns_per_op_median", kPhase, TrapMechanism::kPatch);
   if (dr && dr->change() < 0) {
     absl::StrAppendFormat(
         &ctx.notes,
@@ -110,8 +111,9 @@ void AddNotes(StudyContext& ctx) {
   }
   // Under pv the unconditional write is a call into the VMM's page rather than one
   // instruction: the seed's saving comes back, in instructions instead of a stall.
-  const Comparison* pv_insns = FindComparison(ctx, "kernel_insns_per_op", kPhase, Trap::kPv);
-  const Comparison* pv_dr = FindComparison(ctx, "dr_write_traps_per_op", kPhase, Trap::kPv);
+  const Comparison* pv_insns = FindComparison(ctx, "kernel_insns_per_op", kPhase, TrapMechanism::kPv);
+  const Comparison* pv_dr =
+      FindComparison(ctx, "dr_write_traps_per_op", kPhase, TrapMechanism::kPv);
   if (pv_insns && pv_insns->change() < 0 && pv_dr && pv_dr->change() < 0) {
     absl::StrAppendFormat(
         &ctx.notes,
@@ -142,7 +144,7 @@ StudyDef Dr7Study() {
           .new_variant = "dr7=lazy",
           .default_ops = 300,
           .default_repetitions = 20,
-          .default_traps = {"off", "patch", "pv"},
+          .default_traps = {TrapMechanism::kOff, TrapMechanism::kPatch, TrapMechanism::kPv},
           .analyze = Analyze};
 }
 

@@ -20,12 +20,6 @@
 
 namespace sigvisor::study {
 
-// The trap mechanisms a study's text and claims tell apart. The bench matrix names
-// them as strings; a study reads each name once, through TrapOf. (The KVM machine has
-// its own TrapMechanism; the study does not depend on the machine to name it.)
-enum class Trap { kOff, kPatch, kPv, kOther };
-Trap TrapOf(std::string_view name);
-
 // One analysis in progress: the cells of the bench result, the figures found so far,
 // the text, and the study's static data.
 struct StudyContext {
@@ -42,7 +36,7 @@ struct StudyContext {
 
   // The cell of `phase` for the old (0) or new (1) build under `trap`, or nullptr
   // when no run measured it.
-  const bench::Cell* Get(std::string_view phase, size_t which, std::string_view trap) const {
+  const bench::Cell* Get(std::string_view phase, size_t which, TrapMechanism trap) const {
     const bench::Cell* cell = bench::FindCell(cells, bench, def.workload, phase,
                                               bench.matrix.variants[which].name, trap);
     return cell != nullptr && !cell->samples.empty() ? cell : nullptr;
@@ -66,12 +60,12 @@ enum class TimeStat { kMedian, kMin, kMean };
 // Per-op time of a phase, old against new; p from the runs. No figure when one side
 // has no measured time (the calibration swallowed every run's): the study's warnings
 // say so.
-void AddTime(StudyContext& ctx, std::string_view phase, std::string_view trap, TimeStat stat,
+void AddTime(StudyContext& ctx, std::string_view phase, TrapMechanism trap, TimeStat stat,
              std::string label, const SeedClaim& seed);
 
 // An exact per-op count of a phase (divided by `per`: 2 for "per syscall" when an
 // op is two system calls).
-void AddCount(StudyContext& ctx, std::string_view phase, std::string_view trap,
+void AddCount(StudyContext& ctx, std::string_view phase, TrapMechanism trap,
               std::string metric, std::string label, Unit unit,
               const std::function<std::optional<double>(const bench::PerOpCounts&)>& get,
               const SeedClaim& seed, double per = 1);
@@ -88,12 +82,9 @@ std::optional<double> Insns(const bench::PerOpCounts& c);
 std::optional<double> Exits(const bench::PerOpCounts& c);
 std::optional<double> Kind(const bench::PerOpCounts& c, const char* kind);
 
-// The comparison of `metric` in `phase` under the trap mechanism named `trap` (or
-// the first whose mechanism is `trap`); nullptr if there is none.
+// The comparison of `metric` in `phase` under `trap`; nullptr if there is none.
 const Comparison* FindComparison(const StudyContext& ctx, std::string_view metric,
-                                 std::string_view phase, std::string_view trap);
-const Comparison* FindComparison(const StudyContext& ctx, std::string_view metric,
-                                 std::string_view phase, Trap trap);
+                                 std::string_view phase, TrapMechanism trap);
 
 // The per-run phase times of one cell, for a seed-shaped listing.
 std::vector<const bench::PhaseSample*> PhaseSamples(const bench::Cell& cell);
@@ -105,7 +96,7 @@ std::string SignedNum(double v);
 std::string Percent(double fraction);
 
 // What `trap` means on the host the study ran on.
-std::string TrapNote(std::string_view trap, const bench::HostInfoSummary& host);
+std::string TrapNote(TrapMechanism trap, const bench::HostInfoSummary& host);
 
 // The VM-level table: every comparison of the study, grouped by trap; `per` names
 // the op.

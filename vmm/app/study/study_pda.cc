@@ -34,12 +34,12 @@ constexpr SeedClaim kTextBytes{Direction::kLower, std::nullopt, std::nullopt,
 // ---- The figures --------------------------------------------------------------------
 
 void AddFigures(StudyContext& ctx) {
-  for (const std::string& trap : ctx.bench.matrix.traps) {
+  for (TrapMechanism trap : ctx.bench.matrix.traps) {
     AddTime(ctx, kPhase, trap, TimeStat::kMin, "time per iteration (best run)", kBestTime);
     AddTime(ctx, kPhase, trap, TimeStat::kMedian, "time per iteration (median)", kLower);
     AddCount(ctx, kPhase, trap, "kernel_insns_per_op", "kernel instructions", Unit::kInstructions,
              Insns, kLower);
-    if (TrapOf(trap) == Trap::kOff) continue;
+    if (trap == TrapMechanism::kOff) continue;
     // An iteration is two system calls.
     AddCount(ctx, kPhase, trap, "segment_load_traps_per_syscall", "segment-load traps per syscall",
              Unit::kTraps, [](const bench::PerOpCounts& c) { return Kind(c, "segment_load"); },
@@ -53,7 +53,7 @@ void AddFigures(StudyContext& ctx) {
 
 std::string SeedTable(const StudyContext& ctx) {
   std::string out;
-  for (const std::string& trap : ctx.bench.matrix.traps) {
+  for (TrapMechanism trap : ctx.bench.matrix.traps) {
     const bench::Cell* a = ctx.Get(kPhase, 0, trap);
     const bench::Cell* b = ctx.Get(kPhase, 1, trap);
     absl::StrAppendFormat(&out,
@@ -82,7 +82,7 @@ std::string SeedTable(const StudyContext& ctx) {
 // ---- What the figures mean -------------------------------------------------------------
 
 void AddNotes(StudyContext& ctx) {
-  const Comparison* insns = FindComparison(ctx, "kernel_insns_per_op", kPhase, Trap::kOff);
+  const Comparison* insns = FindComparison(ctx, "kernel_insns_per_op", kPhase, TrapMechanism::kOff);
   if (insns && insns->change() < 0) {
     absl::StrAppendFormat(&ctx.notes,
                           "Without traps the direct build saves %s kernel instructions per "
@@ -91,8 +91,8 @@ void AddNotes(StudyContext& ctx) {
                           Num(-insns->change()), Num(-insns->change() / 2));
   }
   const Comparison* seg =
-      FindComparison(ctx, "segment_load_traps_per_syscall", kPhase, Trap::kPatch);
-  const Comparison* time = FindComparison(ctx, "ns_per_op_median", kPhase, Trap::kPatch);
+      FindComparison(ctx, "segment_load_traps_per_syscall", kPhase, TrapMechanism::kPatch);
+  const Comparison* time = FindComparison(ctx, "ns_per_op_median", kPhase, TrapMechanism::kPatch);
   if (seg && seg->change() < 0 && time) {
     absl::StrAppendFormat(&ctx.notes,
                           "Where segment loads trap (patch), pda=gs pays %s GS-base load%s (swapgs) "
@@ -130,7 +130,7 @@ StudyDef PdaStudy() {
           .new_variant = "pda=direct",
           .default_ops = 500,
           .default_repetitions = 15,
-          .default_traps = {"off", "patch"},
+          .default_traps = {TrapMechanism::kOff, TrapMechanism::kPatch},
           .analyze = Analyze};
 }
 

@@ -7,10 +7,10 @@
 #include "vmm/app/bench/runner.h"
 #include "vmm/app/bench/stats.h"
 #include "vmm/app/images/embedded_images.h"
-#include "vmm/report/testing/json_schema.h"
-#include "vmm/report/testing/xml_check.h"
 #include "vmm/app/study/bloat.h"
 #include "vmm/app/study/object_stats.h"
+#include "vmm/report/testing/json_schema.h"
+#include "vmm/report/testing/xml_check.h"
 
 namespace sigvisor::study {
 namespace {
@@ -22,11 +22,13 @@ absl::StatusOr<bench::RunSample> FakeRun(const bench::Matrix& m, const bench::Ru
   sample.spec = spec;
   sample.outcome = "exited";
   const std::string& workload = m.workloads[spec.workload];
-  const bool is_new = spec.variant == 1, trapped = m.traps[spec.trap] == "patch";
+  const bool is_new = spec.variant == 1, trapped = m.traps[spec.trap] == TrapMechanism::kPatch;
   std::vector<std::pair<std::string, uint64_t>> phases;  // name, kernel insns per op
   if (workload == "divzero") phases = {{"divzero", is_new ? 833 : 832}};
   // The pv build's unconditional write is a call of 36 instructions into the page.
-  if (workload == "divzero" && m.traps[spec.trap] == "pv" && !is_new) phases = {{"divzero", 868}};
+  if (workload == "divzero" && m.traps[spec.trap] == TrapMechanism::kPv && !is_new) {
+    phases = {{"divzero", 868}};
+  }
   if (workload == "pipe_rw") phases = {{"pipe_rw", is_new ? 559 : 569}};
   if (workload == "lat_sig") phases = {{"sig_inst", 197}, {"sig_hndl", is_new ? 701 : 844}};
   if (workload == "sigpingpong") phases = {{"sigpingpong", is_new ? 2271 : 2291}};
@@ -35,7 +37,7 @@ absl::StatusOr<bench::RunSample> FakeRun(const bench::Matrix& m, const bench::Ru
     p.name = name;
     p.ops = m.ops;
     p.kernel_insns = insns * m.ops;
-    if (m.traps[spec.trap] == "pv" && workload == "divzero" && !is_new) {
+    if (m.traps[spec.trap] == TrapMechanism::kPv && workload == "divzero" && !is_new) {
       p.traps["dr_write"] = m.ops;  // counted in the pv page: no exit, no segment loads
     }
     if (trapped) {
@@ -65,7 +67,7 @@ StudyReport FakeStudy(const StudyDef& def, uint32_t repetitions = 5,
 }
 
 const Comparison* Find(const StudyReport& r, const std::string& metric, const std::string& phase,
-                       const std::string& trap) {
+                       TrapMechanism trap) {
   for (const Comparison& c : r.comparisons) {
     if (c.metric == metric && c.phase == phase && c.trap == trap) return &c;
   }
@@ -105,15 +107,15 @@ TEST(StudyTest, EveryStudyComparesTheBaselineWithItsSeedsVariant) {
 TEST(StudyTest, Dr7VerdictsFollowTheCounts) {
   StudyReport r = FakeStudy(*FindStudy("dr7"));
   ASSERT_TRUE(r.complete());
-  const Comparison* dr = Find(r, "dr_write_traps_per_op", "divzero", "patch");
+  const Comparison* dr = Find(r, "dr_write_traps_per_op", "divzero", TrapMechanism::kPatch);
   ASSERT_NE(dr, nullptr);
   EXPECT_EQ(dr->old_value, 1);
   EXPECT_EQ(dr->new_value, 0);
   EXPECT_EQ(dr->agrees(), true);
-  const Comparison* insns = Find(r, "kernel_insns_per_op", "divzero", "off");
+  const Comparison* insns = Find(r, "kernel_insns_per_op", "divzero", TrapMechanism::kOff);
   ASSERT_NE(insns, nullptr);
   EXPECT_EQ(insns->agrees(), false);  // one more instruction: against the seed
-  const Comparison* time = Find(r, "ns_per_op_median", "divzero", "off");
+  const Comparison* time = Find(r, "ns_per_op_median", "divzero", TrapMechanism::kOff);
   ASSERT_NE(time, nullptr);
   EXPECT_LT(*time->p_value, 0.05);
   EXPECT_EQ(time->agrees(), true);
@@ -122,12 +124,12 @@ TEST(StudyTest, Dr7VerdictsFollowTheCounts) {
   EXPECT_NE(r.text.find("FINDING: kernel instructions (trap off): 832 -> 833 (+1)"), std::string::npos)
       << r.text;
   // pv: the same DR7 writes per signal as patch, and no exit for them.
-  const Comparison* pv_dr = Find(r, "dr_write_traps_per_op", "divzero", "pv");
+  const Comparison* pv_dr = Find(r, "dr_write_traps_per_op", "divzero", TrapMechanism::kPv);
   ASSERT_NE(pv_dr, nullptr);
   EXPECT_EQ(pv_dr->old_value, 1);
   EXPECT_EQ(pv_dr->new_value, 0);
   EXPECT_EQ(pv_dr->agrees(), true);
-  const Comparison* pv_exits = Find(r, "exits_per_op", "divzero", "pv");
+  const Comparison* pv_exits = Find(r, "exits_per_op", "divzero", TrapMechanism::kPv);
   ASSERT_NE(pv_exits, nullptr);
   EXPECT_EQ(pv_exits->old_value, 0);
   EXPECT_EQ(pv_exits->agrees(), std::nullopt);  // the seed's exit claim is patch's
@@ -150,10 +152,10 @@ TEST(StudyTest, CerrShowsTheObjectSizeAndStack) {
   }
   ASSERT_NE(stack, nullptr);
   EXPECT_GT(stack->old_value, 0);
-  const Comparison* hndl = Find(r, "kernel_insns_per_op", "sig_hndl", "off");
+  const Comparison* hndl = Find(r, "kernel_insns_per_op", "sig_hndl", TrapMechanism::kOff);
   ASSERT_NE(hndl, nullptr);
   EXPECT_EQ(hndl->agrees(), true);
-  const Comparison* inst = Find(r, "kernel_insns_per_op", "sig_inst", "off");
+  const Comparison* inst = Find(r, "kernel_insns_per_op", "sig_inst", TrapMechanism::kOff);
   ASSERT_NE(inst, nullptr);
   EXPECT_EQ(inst->agrees(), true);  // the seed: no change; equal counts
 }
@@ -163,7 +165,7 @@ TEST(StudyTest, CerrShowsTheObjectSizeAndStack) {
 // agreement into that, and the exact counts carry no significance at all.
 TEST(StudyTest, TwoRunsGiveNoEvidenceAndCountsNoSignificance) {
   StudyReport r = FakeStudy(*FindStudy("cerr"), 2);
-  const Comparison* inst = Find(r, "ns_per_op_median", "sig_inst", "off");
+  const Comparison* inst = Find(r, "ns_per_op_median", "sig_inst", TrapMechanism::kOff);
   ASSERT_NE(inst, nullptr);
   EXPECT_EQ(inst->seed.direction, Direction::kSame);
   EXPECT_EQ(inst->agrees(), std::nullopt);
@@ -239,7 +241,7 @@ TEST(StudyTest, AnIncompleteStudyStillReportsWhatRan) {
       def, bench::RunMatrix(m, [&](const bench::RunSpec& s) { return FakeRun(m, s); }, options));
   EXPECT_FALSE(r.complete());
   EXPECT_NE(r.text.find("INCOMPLETE: 6 of 16 runs measured"), std::string::npos) << r.text;
-  EXPECT_NE(Find(r, "kernel_insns_per_op", "pipe_rw", "off"), nullptr);
+  EXPECT_NE(Find(r, "kernel_insns_per_op", "pipe_rw", TrapMechanism::kOff), nullptr);
 }
 
 TEST(StudyTest, TimesTheCalibrationSwallowedAreCountedNotCompared) {
@@ -254,7 +256,7 @@ TEST(StudyTest, TimesTheCalibrationSwallowedAreCountedNotCompared) {
                m,
                [&](const bench::RunSpec& s) -> absl::StatusOr<bench::RunSample> {
                  absl::StatusOr<bench::RunSample> run = FakeRun(m, s);
-                 const bool trapped = m.traps[s.trap] == "patch";
+                 const bool trapped = m.traps[s.trap] == TrapMechanism::kPatch;
                  if ((s.variant == 1 && !trapped) || (s.variant == 0 && trapped && s.repetition == 3)) {
                    for (bench::PhaseSample& p : run->phases) {
                      p.wall_ns.reset();
@@ -264,9 +266,9 @@ TEST(StudyTest, TimesTheCalibrationSwallowedAreCountedNotCompared) {
                  return run;
                },
                options));
-  EXPECT_EQ(Find(r, "ns_per_op_median", "divzero", "off"), nullptr);
-  EXPECT_NE(Find(r, "kernel_insns_per_op", "divzero", "off"), nullptr);  // counts still count
-  const Comparison* patched = Find(r, "ns_per_op_median", "divzero", "patch");
+  EXPECT_EQ(Find(r, "ns_per_op_median", "divzero", TrapMechanism::kOff), nullptr);
+  EXPECT_NE(Find(r, "kernel_insns_per_op", "divzero", TrapMechanism::kOff), nullptr);  // counts still count
+  const Comparison* patched = Find(r, "ns_per_op_median", "divzero", TrapMechanism::kPatch);
   ASSERT_NE(patched, nullptr);
   EXPECT_TRUE(patched->p_value.has_value());
   EXPECT_NE(r.text.find("WARNING: divzero, dr7=lazy, trap off: time not measured in 5 of 5 runs "

@@ -7,8 +7,8 @@
 #include "arch/mips/vmm/cost_model.h"
 #include "arch/mips/vmm/mips_elf.h"
 #include "arch/mips/vmm/mips_machine.h"
-#include "vmm/app/launch/run_settings.h"
 #include "vmm/app/images/embedded_images.h"
+#include "vmm/app/launch/run_settings.h"
 
 namespace sigvisor::study {
 namespace {

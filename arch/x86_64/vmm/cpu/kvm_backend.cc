@@ -113,7 +113,7 @@ absl::StatusOr<CpuLocation> KvmBackend::Locate() {
   absl::StatusOr<kvm_sregs> sregs = vcpu_.GetSregs();
   if (!sregs.ok()) return sregs.status();
   CpuLocation where;
-  where.rip = regs->rip;
+  where.pc = regs->rip;
   where.cpl = sregs->cs.dpl;
   where.page_table_root = sregs->cr3;
   where.paging = (sregs->cr0 & (1ull << 31)) != 0;
@@ -121,10 +121,12 @@ absl::StatusOr<CpuLocation> KvmBackend::Locate() {
   where.reset_by_host = sregs->cs.selector == 0xf000 && sregs->cs.base == 0xffff0000 &&
                         regs->rip == 0xfff0;
   if (const kvm_run* run = vcpu_.run(); run->exit_reason == KVM_EXIT_IO) {
-    where.port_io = CpuLocation::PortIo{.port = run->io.port,
-                                        .size = run->io.size,
-                                        .out = run->io.direction == KVM_EXIT_IO_OUT,
-                                        .dx = static_cast<uint16_t>(regs->rdx)};
+    // DX is where in/out/ins/outs take a port from, when not from an imm8.
+    where.port_io = CpuLocation::PortIo{
+        .port = run->io.port,
+        .size = run->io.size,
+        .out = run->io.direction == KVM_EXIT_IO_OUT,
+        .port_in_register = static_cast<uint16_t>(regs->rdx) == run->io.port};
   }
   where.registers = absl::StrFormat(
       "rax=%#x rbx=%#x rcx=%#x rdx=%#x rsi=%#x rdi=%#x rsp=%#x rbp=%#x rflags=%#x cs=%#x "

@@ -6,7 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "arch/x86_64/vmm/cpu/idt_gates.h"
 #include "arch/x86_64/vmm/cpu/msr_index.h"
-#include "arch/x86_64/vmm/machine/long_mode.h"
+#include "arch/x86_64/vmm/cpu/segments.h"
 
 namespace sigvisor::x86 {
 namespace {
@@ -17,8 +17,6 @@ constexpr uint64_t kPfWrite = 1u << 1, kPfUser = 1u << 2, kPfFetch = 1u << 4;
 constexpr uint64_t kRflagsFixed = 1u << 1;  // bit 1 always reads as 1
 constexpr uint64_t kRflagsRf = 1u << 16;
 constexpr uint64_t kCr0Paging = 1ull << 31;
-constexpr uint8_t kTypeCode = 0xb;  // execute/read, accessed
-constexpr uint8_t kTypeData = 0x3;  // read/write, accessed
 
 Interception HostError(const absl::Status& status) {
   return Interception::HostError("completing SYSCALL at CPL0", status);
@@ -41,8 +39,8 @@ void EnterSyscall(const ExceptionFrame& frame, const SyscallMsrs& msrs, kvm_regs
   regs.rip = msrs.lstar;
   regs.rsp = frame.rsp;
   regs.rflags = (frame.rflags & ~msrs.fmask & ~kRflagsRf) | kRflagsFixed;
-  sregs.cs = FlatSegment(star_cs & 0xfffc, kTypeCode, /*code64=*/true);
-  sregs.ss = FlatSegment(static_cast<uint16_t>(star_cs + 8), kTypeData, /*code64=*/false);
+  sregs.cs = FlatSegment(star_cs & 0xfffc, FlatSegmentKind::kCode64);
+  sregs.ss = FlatSegment(static_cast<uint16_t>(star_cs + 8), FlatSegmentKind::kData);
 }
 
 absl::Status SyscallCompletion::FollowPageFaultGate() {

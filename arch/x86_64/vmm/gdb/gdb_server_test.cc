@@ -9,8 +9,8 @@
 #include <map>
 #include <thread>
 
-#include "vmm/gdb/rsp.h"
 #include "arch/x86_64/vmm/gdb/x86_64_target.h"
+#include "vmm/gdb/rsp.h"
 
 namespace sigvisor::gdb {
 namespace {

@@ -332,10 +332,8 @@ Interception GdbStub::Stop(const std::string& reply) {
   switch (*action) {
     case gdb::GdbServer::Action::kKill: {
       killed_ = true;
-      Interception kill;
-      kill.verdict = Interception::Verdict::kKill;
+      Interception kill = Interception::RunFailed(Outcome::kKilled, "gdb killed the guest");
       kill.detail = "gdb: kill";
-      kill.diagnosis = "gdb killed the guest";
       return kill;
     }
     case gdb::GdbServer::Action::kDetach: Detach(); return handled;

@@ -32,9 +32,9 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "arch/x86_64/vmm/gdb/x86_64_target.h"
 #include "arch/x86_64/vmm/machine/x86_machine.h"
 #include "vmm/gdb/gdb_server.h"
-#include "arch/x86_64/vmm/gdb/x86_64_target.h"
 #include "vmm/run/exit_interceptor.h"
 
 namespace sigvisor::x86 {

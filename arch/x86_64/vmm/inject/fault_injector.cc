@@ -18,10 +18,10 @@
 #include "absl/strings/str_join.h"
 #include "arch/x86_64/vmm/cpu/guest_debug.h"
 #include "arch/x86_64/vmm/cpu/page_walk.h"
-#include "guest-kit/abi/sigvisor_abi.h"
-#include "guest-kit/abi/white_box.h"
 #include "arch/x86_64/vmm/trap/decoder.h"
 #include "arch/x86_64/vmm/trap/emulator.h"
+#include "guest-kit/abi/sigvisor_abi.h"
+#include "guest-kit/abi/white_box.h"
 
 namespace sigvisor::x86 {
 namespace {
@@ -620,7 +620,7 @@ class FaultInjector : public ExitInterceptor {
     absl::StatusOr<sigvisor_hc_event> event =
         context_.cpu.memory().ReadObject<sigvisor_hc_event>(gpa);
     if (!event.ok()) {
-      return HypercallResult::Fail(
+      return HypercallResult::RunFailed(
           Outcome::kUnexpectedExit,
           absl::StrFormat("hypercall event: bad argument block at %#x: %s", gpa,
                           event.status().message()));
@@ -657,8 +657,8 @@ class FaultInjector : public ExitInterceptor {
       default: break;
     }
     if (host_error_) {
-      return HypercallResult::Fail(Outcome::kHostError,
-                                   absl::StrCat("fault injection: ", host_error_->message()));
+      return HypercallResult::RunFailed(Outcome::kHostError,
+                                        absl::StrCat("fault injection: ", host_error_->message()));
     }
     HypercallResult mine;
     mine.instrument = true;

@@ -77,10 +77,7 @@ Interception ApRunner::StopBsp::Intercept(const VmExit& exit) {
     return {};
   }
   runner_.bsp_killed_.store(true);
-  Interception stop;
-  stop.verdict = Interception::Verdict::kKill;
-  stop.diagnosis = "an application processor ended the run";
-  return stop;
+  return Interception::RunFailed(Outcome::kKilled, "an application processor ended the run");
 }
 
 void ApRunner::EndRun(Ap& ap, Outcome outcome, int exit_code, std::string diagnosis) {
@@ -131,21 +128,23 @@ bool ApRunner::Dispatch(Ap& ap, VmExit& exit) {
     return false;
   };
   ExitClass what = ClassifyExit(exit);
-  switch (what.kind) {
-    case ExitClass::Kind::kContinue: return true;
-    case ExitClass::Kind::kEnd: return fail(what.outcome, std::move(what.diagnosis));
-    case ExitClass::Kind::kDeviceAccess: break;
+  if (!what.device_access) {
+    switch (what.verdict) {
+      case RunVerdict::kContinue: return true;
+      case RunVerdict::kGuestEnded:  // not the classifier's to say
+      case RunVerdict::kRunFailed: return fail(what.outcome, std::move(what.diagnosis));
+    }
   }
   DeviceExitResult result = DispatchDeviceExit(bus_, exit);
-  switch (result.kind) {
-    case DeviceExitResult::Kind::kEnd: return fail(result.outcome, std::move(result.error));
-    case DeviceExitResult::Kind::kStop:  // isa-debug-exit or the reset line from an AP
+  switch (result.verdict) {
+    case RunVerdict::kRunFailed: return fail(result.outcome, std::move(result.diagnosis));
+    case RunVerdict::kGuestEnded:  // isa-debug-exit or the reset line from an AP
       if (result.reset) {
         return fail(Outcome::kReboot, "the guest reset the machine");
       }
       EndRun(ap, Outcome::kExited, 0, "");
       return false;
-    case DeviceExitResult::Kind::kContinue: return true;
+    case RunVerdict::kContinue: return true;
   }
   return true;
 }

@@ -56,8 +56,8 @@ class ApRunner {
   // Ends every AP thread (stop flag, kicks until each has left KVM_RUN) and joins.
   void Stop();
 
-  // Ends the BSP's run (kKill) once an AP has ended the run; add it to the session's
-  // interceptors.
+  // Ends the BSP's run (kRunFailed, kKilled) once an AP has ended the run; add it to
+  // the session's interceptors.
   ExitInterceptor* interceptor() { return &interceptor_; }
   // After Stop(): the AP event that ended the run, if the BSP was stopped for one.
   std::optional<End> TakeEnd();

@@ -19,19 +19,26 @@ constexpr int kCom1Irq = 4;
 
 }  // namespace
 
+absl::Status LinuxBoard::CheckTrap(TrapMechanism trap) {
+  if (trap == TrapMechanism::kOff) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "--trap=%s is for sigvisor images (64-bit code scanned for trap sites); a Linux "
+      "kernel runs with --trap=off",
+      TrapMechanismName(trap)));
+}
+
+absl::Status LinuxBoard::CheckInterceptors(bool trace_only) {
+  if (trace_only) return absl::OkStatus();
+  return absl::UnimplementedError(
+      "the gdb stub and fault injection work on sigvisor images only; not on a Linux kernel");
+}
+
 absl::StatusOr<std::unique_ptr<Board>> LinuxBoard::Make(const ElfImage& image,
                                                         const LinuxKernel& kernel,
                                                         const MachineConfig& config) {
-  if (config.trap != TrapMechanism::kOff) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--trap=%s is for sigvisor images (64-bit code scanned for trap sites); a Linux "
-        "kernel runs with --trap=off",
-        TrapMechanismName(config.trap)));
-  }
-  if (!config.interceptors.empty() && !config.interceptors_trace_only) {
-    return absl::UnimplementedError(
-        "the gdb stub and fault injection work on sigvisor images only; not on a Linux "
-        "kernel");
+  if (absl::Status s = CheckTrap(config.trap); !s.ok()) return s;
+  if (!config.interceptors.empty()) {
+    if (absl::Status s = CheckInterceptors(config.interceptors_trace_only); !s.ok()) return s;
   }
   if (absl::Status s = CheckLoadsAboveBootState(image); !s.ok()) return s;
   return std::unique_ptr<Board>(new LinuxBoard(kernel, config));

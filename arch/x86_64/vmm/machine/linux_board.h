@@ -30,12 +30,20 @@ namespace sigvisor::x86 {
 
 class LinuxBoard : public Board {
  public:
-  // Refuses a trap mechanism (they patch sigvisor images' sites) and interceptors
-  // other than the step tracer (the gdb stub and the fault injector read sigvisor's
-  // boot protocol).
+  // Refuses what CheckTrap and CheckInterceptors refuse.
   static absl::StatusOr<std::unique_ptr<Board>> Make(const ElfImage& image,
                                                      const LinuxKernel& kernel,
                                                      const MachineConfig& config);
+
+  // What a Linux kernel refuses whatever its image, written here once: Make refuses by
+  // these, and a command that decides before it has loaded one asks them (bench, which
+  // words the refusal in its own flags' terms).
+  // A trap mechanism other than off: the mechanisms patch and count sigvisor images'
+  // sites.
+  static absl::Status CheckTrap(TrapMechanism trap);
+  // A run's interceptors, when it has any: the step tracer alone (`trace_only`) follows
+  // a Linux kernel; the gdb stub and the fault injector read sigvisor's boot protocol.
+  static absl::Status CheckInterceptors(bool trace_only);
 
   bool in_kernel_irqchip() const override { return true; }
   bool in_kernel_pit() const override { return true; }

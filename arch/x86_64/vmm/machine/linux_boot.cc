@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "arch/x86_64/vmm/machine/long_mode.h"
+#include "arch/x86_64/vmm/cpu/segments.h"
 #include "arch/x86_64/vmm/machine/mp_table.h"
 
 namespace sigvisor::x86 {
@@ -21,13 +21,7 @@ constexpr uint64_t kMinMemory = 2 * kMiB;
 constexpr uint64_t kPresent = 1ull << 0, kWritable = 1ull << 1, kLargePage = 1ull << 7;
 constexpr int kIdentityMappedGiB = 4;
 
-// Flat 4 GiB descriptors (accessed bit set, as KVM's segment cache will say).
-constexpr uint64_t kGdtCode32 = 0x00cf9b000000ffffull;
-constexpr uint64_t kGdtCode64 = 0x00af9b000000ffffull;
-constexpr uint64_t kGdtData = 0x00cf93000000ffffull;
 constexpr uint64_t kGdtEntries = 6;  // null, code32, code64, data, the TSS's two slots
-constexpr uint32_t kTssLimit = 0x67;
-constexpr uint8_t kTypeBusyTss = 0xb, kTypeCode = 0xb, kTypeData = 0x3;
 
 constexpr uint64_t kCr0Pe = 1ull << 0, kCr0Et = 1ull << 4, kCr0Pg = 1ull << 31;
 constexpr uint64_t kCr4Pae = 1ull << 5;
@@ -123,19 +117,15 @@ absl::Status SetEntryState(KvmVcpu& vcpu, std::span<const kvm_cpuid_entry2> cpui
     sregs->cr4 = 0;
     sregs->efer = 0;
   }
-  sregs->cs = FlatSegment(long_mode ? kLinuxSelCode64 : kLinuxSelCode32, kTypeCode, long_mode);
+  sregs->cs = long_mode ? FlatSegment(kLinuxSelCode64, FlatSegmentKind::kCode64)
+                        : FlatSegment(kLinuxSelCode32, FlatSegmentKind::kCode32);
   sregs->ds = sregs->es = sregs->ss = sregs->fs = sregs->gs =
-      FlatSegment(kLinuxSelData, kTypeData, false);
+      FlatSegment(kLinuxSelData, FlatSegmentKind::kData);
   sregs->gdt.base = kLinuxGdtGpa;
   sregs->gdt.limit = kGdtEntries * 8 - 1;
   sregs->idt.base = 0;
   sregs->idt.limit = 0;
-  sregs->tr = {};
-  sregs->tr.base = kLinuxTssGpa;
-  sregs->tr.limit = kTssLimit;
-  sregs->tr.selector = kLinuxSelTss;
-  sregs->tr.type = kTypeBusyTss;
-  sregs->tr.present = 1;
+  sregs->tr = BusyTss(kLinuxSelTss, kLinuxTssGpa);
   sregs->ldt = {};
   sregs->ldt.unusable = 1;
   if (absl::Status s = vcpu.SetSregs(*sregs); !s.ok()) return s;
@@ -260,20 +250,17 @@ absl::StatusOr<LinuxBootPlacement> WriteShared(GuestMemory& memory, const LinuxB
   placement.mp_table_size = mp->size;
 
   std::array<uint64_t, kGdtEntries> gdt = {};
-  gdt[kLinuxSelCode32 >> 3] = kGdtCode32;
-  gdt[kLinuxSelCode64 >> 3] = kGdtCode64;
-  gdt[kLinuxSelData >> 3] = kGdtData;
-  gdt[kLinuxSelTss >> 3] = kTssLimit | ((kLinuxTssGpa & 0xffffff) << 16) |
-                           (uint64_t{0x80 | kTypeBusyTss} << 40) |
-                           (((kLinuxTssGpa >> 24) & 0xff) << 56);
-  gdt[(kLinuxSelTss >> 3) + 1] = kLinuxTssGpa >> 32;
-  if (absl::Status s = memory.WriteObject(kLinuxGdtGpa, gdt); !s.ok()) return s;
-  if (absl::Status s = memory.Fill(kLinuxTssGpa, 0, kTssLimit + 1); !s.ok()) return s;
-  // No I/O permission bitmap: its base is the TSS's limit + 1.
-  if (absl::Status s = memory.WriteObject<uint16_t>(kLinuxTssGpa + 0x66, kTssLimit + 1);
-      !s.ok()) {
-    return s;
+  for (const kvm_segment& segment : {FlatSegment(kLinuxSelCode32, FlatSegmentKind::kCode32),
+                                     FlatSegment(kLinuxSelCode64, FlatSegmentKind::kCode64),
+                                     FlatSegment(kLinuxSelData, FlatSegmentKind::kData)}) {
+    gdt[segment.selector >> 3] = EncodeDescriptor(segment);
   }
+  // Two slots: the same GDT serves the 64-bit entry, where a TSS descriptor is 16 bytes.
+  const kvm_segment tss = BusyTss(kLinuxSelTss, kLinuxTssGpa);
+  gdt[kLinuxSelTss >> 3] = EncodeDescriptor(tss);
+  gdt[(kLinuxSelTss >> 3) + 1] = EncodeSystemDescriptorHigh(tss);
+  if (absl::Status s = memory.WriteObject(kLinuxGdtGpa, gdt); !s.ok()) return s;
+  if (absl::Status s = WriteEmptyTss(memory, kLinuxTssGpa); !s.ok()) return s;
   return placement;
 }
 

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_format.h"
 #include "arch/x86_64/vmm/cpu/msr_index.h"
+#include "arch/x86_64/vmm/cpu/segments.h"
 #include "arch/x86_64/vmm/machine/boot_layout.h"
 #include "guest-kit/abi/sigvisor_abi.h"
 
@@ -21,32 +22,7 @@ constexpr uint64_t kCr4Pae = 1ull << 5, kCr4Osfxsr = 1ull << 9, kCr4Osxmmexcpt =
 constexpr uint64_t kEferSce = 1ull << 0, kEferLme = 1ull << 8, kEferLma = 1ull << 10,
                    kEferNxe = 1ull << 11;
 
-// GDT entries by selector (Linux x86-64 layout; see sigvisor_abi.h).
-constexpr uint64_t kGdtKernelCs32 = 0x00cf9b000000ffffull;
-constexpr uint64_t kGdtKernelCs = 0x00af9b000000ffffull;
-constexpr uint64_t kGdtKernelDs = 0x00cf93000000ffffull;
-constexpr uint64_t kGdtUserCs32 = 0x00cffb000000ffffull;
-constexpr uint64_t kGdtUserDs = 0x00cff3000000ffffull;
-constexpr uint64_t kGdtUserCs = 0x00affb000000ffffull;
-constexpr uint64_t kTssLimit = 0x67;
-
-
 }  // namespace
-
-kvm_segment FlatSegment(uint16_t selector, uint8_t type, bool code64) {
-  kvm_segment s = {};
-  s.base = 0;
-  s.limit = 0xffffffff;
-  s.selector = selector;
-  s.type = type;
-  s.present = 1;
-  s.dpl = 0;
-  s.db = code64 ? 0 : 1;
-  s.s = 1;
-  s.l = code64 ? 1 : 0;
-  s.g = 1;
-  return s;
-}
 
 absl::Status WriteBootTables(GuestMemory& memory) {
   const uint64_t size = memory.size();
@@ -70,21 +46,25 @@ absl::Status WriteBootTables(GuestMemory& memory) {
   }
   if (!status.ok()) return status;
 
+  // The Linux x86-64 layout (sigvisor_abi.h): SYSCALL and SYSRET derive the kernel's
+  // and the user's selectors from STAR by their order.
   std::array<uint64_t, 10> gdt = {};
-  gdt[SIGVISOR_SEL_KERNEL_CS32 >> 3] = kGdtKernelCs32;
-  gdt[SIGVISOR_SEL_KERNEL_CS >> 3] = kGdtKernelCs;
-  gdt[SIGVISOR_SEL_KERNEL_DS >> 3] = kGdtKernelDs;
-  gdt[SIGVISOR_SEL_USER_CS32 >> 3] = kGdtUserCs32;
-  gdt[SIGVISOR_SEL_USER_DS >> 3] = kGdtUserDs;
-  gdt[SIGVISOR_SEL_USER_CS >> 3] = kGdtUserCs;
-  // 64-bit busy TSS descriptor (type 0xb) for the boot TSS.
-  gdt[SIGVISOR_SEL_TSS >> 3] = kTssLimit | ((kBootTssGpa & 0xffffff) << 16) | (0x8bull << 40) |
-                               (((kBootTssGpa >> 24) & 0xff) << 56);
-  gdt[(SIGVISOR_SEL_TSS >> 3) + 1] = kBootTssGpa >> 32;
+  for (const kvm_segment& segment : {
+           FlatSegment(SIGVISOR_SEL_KERNEL_CS32, FlatSegmentKind::kCode32),
+           FlatSegment(SIGVISOR_SEL_KERNEL_CS, FlatSegmentKind::kCode64),
+           FlatSegment(SIGVISOR_SEL_KERNEL_DS, FlatSegmentKind::kData),
+           FlatSegment(SIGVISOR_SEL_USER_CS32, FlatSegmentKind::kCode32, 3),
+           FlatSegment(SIGVISOR_SEL_USER_DS, FlatSegmentKind::kData, 3),
+           FlatSegment(SIGVISOR_SEL_USER_CS, FlatSegmentKind::kCode64, 3),
+       }) {
+    gdt[segment.selector >> 3] = EncodeDescriptor(segment);
+  }
+  const kvm_segment tss = BusyTss(SIGVISOR_SEL_TSS, kBootTssGpa);
+  gdt[SIGVISOR_SEL_TSS >> 3] = EncodeDescriptor(tss);
+  gdt[(SIGVISOR_SEL_TSS >> 3) + 1] = EncodeSystemDescriptorHigh(tss);
   status = memory.WriteObject(kBootGdtGpa, gdt);
   if (!status.ok()) return status;
-  // The boot TSS is all zero but its I/O-map base (no bitmap).
-  return memory.WriteObject<uint16_t>(kBootTssGpa + 0x66, kTssLimit + 1);
+  return WriteEmptyTss(memory, kBootTssGpa);
 }
 
 absl::Status SetUpVcpu(KvmVcpu& vcpu, uint64_t entry, uint64_t boot_info_gpa,
@@ -97,21 +77,16 @@ absl::Status SetUpVcpu(KvmVcpu& vcpu, uint64_t entry, uint64_t boot_info_gpa,
   sregs->cr3 = kPml4Gpa;
   sregs->cr4 = kCr4Pae | kCr4Osfxsr | kCr4Osxmmexcpt;
   sregs->efer = kEferSce | kEferLme | kEferLma | kEferNxe;
-  sregs->cs = FlatSegment(SIGVISOR_SEL_KERNEL_CS, 0xb, true);
-  sregs->ds = sregs->es = sregs->ss = FlatSegment(SIGVISOR_SEL_KERNEL_DS, 0x3, false);
-  sregs->fs = sregs->gs = FlatSegment(0, 0x3, false);
+  sregs->cs = FlatSegment(SIGVISOR_SEL_KERNEL_CS, FlatSegmentKind::kCode64);
+  sregs->ds = sregs->es = sregs->ss = FlatSegment(SIGVISOR_SEL_KERNEL_DS, FlatSegmentKind::kData);
+  sregs->fs = sregs->gs = FlatSegment(0, FlatSegmentKind::kData);
   sregs->fs.present = sregs->gs.present = 0;
   sregs->fs.unusable = sregs->gs.unusable = 1;
   sregs->gdt.base = kBootGdtGpa;
   sregs->gdt.limit = 10 * 8 - 1;
   sregs->idt.base = 0;
   sregs->idt.limit = 0;  // until the kernel installs its own: an early fault triple-faults
-  sregs->tr = {};
-  sregs->tr.base = kBootTssGpa;
-  sregs->tr.limit = kTssLimit;
-  sregs->tr.selector = SIGVISOR_SEL_TSS;
-  sregs->tr.type = 0xb;  // 64-bit busy TSS
-  sregs->tr.present = 1;
+  sregs->tr = BusyTss(SIGVISOR_SEL_TSS, kBootTssGpa);
   sregs->ldt = {};
   sregs->ldt.unusable = 1;
   if (absl::Status s = vcpu.SetSregs(*sregs); !s.ok()) return s;

@@ -18,10 +18,6 @@ namespace sigvisor::x86 {
 // is identity-mapped supervisor-only; page 0 is left not present.
 absl::Status WriteBootTables(GuestMemory& memory);
 
-// A flat 4 GiB segment at DPL 0 (base 0, page-granular limit): 64-bit code when
-// `code64`, else 32-bit code or data by `type`. Every boot state here uses them.
-kvm_segment FlatSegment(uint16_t selector, uint8_t type, bool code64);
-
 // Puts the vCPU in 64-bit mode at `entry` with rdi = `boot_info_gpa` and installs
 // `cpuid` (from KVM_GET_SUPPORTED_CPUID).
 absl::Status SetUpVcpu(KvmVcpu& vcpu, uint64_t entry, uint64_t boot_info_gpa,

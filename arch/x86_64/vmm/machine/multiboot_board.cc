@@ -4,6 +4,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "arch/x86_64/vmm/machine/linux_boot.h"
+#include "arch/x86_64/vmm/machine/pc_firmware.h"
 #include "vmm/loader/elf_loader.h"
 
 namespace sigvisor::x86 {
@@ -62,6 +63,7 @@ absl::Status MultibootBoard::Attach(const BoardWiring& wiring) {
       bus.Register(AddressSpace::kPort, PciAbsent::kPortBase, PciAbsent::kPortCount, &pci_),
   };
   if (irqchip_) {  // KVM's own PICs and PIT answer their ports
+    if (absl::Status s = LeaveFirmwareState(wiring.vm, wiring.memory); !s.ok()) return s;
     rtc_.emplace(wiring.memory.size(), 0, [] { return absl::Now(); });
     testdev_.emplace(
         [&vm = wiring.vm](int line, bool level) { SetIsaIrqLine(vm, line, level); });

@@ -3,7 +3,8 @@
 // PCI configuration space with no devices. With an in-kernel irqchip (--irqchip, or
 // more than one vCPU) it is the PC QEMU gives such kernels: KVM's LAPICs, IOAPIC,
 // PICs and PIT, the CMOS RTC, and QEMU's pc-testdev (its latch, page flush, IRQ lines
-// and 64 KiB of memory) with its lines wired to the IOAPIC and PICs. Without one, the
+// and 64 KiB of memory) with its lines wired to the IOAPIC and PICs, and the PICs, PIT
+// and real-mode IVT as SeaBIOS leaves them (pc_firmware.h). Without one, the
 // PICs' mask registers only (writes accepted), and no interrupt source. No call gate:
 // such a kernel makes no sigvisor hypercalls.
 #ifndef SIGVISOR_ARCH_X86_64_VMM_MACHINE_MULTIBOOT_BOARD_H_

@@ -1,37 +1,19 @@
 #include "arch/x86_64/vmm/machine/multiboot_boot.h"
 
 #include <array>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <iterator>
 
 #include "absl/strings/str_format.h"
+#include "arch/x86_64/vmm/cpu/segments.h"
+#include "vmm/base/capped_file.h"
 #include "vmm/loader/multiboot.h"
 
 namespace sigvisor::x86 {
 namespace {
 
 constexpr uint64_t kPageSize = 4096;
-constexpr uint64_t kGdtCode32 = 0x00cf9b000000ffffull;
-constexpr uint64_t kGdtData = 0x00cf93000000ffffull;
 constexpr uint16_t kSelCode = 0x08, kSelData = 0x10, kSelTss = 0x18;
-constexpr uint32_t kTssLimit = 0x67;
-constexpr uint64_t kMaxModuleBytes = 512ull << 20;
 
 constexpr uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
-
-kvm_segment Flat(uint16_t selector, uint8_t type) {
-  kvm_segment s = {};
-  s.limit = 0xffffffff;
-  s.selector = selector;
-  s.type = type;
-  s.present = 1;
-  s.db = 1;
-  s.s = 1;
-  s.g = 1;
-  return s;
-}
 
 }  // namespace
 
@@ -44,18 +26,10 @@ absl::StatusOr<MultibootModule> ReadMultibootModule(const std::string& spec) {
     return absl::InvalidArgumentError(
         absl::StrFormat("--module '%s': give FILE or FILE=STRING", spec));
   }
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    return absl::NotFoundError(
-        absl::StrFormat("--module: cannot open '%s': %s", path, std::strerror(errno)));
-  }
-  module.bytes.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
-  if (file.bad()) return absl::DataLossError(absl::StrFormat("--module: cannot read '%s'", path));
-  if (module.bytes.size() > kMaxModuleBytes) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--module '%s' is %d bytes; at most %d MiB", path, module.bytes.size(),
-        kMaxModuleBytes >> 20));
-  }
+  absl::StatusOr<std::vector<uint8_t>> bytes =
+      ReadCappedFileBytes(path, file_caps::kMultibootModule, {.context = "--module: "});
+  if (!bytes.ok()) return bytes.status();
+  module.bytes = *std::move(bytes);
   return module;
 }
 
@@ -110,18 +84,13 @@ absl::Status WriteMultibootState(GuestMemory& memory, const ElfImage& image,
     string_at += m.string.size() + 1;
   }
 
-  // GDT and the busy TSS KVM wants in TR.
+  // GDT and the busy TSS KVM wants in TR (in 32-bit mode its descriptor is one slot).
   std::array<uint64_t, 4> gdt = {};
-  gdt[kSelCode >> 3] = kGdtCode32;
-  gdt[kSelData >> 3] = kGdtData;
-  gdt[kSelTss >> 3] = kTssLimit | ((kMultibootTssGpa & 0xffffff) << 16) | (0x8bull << 40) |
-                      (((kMultibootTssGpa >> 24) & 0xff) << 56);
+  gdt[kSelCode >> 3] = EncodeDescriptor(FlatSegment(kSelCode, FlatSegmentKind::kCode32));
+  gdt[kSelData >> 3] = EncodeDescriptor(FlatSegment(kSelData, FlatSegmentKind::kData));
+  gdt[kSelTss >> 3] = EncodeDescriptor(BusyTss(kSelTss, kMultibootTssGpa));
   if (absl::Status s = memory.WriteObject(kMultibootGdtGpa, gdt); !s.ok()) return s;
-  if (absl::Status s = memory.Fill(kMultibootTssGpa, 0, kTssLimit + 1); !s.ok()) return s;
-  if (absl::Status s = memory.WriteObject<uint16_t>(kMultibootTssGpa + 0x66, kTssLimit + 1);
-      !s.ok()) {
-    return s;
-  }
+  if (absl::Status s = WriteEmptyTss(memory, kMultibootTssGpa); !s.ok()) return s;
 
   // The memory map: conventional memory below the EBDA, then everything from 1 MiB
   // (QEMU's e820 as Multiboot kernels see it, without the reserved ranges).
@@ -170,18 +139,14 @@ absl::Status SetUpMultibootVcpu(KvmVcpu& vcpu, uint64_t entry,
   sregs->cr3 = 0;
   sregs->cr4 = 0;
   sregs->efer = 0;
-  sregs->cs = Flat(kSelCode, 0xb);
-  sregs->ds = sregs->es = sregs->fs = sregs->gs = sregs->ss = Flat(kSelData, 0x3);
+  sregs->cs = FlatSegment(kSelCode, FlatSegmentKind::kCode32);
+  sregs->ds = sregs->es = sregs->fs = sregs->gs = sregs->ss =
+      FlatSegment(kSelData, FlatSegmentKind::kData);
   sregs->gdt.base = kMultibootGdtGpa;
   sregs->gdt.limit = 4 * 8 - 1;
   sregs->idt.base = 0;
   sregs->idt.limit = 0;
-  sregs->tr = {};
-  sregs->tr.base = kMultibootTssGpa;
-  sregs->tr.limit = kTssLimit;
-  sregs->tr.selector = kSelTss;
-  sregs->tr.type = 0xb;  // busy 32-bit TSS
-  sregs->tr.present = 1;
+  sregs->tr = BusyTss(kSelTss, kMultibootTssGpa);
   sregs->ldt = {};
   sregs->ldt.unusable = 1;
   if (absl::Status s = vcpu.SetSregs(*sregs); !s.ok()) return s;

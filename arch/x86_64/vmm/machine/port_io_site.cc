@@ -44,7 +44,7 @@ std::optional<size_t> MatchPortIo(std::span<const uint8_t> bytes, const CpuLocat
   if (imm8) {
     if (i >= bytes.size() || bytes[i] != io.port) return std::nullopt;
     ++i;
-  } else if (io.dx != io.port) {
+  } else if (!io.port_in_register) {
     return std::nullopt;
   }
   return i;

@@ -12,12 +12,12 @@ namespace {
 using PortIo = CpuLocation::PortIo;
 
 TEST(PortIoSiteTest, MatchesDirectionSizeAndPort) {
-  const PortIo outb_dx{.port = 0x1234, .size = 1, .out = true, .dx = 0x1234};
+  const PortIo outb_dx{.port = 0x1234, .size = 1, .out = true, .port_in_register = true};
   EXPECT_EQ(MatchPortIo(std::vector<uint8_t>{0xee, 0xf4}, outb_dx), 1u);  // outb %al, %dx
   EXPECT_EQ(MatchPortIo(std::vector<uint8_t>{0xec}, outb_dx), std::nullopt);  // inb
   EXPECT_EQ(MatchPortIo(std::vector<uint8_t>{0xef}, outb_dx), std::nullopt);  // outl
   EXPECT_EQ(MatchPortIo(std::vector<uint8_t>{0xee}, PortIo{.port = 0x1234, .size = 1, .out = true,
-                                                           .dx = 0x80}),
+                                                           .port_in_register = false}),
             std::nullopt);  // DX names another port
   const PortIo outl_imm{.port = 0xf4, .size = 4, .out = true};
   EXPECT_EQ(MatchPortIo(std::vector<uint8_t>{0xe7, 0xf4}, outl_imm), 2u);  // out %eax, $0xf4
@@ -26,7 +26,7 @@ TEST(PortIoSiteTest, MatchesDirectionSizeAndPort) {
   const PortIo outw_imm{.port = 0x70, .size = 2, .out = true};
   EXPECT_EQ(MatchPortIo(std::vector<uint8_t>{0x66, 0xe7, 0x70}, outw_imm), 3u);
   EXPECT_EQ(MatchPortIo(std::vector<uint8_t>{0xe7, 0x70}, outw_imm), std::nullopt);
-  const PortIo rep_insw{.port = 0x1f0, .size = 2, .out = false, .dx = 0x1f0};
+  const PortIo rep_insw{.port = 0x1f0, .size = 2, .out = false, .port_in_register = true};
   EXPECT_EQ(MatchPortIo(std::vector<uint8_t>{0x66, 0xf3, 0x6d}, rep_insw), 3u);
   EXPECT_EQ(MatchPortIo(std::vector<uint8_t>{0xf4}, rep_insw), std::nullopt);  // hlt
 }
@@ -47,7 +47,7 @@ TEST(PortIoSiteTest, FindsTheInstructionOnOrBeforeRip) {
     }
     return bytes;
   };
-  const PortIo io{.port = 0x1234, .size = 1, .out = true, .dx = 0x1234};
+  const PortIo io{.port = 0x1234, .size = 1, .out = true, .port_in_register = true};
   EXPECT_EQ(PortIoInstructionAddress(0x100006, io, read), 0x100006u);
   EXPECT_EQ(PortIoInstructionAddress(0x100007, io, read), 0x100006u);
   // Another access matches neither place: rip is left as it is.

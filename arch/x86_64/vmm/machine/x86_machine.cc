@@ -34,14 +34,14 @@ std::string Describe(const GuestMemory& memory, const ElfImage& image, const Cpu
   };
   // After port I/O, the instruction that made the access, wherever KVM left rip.
   const uint64_t rip =
-      where.port_io ? PortIoInstructionAddress(where.rip, *where.port_io, read) : where.rip;
+      where.port_io ? PortIoInstructionAddress(where.pc, *where.port_io, read) : where.pc;
   const std::vector<uint8_t> bytes = read(rip, 8);
   std::vector<std::string> hex;
   for (uint8_t b : bytes) hex.push_back(absl::StrFormat("%02x", b));
   std::string text = absl::StrFormat("rip %#x (%s, cpl %d)", rip, image.symbols().Symbolize(rip),
                                      where.cpl);
   text += bytes.empty() ? " (bytes not readable)" : " bytes " + absl::StrJoin(hex, " ");
-  if (rip != where.rip) text += absl::StrFormat(" (KVM had already moved rip past it, to %#x)", where.rip);
+  if (rip != where.pc) text += absl::StrFormat(" (KVM had already moved rip past it, to %#x)", where.pc);
   return text;
 }
 

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "arch/x86_64/vmm/cpu/vcpu_state.h"
 #include "arch/x86_64/vmm/machine/boot_target.h"
 #include "arch/x86_64/vmm/trap/trap_engine.h"
-#include "arch/x86_64/vmm/cpu/vcpu_state.h"
 #include "vmm/kvm/kvm.h"
 #include "vmm/loader/elf_image.h"
 #include "vmm/run/hypercall_table.h"

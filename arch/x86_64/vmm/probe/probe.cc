@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "guest-kit/probe/probe_abi.h"
 #include "arch/x86_64/vmm/probe/kvm_vendor.h"
 #include "arch/x86_64/vmm/probe/probe_guest.h"
+#include "guest-kit/probe/probe_abi.h"
 
 namespace sigvisor {
 namespace {

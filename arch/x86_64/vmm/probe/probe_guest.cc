@@ -8,8 +8,8 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "arch/x86_64/vmm/machine/boot_layout.h"
 #include "arch/x86_64/vmm/cpu/kvm_backend.h"
+#include "arch/x86_64/vmm/machine/boot_layout.h"
 #include "arch/x86_64/vmm/machine/long_mode.h"
 #include "guest-kit/probe/probe_abi.h"
 #include "vmm/base/clock.h"
@@ -277,7 +277,7 @@ class CaseRunner {
     result_.completed = false;
     result_.failure = why;
     if (absl::StatusOr<CpuLocation> where = backend_.Locate(); where.ok()) {
-      absl::StrAppendFormat(&result_.failure, " (rip %#x, cpl %d)", where->rip, where->cpl);
+      absl::StrAppendFormat(&result_.failure, " (rip %#x, cpl %d)", where->pc, where->cpl);
     }
     return false;
   }

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "arch/x86_64/vmm/probe/probe_format.h"
 #include "gtest/gtest.h"
 #include "vmm/kvm/kvm.h"
-#include "arch/x86_64/vmm/probe/probe_format.h"
 
 namespace sigvisor {
 namespace {

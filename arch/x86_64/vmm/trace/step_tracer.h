@@ -30,12 +30,12 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "arch/x86_64/vmm/trace/kernel_entry_stops.h"
 #include "arch/x86_64/vmm/machine/x86_machine.h"
+#include "arch/x86_64/vmm/trace/kernel_entry_stops.h"
+#include "arch/x86_64/vmm/trap/decoder.h"
 #include "vmm/run/exit_interceptor.h"
 #include "vmm/trace/inline_info.h"
 #include "vmm/trace/trace.h"
-#include "arch/x86_64/vmm/trap/decoder.h"
 
 namespace sigvisor::x86 {
 

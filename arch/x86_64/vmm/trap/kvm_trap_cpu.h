@@ -21,9 +21,9 @@
 #include <optional>
 
 #include "arch/x86_64/vmm/cpu/guest_debug.h"
+#include "arch/x86_64/vmm/trap/emulator.h"
 #include "vmm/kvm/kvm.h"
 #include "vmm/machine/guest_memory.h"
-#include "arch/x86_64/vmm/trap/emulator.h"
 
 namespace sigvisor::x86 {
 

@@ -18,9 +18,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "arch/x86_64/vmm/trap/dr_shadow.h"
 #include "guest-kit/abi/sigvisor_abi.h"
 #include "vmm/machine/guest_memory.h"
-#include "arch/x86_64/vmm/trap/dr_shadow.h"
 
 namespace sigvisor::trap {
 

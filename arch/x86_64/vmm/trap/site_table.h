@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "vmm/loader/elf_image.h"
-#include "vmm/machine/guest_memory.h"
 #include "arch/x86_64/vmm/trap/decoder.h"
 #include "arch/x86_64/vmm/trap/trap_insn.h"
+#include "vmm/loader/elf_image.h"
+#include "vmm/machine/guest_memory.h"
 
 namespace sigvisor::trap {
 

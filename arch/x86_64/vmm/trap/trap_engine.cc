@@ -2,9 +2,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "arch/x86_64/vmm/trap/emulator.h"
 #include "guest-kit/abi/sigvisor_abi.h"
 #include "guest-kit/abi/white_box.h"
-#include "arch/x86_64/vmm/trap/emulator.h"
 
 namespace sigvisor::x86 {
 namespace {
@@ -24,15 +24,12 @@ trap::Dr6Layout Dr6LayoutFor(std::span<const kvm_cpuid_entry2> cpuid) {
   return trap::Dr6Layout::ForCpu(false, false);
 }
 
-Interception Failure(Interception::Verdict verdict, std::string diagnosis) {
-  Interception result;
-  result.verdict = verdict;
-  result.diagnosis = std::move(diagnosis);
-  return result;
+Interception Failure(Outcome outcome, std::string diagnosis) {
+  return Interception::RunFailed(outcome, std::move(diagnosis));
 }
 
 Interception HostFailure(const absl::Status& status, std::string_view doing) {
-  return Failure(Interception::Verdict::kHostError,
+  return Failure(Outcome::kHostError,
                  absl::StrFormat("trap engine: %s: %s", doing, status.message()));
 }
 
@@ -49,24 +46,6 @@ std::string FaultName(const trap::Fault& fault) {
 }
 
 }  // namespace
-
-std::string_view TrapMechanismName(TrapMechanism mechanism) {
-  switch (mechanism) {
-    case TrapMechanism::kOff: return "off";
-    case TrapMechanism::kPatch: return "patch";
-    case TrapMechanism::kHwGd: return "hw-gd";
-    case TrapMechanism::kPv: return "pv";
-  }
-  return "?";
-}
-
-std::optional<TrapMechanism> ParseTrapMechanism(std::string_view name) {
-  for (TrapMechanism m :
-       {TrapMechanism::kOff, TrapMechanism::kPatch, TrapMechanism::kHwGd, TrapMechanism::kPv}) {
-    if (TrapMechanismName(m) == name) return m;
-  }
-  return std::nullopt;
-}
 
 TrapEngine::TrapEngine(TrapMechanism mechanism, const ElfImage& image, GuestMemory& memory,
                        KvmVcpu& vcpu, bool sync_regs, GuestDebug* guest_debug,
@@ -178,7 +157,7 @@ Interception TrapEngine::OnHalt() {
   // KVM reports the hlt with RIP already past it.
   const trap::TrapSite* site = sites_.Find(regs->rip - 1);
   if (site == nullptr) {
-    return Failure(Interception::Verdict::kGuestError,
+    return Failure(Outcome::kUnexpectedExit,
                    absl::StrFormat("hlt at %#x (%s) is not one of the image's %d trap sites: the "
                                    "guest halted with nothing to wake it",
                                    regs->rip - 1, image_.symbols().Symbolize(regs->rip - 1),
@@ -189,7 +168,7 @@ Interception TrapEngine::OnHalt() {
 
 Interception TrapEngine::OnPvLoad(const VmExit& exit) {
   if (!exit.is_write || exit.size != 4 || exit.count != 1 || exit.data.size() < 4) {
-    return Failure(Interception::Verdict::kGuestError,
+    return Failure(Outcome::kUnexpectedExit,
                    absl::StrFormat("hypercall pv_debugreg_load: a %d-byte %s of port %#x; the "
                                    "ABI takes one 4-byte write of the pv page's address",
                                    exit.size, exit.is_write ? "write" : "read", kPvLoadPort));
@@ -199,13 +178,13 @@ Interception TrapEngine::OnPvLoad(const VmExit& exit) {
   absl::StatusOr<uint64_t> loads = pv_->Load(argument, shadow_, cpu_);
   if (!loads.ok()) {
     if (loads.status().code() == absl::StatusCode::kInvalidArgument) {
-      return Failure(Interception::Verdict::kGuestError,
+      return Failure(Outcome::kUnexpectedExit,
                      absl::StrCat("hypercall ", loads.status().message()));
     }
     return HostFailure(loads.status(), "loading the debug registers for the pv page");
   }
   Interception result;
-  result.verdict = Interception::Verdict::kHandled;
+  result.verdict = RunVerdict::kContinue;
   result.detail = pv_load_detail_;
   result.dr_loads = *loads;
   result.trap_hypercalls = 1;
@@ -244,7 +223,7 @@ Interception TrapEngine::OnDebug(const VmExit& exit) {
     std::optional<trap::DecodedInsn> decoded = decoder_.Decode(bytes, regs->rip);
     if (!decoded || !decoded->trap || (decoded->trap->op != trap::TrapOp::kMovToDr &&
                                        decoded->trap->op != trap::TrapOp::kMovFromDr)) {
-      return Failure(Interception::Verdict::kGuestError,
+      return Failure(Outcome::kUnexpectedExit,
                      absl::StrFormat("debug exit (DR6.BD) at %#x (%s), which is not a "
                                      "debug-register move (%s)",
                                      regs->rip, image_.symbols().Symbolize(regs->rip),
@@ -262,7 +241,7 @@ Interception TrapEngine::OnDebug(const VmExit& exit) {
       return HostFailure(s, "reflecting a #DB to the guest");
     }
     Interception result;
-    result.verdict = Interception::Verdict::kHandled;
+    result.verdict = RunVerdict::kContinue;
     result.detail = "guest #DB reflected";
     return result;
   }
@@ -279,7 +258,7 @@ Interception TrapEngine::Emulate(const trap::TrapInsn& insn, uint64_t address,
     return HostFailure(s, "writing registers after a trap");
   }
   Interception result;
-  result.verdict = Interception::Verdict::kHandled;
+  result.verdict = RunVerdict::kContinue;
   if (done->fault) {
     if (absl::Status s = cpu_.InjectFault(*done->fault); !s.ok()) {
       return HostFailure(s, "injecting the fault of a trapped instruction");

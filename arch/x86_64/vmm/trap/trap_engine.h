@@ -1,5 +1,6 @@
-// The trap mechanisms of an x86-64 KVM run: how guest debug-register accesses and
-// segment-register loads reach the VMM, which emulates and counts each one.
+// The trap mechanisms of an x86-64 KVM run (TrapMechanism, vmm/run/trap_mechanism.h):
+// how guest debug-register accesses and segment-register loads reach the VMM, which
+// emulates and counts each one.
 //
 //   patch  every site (arch/x86_64/vmm/trap/site_table.h) starts with `hlt`; KVM_EXIT_HLT with
 //          RIP = site + 1 is a trap, emulated from the site's decoded operands.
@@ -31,22 +32,18 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "arch/x86_64/vmm/trap/decoder.h"
+#include "arch/x86_64/vmm/trap/dr_shadow.h"
 #include "arch/x86_64/vmm/trap/kvm_trap_cpu.h"
+#include "arch/x86_64/vmm/trap/pv_page.h"
+#include "arch/x86_64/vmm/trap/site_table.h"
 #include "vmm/kvm/kvm.h"
 #include "vmm/loader/elf_image.h"
 #include "vmm/machine/guest_memory.h"
 #include "vmm/run/exit_interceptor.h"
-#include "arch/x86_64/vmm/trap/decoder.h"
-#include "arch/x86_64/vmm/trap/dr_shadow.h"
-#include "arch/x86_64/vmm/trap/pv_page.h"
-#include "arch/x86_64/vmm/trap/site_table.h"
+#include "vmm/run/trap_mechanism.h"
 
 namespace sigvisor::x86 {
-
-enum class TrapMechanism { kOff, kPatch, kHwGd, kPv };
-
-std::string_view TrapMechanismName(TrapMechanism mechanism);  // "off", "patch", "hw-gd", "pv"
-std::optional<TrapMechanism> ParseTrapMechanism(std::string_view name);
 
 class TrapEngine : public ExitInterceptor {
  public:
