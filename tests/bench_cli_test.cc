@@ -302,6 +302,42 @@ TEST(BenchCliTest, MergeRefusesAPartThatIsNotARegularFile) {
                      "'" + dir + "' is a directory, not a regular file");
 }
 
+// Issue 30: a result lost to a full disk exited with the command's own status and no
+// word. The chart (--svg) and stdout are checked: one line naming what was lost,
+// status 125 over the INCOMPLETE status 1 this part merges to. (bench and study
+// write the chart through the same OpenOutput/WriteSvg; they need KVM.)
+TEST(BenchCliTest, AResultThatCannotBeWrittenIsAnError) {
+  if (!::sigvisor::testing::HaveDevFull()) GTEST_SKIP() << "no /dev/full here";
+  const std::string part = TempPath("part.json");
+  std::ofstream(part) << R"({"schema": "sigvisor.bench/1", "interrupted": false,
+    "host": {"kind": "pvm", "cpl0_emulated": true},
+    "matrix": {"workloads": ["console"], "traps": ["off"], "repetitions": 1, "ops": 2,
+               "memory_mib": 32, "variants": [{"name": "baseline", "settings": "",
+                                               "text_bytes": 0, "image_fnv1a64": "0x0"}]},
+    "shards": {"count": 2, "included": [1]}, "runs_expected": 1, "runs": [],
+    "warnings": []})";
+  CommandResult r = Sigvisor("merge " + part + " --svg /dev/full");
+  ExpectOneLineError(r, "--svg '/dev/full': the chart was not written: No space left on device");
+  const std::string svg = TempPath("merged.svg");
+  r = Sigvisor("merge " + part + " --svg " + svg);
+  EXPECT_EQ(r.status, 1) << r.err;  // written: the part's own status
+  EXPECT_NE(Slurp(svg).find("<svg"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(svg + ".partial"));
+  const std::string dir = TempPath("svg.d");
+  std::filesystem::create_directories(dir);
+  ExpectOneLineError(Sigvisor("merge " + part + " --svg " + dir),
+                     "--svg '" + dir + "' is a directory; give the path of a file");
+  for (const char* format : {"", " --json", " --csv"}) {
+    SCOPED_TRACE(format);
+    r = ::sigvisor::testing::SigvisorWithStdout("merge " + part + format, "/dev/full");
+    EXPECT_EQ(r.status, ::sigvisor::testing::kSigvisorFailed) << r.err;
+    EXPECT_NE(r.err.find("sigvisor: error: stdout: the output of `sigvisor merge` was not "
+                         "written: No space left on device\n"),
+              std::string::npos)
+        << r.err;
+  }
+}
+
 TEST(BenchCliTest, Help) {
   for (const char* command : {"bench", "study", "merge"}) {
     CommandResult r = Sigvisor(std::string("help ") + command);

@@ -416,4 +416,156 @@ TEST(CliTest, VersionNamesTheVersionAndTheCommit) {
             m[2] == "unknown" ? nlohmann::json(nullptr) : nlohmann::json(m[3].matched));
 }
 
+// Issue 30: a result written to a full disk was lost with status 0 and no word. Now
+// stdout is flushed, closed and checked at the end: one line naming what was lost and
+// the errno's text, and status 125 (sigvisor failed), whatever the command would
+// have exited with otherwise.
+TEST(CliTest, AResultThatCannotBeWrittenIsAnErrorNotASilentZero) {
+  if (!::sigvisor::testing::HaveDevFull()) GTEST_SKIP() << "no /dev/full here";
+  const struct {
+    const char* args;
+    const char* what;
+  } cases[] = {
+      {"images", "the output of `sigvisor images`"},
+      {"images --json", "the output of `sigvisor images`"},
+      {"sites", "the output of `sigvisor sites`"},
+      {"sites --json", "the output of `sigvisor sites`"},
+      {"help", "the help"},
+      {"help run", "the help"},
+      {"run --help", "the help"},
+      {"--version", "the version line"},
+      // The MIPS interpreter needs no KVM; the report is small (one flush at the end),
+      // the JSON larger than stdout's buffer (a write fails mid-output).
+      {"run --arch mips --workload hello", "the output of `sigvisor run`"},
+      {"run --arch mips --workload hello --quiet", "the output of `sigvisor run`"},
+      {"run --arch mips --workload hello --json", "the output of `sigvisor run`"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.args);
+    const CommandResult r = ::sigvisor::testing::SigvisorWithStdout(c.args, "/dev/full");
+    EXPECT_EQ(r.status, kSigvisorFailed) << r.err;
+    // --json sends the guest's console to stderr: the error is the last line.
+    const std::string last = r.err.substr(r.err.rfind('\n', r.err.size() - 2) + 1);
+    EXPECT_EQ(last, std::string("sigvisor: error: stdout: ") + c.what +
+                        " was not written: No space left on device\n")
+        << r.err;
+    if (std::string(c.args).find("--json") == std::string::npos) {
+      EXPECT_EQ(Lines(r.err), 1) << r.err;
+    }
+  }
+  // The same commands with stdout that takes the writes: status 0, nothing on stderr.
+  const CommandResult ok = Sigvisor("run --arch mips --workload hello --json");
+  EXPECT_EQ(ok.status, 0) << ok.err;
+  EXPECT_NO_THROW(static_cast<void>(nlohmann::json::parse(ok.out)));
+  // A stdout that was never open, written to: the same (coreutils' rule: nothing
+  // written to a closed stdout is no loss, but `images` writes).
+  const CommandResult closed = ::sigvisor::testing::SigvisorWithStdout("images", "&-");
+  EXPECT_EQ(closed.status, kSigvisorFailed) << closed.err;
+  EXPECT_NE(closed.err.find("stdout: the output of `sigvisor images` was not written: Bad file "
+                            "descriptor"),
+            std::string::npos)
+      << closed.err;
+}
+
+// Issue 30, "silent contradictions": a --variant key given twice with different
+// values booted one of them; now neither.
+TEST(CliTest, AVariantKeyGivenTwiceIsRefused) {
+  CommandResult r = Sigvisor("run --variant dr7=lazy,dr7=always");
+  ExpectOneLineError(r, "--variant 'dr7=lazy,dr7=always': dr7 is given twice, as lazy and as "
+                        "always: give one");
+  EXPECT_EQ(r.out, "");
+  ExpectOneLineError(Sigvisor("run --arch mips --variant tramp=vdso,tramp=stack"),
+                     "tramp is given twice, as vdso and as stack");
+  // Once is an override; the same value twice says one thing.
+  EXPECT_EQ(Sigvisor("image --variant accelerated,dr7=always,dr7=always -o " +
+                     TempPath("twice.elf"))
+                .status,
+            0);
+}
+
+// Issue 30: --cmdline ops=abc fell back to the kernel's 16 ops, and --ops 3 with
+// --cmdline ops=7 put both on the guest's line.
+TEST(CliTest, ACmdlineWordThatContradictsAFlagIsRefused) {
+  for (const char* arch : {"", "--arch mips "}) {
+    ExpectOneLineError(Sigvisor(std::string("run ") + arch + "--cmdline ops=abc"),
+                       "--cmdline ops 'abc' is not a count from 1 to 16777216");
+    ExpectOneLineError(Sigvisor(std::string("run ") + arch + "--ops 3 --cmdline ops=7"),
+                       "--cmdline 'ops=7' and --ops 3 both set the guest's ops: give one");
+    ExpectOneLineError(Sigvisor(std::string("run ") + arch + "--ops 3 --cmdline ops=3"),
+                       "--cmdline 'ops=3' and --ops 3 both set the guest's ops");
+    ExpectOneLineError(
+        Sigvisor(std::string("run ") + arch + "--workload hello --cmdline 'a=1 workload=console'"),
+        "--cmdline 'workload=console' and --workload hello both set the guest's workload");
+  }
+  // trace's --ops has a value of its own (1), which sets the guest's ops.
+  ExpectOneLineError(Sigvisor("trace --cmdline ops=2"),
+                     "--cmdline 'ops=2' and --ops 1 both set the guest's ops");
+  // Alone, --cmdline's words still reach the guest as they are.
+  CommandResult r = Sigvisor("run --arch mips --workload hello --cmdline ops=2 --quiet --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["cmdline"], "workload=hello ops=2");
+}
+
+// Issue 30: run took --ops 0 and --ops 4294967296 where bench takes 1 to 16777216;
+// every command's count is the same rule, in the same words.
+TEST(CliTest, AnOpCountIsOneRuleEverywhere) {
+  for (const char* command :
+       {"run", "run --arch mips", "trace", "bench", "study dr7", "study tramp"}) {
+    for (const char* ops : {"0", "4294967296", "16777217", "-1"}) {
+      CommandResult r = Sigvisor(std::string(command) + " --ops " + ops);
+      ExpectOneLineError(r, std::string("--ops '") + ops + "' is not a count from 1 to 16777216");
+      EXPECT_EQ(r.out, "") << command;
+    }
+  }
+}
+
+// Issue 30: selftest (and fault) run once; --ops with them was ignored silently.
+TEST(CliTest, OpsForAWorkloadThatRunsOnceIsRefused) {
+  for (const char* workload : {"selftest", "fault"}) {
+    ExpectOneLineError(Sigvisor(std::string("run --arch mips --workload ") + workload + " --ops 3"),
+                       std::string("--ops: workload '") + workload +
+                           "' has no ops to count (fault and selftest run once: give no --ops)");
+  }
+  ExpectOneLineError(Sigvisor("run --workload selftest --ops 3"), "--ops: workload 'selftest'");
+}
+
+// Issue 30: `images foo` and `help frob` printed and exited 0.
+TEST(CliTest, AnUnknownArgumentOrHelpTopicIsRefused) {
+  CommandResult images = Sigvisor("images foo");
+  ExpectOneLineError(images, "`sigvisor images` takes no argument 'foo' (see --help)");
+  EXPECT_EQ(images.out, "");
+  CommandResult help = Sigvisor("help frob");
+  ExpectOneLineError(help, "unknown command 'frob' (try `sigvisor help`)");
+  EXPECT_EQ(help.out, "");
+  EXPECT_EQ(Sigvisor("help run").status, 0);
+  EXPECT_EQ(Sigvisor("help help").status, 0);
+}
+
+// Issue 30: a --timeout past the watchdog clock's range overflowed its deadline into
+// the past, and the guest was stopped at once.
+TEST(CliTest, ATimeoutThatDoesNotFitIsRefused) {
+  for (const char* command : {"run", "run --arch mips", "trace", "bench", "study dr7"}) {
+    for (const char* timeout : {"3000000h", "9223372036s", "inf"}) {
+      CommandResult r = Sigvisor(std::string(command) + " --timeout " + timeout);
+      ExpectOneLineError(r, std::string("--timeout '") + timeout +
+                                "': longer than the longest timeout, 8760h (a year)");
+      EXPECT_EQ(r.out, "") << command;
+    }
+  }
+  CommandResult longest =
+      Sigvisor("run --arch mips --workload hello --ops 1 --quiet --timeout 8760h");
+  EXPECT_EQ(longest.status, 0) << longest.err;
+}
+
+// Issue 30: the MIPS interpreter's run ends at --timeout as a KVM run does.
+TEST(CliTest, AMipsRunEndsAtItsTimeout) {
+  CommandResult r =
+      Sigvisor("run --arch mips --workload lat_sig --ops 1000 --timeout 1ms --quiet --json");
+  EXPECT_EQ(r.status, kGuestFailed) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["outcome"], "timeout");
+  EXPECT_NE(r.err.find("sigvisor: timeout: the guest ran past the 1ms timeout"), std::string::npos)
+      << r.err;
+}
+
 }  // namespace

@@ -73,4 +73,24 @@ TEST(ImageCliTest, RefusesDirectoriesAndUnwritablePaths) {
   EXPECT_NE(::stat(TempPath("x.elf").c_str(), &st), 0);  // nothing written on refusal
 }
 
+// Issue 30: `image -o /dev/full` said "wrote ... bytes, to /dev/full" and exited 0 (it
+// wrote /dev/full.partial and renamed it over the device). A device is written in
+// place now, and a write that fails is one line and status 125, with nothing said on
+// stdout.
+TEST(ImageCliTest, AWriteThatFailsIsAnError) {
+  if (!::sigvisor::testing::HaveDevFull()) GTEST_SKIP() << "no /dev/full here";
+  CommandResult r = Sigvisor("image -o /dev/full");
+  ExpectOneLineError(r, "-o '/dev/full': the image was not written: No space left on device");
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(::sigvisor::testing::HaveDevFull());  // still the device
+  struct stat st;
+  EXPECT_NE(::stat("/dev/full.partial", &st), 0);
+  // The image written, its line lost: the line's loss is the error.
+  const std::string path = TempPath("written.elf");
+  r = ::sigvisor::testing::SigvisorWithStdout("image -o " + path, "/dev/full");
+  ExpectOneLineError(r, "stdout: the output of `sigvisor image` was not written: No space left");
+  EXPECT_EQ(Slurp(path).substr(0, 4), "\x7f" "ELF");
+  EXPECT_NE(::stat((path + ".partial").c_str(), &st), 0);
+}
+
 }  // namespace

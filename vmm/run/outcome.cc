@@ -10,6 +10,7 @@ std::string_view OutcomeName(Outcome outcome) {
     case Outcome::kEmulationFailure: return "emulation_failure";
     case Outcome::kEntryFailure: return "entry_failure";
     case Outcome::kTimeout: return "timeout";
+    case Outcome::kInterrupted: return "interrupted";
     case Outcome::kBadDeviceAccess: return "bad_device_access";
     case Outcome::kUnexpectedExit: return "unexpected_exit";
     case Outcome::kHostError: return "host_error";

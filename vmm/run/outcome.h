@@ -15,6 +15,7 @@ enum class Outcome {
   kEmulationFailure,  // KVM_EXIT_INTERNAL_ERROR
   kEntryFailure,      // KVM_EXIT_FAIL_ENTRY
   kTimeout,           // the watchdog fired
+  kInterrupted,       // the VMM was asked to stop (SIGINT or SIGTERM to `sigvisor run`)
   kBadDeviceAccess,   // port or MMIO access nothing answers, or a malformed hypercall
   kUnexpectedExit,    // an exit the VMM does not handle
   kHostError,         // an ioctl failed

@@ -1,5 +1,8 @@
 #include "vmm/run/session.h"
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <thread>
 
 #include "absl/strings/str_format.h"
@@ -57,6 +60,14 @@ RunResult Session::Run() {
     // issued from any thread (the backend kicks whichever thread runs it).
     absl::Status installed;
     std::thread run_loop([&] {
+      // SIGINT and SIGTERM go to another thread (the one that waits for this one): their
+      // handlers (`run`'s, bench's) make calls the filter refuses. Threads started
+      // here (the watchdog) inherit the mask.
+      sigset_t interrupts;
+      sigemptyset(&interrupts);
+      sigaddset(&interrupts, SIGINT);
+      sigaddset(&interrupts, SIGTERM);
+      pthread_sigmask(SIG_BLOCK, &interrupts, nullptr);
       installed = InstallRunLoopSandbox(*options_.sandbox);
       if (!installed.ok()) return;
       result_.sandbox = SandboxDescription(true, *options_.sandbox);
@@ -92,12 +103,19 @@ RunResult Session::Run() {
 void Session::RunLoop() {
   start_ns_ = MonotonicNs();
   {
-    Watchdog watchdog(backend_, options_.timeout);
+    Watchdog watchdog(backend_, options_.timeout, options_.interrupt);
     for (;;) {
       absl::StatusOr<VmExit> exit = backend_.Run();
       const uint64_t exit_ns = MonotonicNs();
       if (!exit.ok()) {
         Fail(Outcome::kHostError, std::string(exit.status().message()));
+        break;
+      }
+      if (exit->kind == ExitKind::kInterrupted && watchdog.interrupted()) {
+        result_.ledger.Record(exit->kind, "interrupt", MonotonicNs() - exit_ns);
+        Fail(Outcome::kInterrupted,
+             "SIGINT or SIGTERM stopped the run before the guest exited (the report "
+             "covers what ran until then)");
         break;
       }
       if (exit->kind == ExitKind::kInterrupted && watchdog.fired()) {

@@ -3,6 +3,7 @@
 #ifndef SIGVISOR_VMM_RUN_SESSION_H_
 #define SIGVISOR_VMM_RUN_SESSION_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -51,6 +52,10 @@ struct SessionOptions {
   // hypercall ports, a Linux guest's marker port), or null for a guest without them (a
   // Multiboot kernel). Must outlive the run.
   const CallGate* hypercalls = nullptr;
+  // When set, the run ends with Outcome::kInterrupted once the flag is (the watchdog
+  // looks at it and kicks the vCPU out as at a timeout): `sigvisor run`'s SIGINT and
+  // SIGTERM. Must outlive the run.
+  const std::atomic<bool>* interrupt = nullptr;
 };
 
 struct RunResult {
@@ -70,7 +75,7 @@ struct RunResult {
   // The sandbox the run loop ran in: "off" or the seccomp allowlist used.
   std::string sandbox = "off";
   // False when the run did not end with the guest's own exit: the phases reported
-  // are those that ended before the failure (timeout, crash, kill).
+  // are those that ended before the failure (timeout, interrupt, crash, kill).
   bool complete() const { return outcome == Outcome::kExited; }
   uint64_t run_ns = 0;              // first KVM_RUN to the end
   uint64_t first_hypercall_ns = 0;  // first KVM_RUN to the guest's first hypercall

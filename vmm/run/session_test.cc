@@ -172,6 +172,44 @@ TEST_F(SessionTest, AHungGuestKeepsThePhasesItEndedAndIsMarkedIncomplete) {
   EXPECT_EQ(result.phases[0].exits_total, 1u);
 }
 
+TEST_F(SessionTest, AnInterruptEndsTheRunAsInterruptedWithThePhasesItEnded) {
+  sigvisor_hc_phase_begin begin = {};
+  std::strcpy(begin.name, "work");
+  begin.ops = 1;
+  ASSERT_TRUE(memory_.WriteObject(kArgsGpa, begin).ok());
+  ASSERT_TRUE(memory_.WriteObject(kOtherArgsGpa, sigvisor_hc_phase_end{9}).ok());
+  std::atomic<bool> interrupt{false};
+  // Set while the guest "runs" (the backend blocks after the script), as a SIGINT
+  // handler would; no timeout would ever end this run.
+  std::thread interrupter([&interrupt] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    interrupt.store(true);
+  });
+  RunResult result = RunScript(
+      {Hypercall(SIGVISOR_HC_PHASE_BEGIN, kArgsGpa), PortWrite(0x80),
+       Hypercall(SIGVISOR_HC_PHASE_END, kOtherArgsGpa)},
+      absl::InfiniteDuration(), nullptr,
+      [&interrupt](SessionOptions& options) { options.interrupt = &interrupt; });
+  interrupter.join();
+  EXPECT_EQ(result.outcome, Outcome::kInterrupted);
+  EXPECT_EQ(OutcomeName(result.outcome), "interrupted");
+  EXPECT_FALSE(result.complete());
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_NE(result.diagnosis.find("SIGINT"), std::string::npos) << result.diagnosis;
+  ASSERT_EQ(result.phases.size(), 1u);
+  EXPECT_EQ(result.phases[0].name, "work");
+  EXPECT_EQ(counter_.writes, 1);
+  EXPECT_EQ(result.ledger.by_detail().count({"interrupted", "interrupt"}), 1u);
+}
+
+TEST_F(SessionTest, AnInterruptSetBeforeTheRunEndsItAtOnce) {
+  std::atomic<bool> interrupt{true};
+  RunResult result =
+      RunScript({PortWrite(0x80)}, absl::Seconds(30), nullptr,
+                [&interrupt](SessionOptions& options) { options.interrupt = &interrupt; });
+  EXPECT_EQ(result.outcome, Outcome::kInterrupted);
+}
+
 TEST_F(SessionTest, ConsoleOutputPastMaxOutputIsDroppedAndReported) {
   std::string text(100, 'x');
   ASSERT_TRUE(memory_.Write(0x4000, std::span<const uint8_t>(

@@ -4,6 +4,7 @@
 #include "absl/strings/str_format.h"
 #include "vmm/app/bench/matrix.h"
 #include "vmm/app/cli/bench_commands.h"
+#include "vmm/app/cli/command.h"
 #include "vmm/app/cli/run_setup.h"
 
 namespace sigvisor::cli {
@@ -18,36 +19,25 @@ absl::StatusOr<BenchOutput> OpenOutput(const OutputOptions& options) {
                                 : OutputFormat::kText;
   output.svg_path = options.svg;
   if (!output.svg_path.empty()) {
-    output.svg = std::make_unique<std::ofstream>(output.svg_path, std::ios::out | std::ios::trunc);
-    if (!output.svg->is_open()) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("--svg '%s': cannot create the file: %s", output.svg_path, strerror(errno)));
-    }
+    absl::StatusOr<ResultFile> svg = ResultFile::Create("--svg", output.svg_path, "the chart");
+    if (!svg.ok()) return svg.status();
+    output.svg = std::make_unique<ResultFile>(*std::move(svg));
   }
   return output;
 }
 
 bool WriteSvg(BenchOutput& output, const std::string& svg) {
   if (!output.svg) return true;
-  *output.svg << svg;
-  output.svg->flush();
-  if (!output.svg->good()) {
-    std::fprintf(stderr, "sigvisor: error: --svg '%s': writing failed\n", output.svg_path.c_str());
+  if (absl::Status s = output.svg->Write(svg); !s.ok()) {
+    ReportError(s);
     return false;
   }
-  output.svg->close();
   return true;
 }
 
 absl::StatusOr<std::optional<uint64_t>> ParseCountFlag(const char* name, const std::string& value,
                                                        uint64_t max) {
-  if (value.empty()) return std::optional<uint64_t>();
-  uint64_t count;
-  if (!absl::SimpleAtoi(value, &count) || count == 0 || count > max) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("--%s '%s' is not a count from 1 to %d", name, value, max));
-  }
-  return std::optional<uint64_t>(count);
+  return launch::ParseCount(absl::StrFormat("--%s", name), value, max);
 }
 
 absl::Status CheckRunLimits(absl::Duration timeout, uint32_t memory_mib) {

@@ -43,7 +43,7 @@ int PrintBench(const bench::BenchResult& result, BenchOutput& output) {
       break;
   }
   std::fflush(stdout);
-  if (!WriteSvg(output, bench::FormatBenchSvg(result))) return 1;
+  if (!WriteSvg(output, bench::FormatBenchSvg(result))) return kExitResultLost;
   if (!result.complete()) {
     std::fprintf(stderr, "sigvisor: %s\n", bench::CompletenessLine(result).c_str());
     return 1;
@@ -194,7 +194,7 @@ int BenchCommand(const BenchOptions& options) {
       bench::ParseVariantList(options.variants.empty() ? kDefaultVariants : options.variants);
   if (!variant_list.ok()) return ReportError(variant_list.status());
   matrix.variants = *std::move(variant_list);
-  absl::StatusOr<std::optional<uint64_t>> ops = ParseCountFlag("ops", options.ops, 1u << 24);
+  absl::StatusOr<std::optional<uint64_t>> ops = ParseCountFlag("ops", options.ops, launch::kMaxOps);
   if (!ops.ok()) return ReportError(ops.status());
   matrix.ops = ops->value_or(kDefaultOps);
   for (const std::string& workload : matrix.workloads) {

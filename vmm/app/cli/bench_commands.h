@@ -4,7 +4,6 @@
 #define SIGVISOR_VMM_APP_CLI_BENCH_COMMANDS_H_
 
 #include <cstdint>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <span>
@@ -16,6 +15,7 @@
 #include "arch/x86_64/vmm/probe/probe.h"
 #include "vmm/app/bench/results.h"
 #include "vmm/app/cli/options.h"
+#include "vmm/app/cli/result_output.h"
 #include "vmm/app/cli/run_setup.h"
 #include "vmm/kvm/kvm.h"
 #include "vmm/run/trap_mechanism.h"
@@ -30,24 +30,25 @@ enum class OutputFormat { kText, kJson, kCsv };
 // What bench, study and merge read from their flags.
 struct BenchOutput {
   OutputFormat format = OutputFormat::kText;
-  std::string svg_path;                 // empty: no chart
-  std::unique_ptr<std::ofstream> svg;   // opened (created) up front, written at the end
+  std::string svg_path;                // empty: no chart
+  std::unique_ptr<ResultFile> svg;     // created up front, written at the end
 };
 
 // Prints a bench result in the chosen format (and the chart); the exit status: 0
-// when complete, 1 when runs failed or are missing.
+// when complete, 1 when runs failed or are missing, 125 when the chart could not be
+// written (result_output.h; stdout is checked at the end of main).
 int PrintBench(const bench::BenchResult& result, BenchOutput& output);
 
 // --json / --csv (not both) and --svg FILE, which is opened at once so that a bad
 // path fails before anything runs.
 absl::StatusOr<BenchOutput> OpenOutput(const OutputOptions& options);
 
-// Writes `svg` to the file ParseOutput opened; false (after one line on stderr) when
-// the write fails.
+// Writes `svg` to the file OpenOutput created (result_output.h); false (after one
+// line `sigvisor: error: --svg '...': the chart was not written: ...`) when it fails.
 bool WriteSvg(BenchOutput& output, const std::string& svg);
 
-// A count flag (--ops, --repetitions): nullopt when empty, an error unless a whole
-// number from 1 to `max`.
+// A count flag (--ops, --repetitions) by the one rule for counts (launch::ParseCount):
+// nullopt when empty, an error unless a whole number from 1 to `max`.
 absl::StatusOr<std::optional<uint64_t>> ParseCountFlag(const char* name, const std::string& value,
                                                        uint64_t max);
 

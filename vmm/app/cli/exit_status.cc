@@ -44,10 +44,11 @@ std::string ExitStatusHelp() {
       "  %-5d  run, trace: the guest exited with a status above %d (the report and the JSON's\n"
       "         exit_code give it; the bundled kernel's 128 + N: signal N killed its init)\n"
       "  %-5d  run, trace: the guest failed: it did not exit (triple fault, panic, emulation\n"
-      "         failure, timeout, bad device access, killed by gdb, reset the machine);\n"
-      "         one line on stderr\n"
-      "  %-5d  sigvisor failed: bad input, a run that could not start, or a host error;\n"
-      "         one line `sigvisor: error: ...` on stderr\n",
+      "         failure, timeout, interrupted by Ctrl-C, bad device access, killed by gdb,\n"
+      "         reset the machine); one line on stderr\n"
+      "  %-5d  sigvisor failed: bad input, a run that could not start, a host error, or a\n"
+      "         result that could not be written (stdout, --svg, -o: a full disk), whatever\n"
+      "         the status would have been; one line `sigvisor: error: ...` on stderr\n",
       kGuestStatusMax, kExitIncomplete, kExitGuestStatusAbove122, kGuestStatusMax,
       kExitGuestFailed, kExitSigvisorFailed);
 }

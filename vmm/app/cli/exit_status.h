@@ -8,9 +8,11 @@
 //          through (the report and the JSON's exit_code give it; the bundled kernel's
 //          128 + N means signal N killed its init)
 //   124    run, trace: the guest failed: it did not exit (triple fault, panic,
-//          emulation failure, timeout, bad device access, killed by gdb, ...)
+//          emulation failure, timeout, interrupted, bad device access, killed by gdb,
+//          ...)
 //   125    sigvisor failed: bad input (one line `sigvisor: error: ...`), a run that
-//          could not start (no KVM, a bad image), or a host error during the run
+//          could not start (no KVM, a bad image), a host error during the run, or a
+//          result that could not be written (result_output.h), over any other status
 //
 // The reserved codes sit just under 126 and 127 (the shell's "cannot execute" and
 // "not found") and below 128 + N (the shell's "killed by signal N"), as env(1),

@@ -1,15 +1,13 @@
 // `sigvisor image --variant V -o FILE`: writes one build of the bundled kernel out as
 // an ELF file, to boot under sigvisor (`run --image FILE`), under QEMU (its Multiboot
 // header: `qemu-system-x86_64 -kernel FILE`), or to read with gdb/objdump.
-#include <sys/stat.h>
-
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <string>
+#include <string_view>
 
 #include "absl/strings/str_format.h"
 #include "vmm/app/cli/command.h"
+#include "vmm/app/cli/result_output.h"
 #include "vmm/app/images/embedded_images.h"
 
 namespace sigvisor::cli {
@@ -23,7 +21,8 @@ constexpr CommandHelp kImageHelp{
     "entries: the direct 64-bit one sigvisor uses and a Multiboot v1 header with a\n"
     "32-bit entry that sets up long mode itself, so QEMU boots it too; without\n"
     "sigvisor's hypercall device the kernel talks to COM1 and isa-debug-exit. An\n"
-    "existing file is replaced; a directory or an unwritable path is refused (status 125).\n"
+    "existing file is replaced; a directory or an unwritable path is refused, and a write\n"
+    "that fails (a full disk) leaves the old file as it was (status 125 for each).\n"
     "\nExamples:\n"
     "  sigvisor image -o kernel.elf\n"
     "  sigvisor image --variant accelerated,dr7=always -o dr7-always.elf\n"
@@ -50,31 +49,15 @@ int ImageCommand(const ImageOptions& options) {
   absl::StatusOr<const KernelVariant*> variant = ResolveVariant(
       options.variant, arch == "mips" ? GuestArch::kMips : GuestArch::kX86_64);
   if (!variant.ok()) return ReportError(variant.status());
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    return ReportError(absl::StrFormat("-o '%s' is a directory; give the path of a file", path));
-  }
-  // Written to a temporary name and renamed: a failed write leaves no partial image.
-  const std::string temporary = path + ".partial";
-  FILE* out = std::fopen(temporary.c_str(), "wb");
-  if (out == nullptr) {
-    return ReportError(absl::StrFormat("-o '%s': cannot write there: %s", path,
-                                       std::strerror(errno)));
-  }
+  // A regular file is written under a temporary name and renamed: a failed write
+  // leaves no partial image (result_output.h); /dev/full and the like, in place.
+  absl::StatusOr<ResultFile> out = ResultFile::Create("-o", path, "the image");
+  if (!out.ok()) return ReportError(out.status());
   const std::span<const uint8_t> bytes = (*variant)->bytes;
-  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), out) == bytes.size();
-  const int write_errno = errno;
-  const bool closed = std::fclose(out) == 0;
-  if (!written || !closed) {
-    std::remove(temporary.c_str());
-    return ReportError(absl::StrFormat("-o '%s': the write failed: %s", path,
-                                       std::strerror(written ? errno : write_errno)));
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const int rename_errno = errno;
-    std::remove(temporary.c_str());
-    return ReportError(absl::StrFormat("-o '%s': cannot write there: %s", path,
-                                       std::strerror(rename_errno)));
+  if (absl::Status s = out->Write(std::string_view(reinterpret_cast<const char*>(bytes.data()),
+                                                   bytes.size()));
+      !s.ok()) {
+    return ReportError(s);
   }
   std::printf("wrote the bundled kernel, variant %s (%s), %zu bytes, to %s\n",
               std::string((*variant)->name).c_str(), DescribeVariant(**variant).c_str(),

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/str_format.h"
 #include "vmm/app/cli/build_info/build_info.h"
 #include "vmm/app/cli/command.h"
 #include "vmm/app/images/embedded_images.h"
@@ -26,6 +27,10 @@ constexpr CommandHelp kImagesHelp{
 };
 
 int ImagesCommand(const ImagesOptions& options) {
+  if (!options.args.empty()) {
+    return ReportError(absl::StrFormat("`sigvisor images` takes no argument '%s' (see --help)",
+                                       options.args[0]));
+  }
   const bool json = options.json;
   nlohmann::ordered_json variants = nlohmann::ordered_json::array();
   if (!json) {

@@ -59,9 +59,18 @@ Flag Memory(uint32_t* v) {
   return Uint32Flag("memory", v, "guest RAM in MiB (2 to 1024, a multiple of 2)");
 }
 Flag Timeout(absl::Duration* v) {
-  return DurationFlag(
+  Flag flag = DurationFlag(
       "timeout", v,
       "watchdog: stop a guest that runs longer than this (e.g. 20 seconds, 500ms, 10s, 2m)");
+  flag.set = [v, parse = std::move(flag.set)](std::string_view text) {
+    if (absl::Status s = parse(text); !s.ok()) return s;
+    if (*v > kMaxTimeout) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "longer than the longest timeout, ", absl::FormatDuration(kMaxTimeout), " (a year)"));
+    }
+    return absl::OkStatus();
+  };
+  return flag;
 }
 Flag Json(bool* v) { return BoolFlag("json", v, "print one JSON document on stdout (schemas in docs/schema)"); }
 Flag Kvm(std::string* v) { return StringFlag("kvm", v, "the KVM device to use"); }

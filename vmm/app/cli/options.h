@@ -14,6 +14,9 @@
 namespace sigvisor::cli {
 
 inline constexpr uint64_t kDefaultMaxOutputBytes = uint64_t{64} << 20;
+// The longest --timeout: a year (far inside the watchdog's clock, whose deadline a
+// longer one would overflow into the past).
+inline constexpr absl::Duration kMaxTimeout = absl::Hours(24 * 365);
 
 // `sigvisor run` (x86-64 under KVM, or --arch mips on the interpreter).
 struct RunOptions : CommandLine {

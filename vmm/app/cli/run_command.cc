@@ -12,6 +12,7 @@
 #include "arch/x86_64/vmm/probe/probe.h"
 #include "vmm/app/cli/build_info/build_info.h"
 #include "vmm/app/cli/command.h"
+#include "vmm/app/cli/run_interrupt.h"
 #include "vmm/app/cli/run_setup.h"
 #include "vmm/app/launch/guest_spec.h"
 #include "vmm/app/launch/image.h"
@@ -43,6 +44,8 @@ constexpr CommandHelp kRunHelp{
     "(0-122); 123 when the guest's status is above 122 (the report gives it); 124 when\n"
     "the guest failed (triple fault, panic, timeout, ...), with a one-line diagnosis on\n"
     "stderr; 125 when sigvisor failed (bad input, no KVM, ...): see `sigvisor help`.\n"
+    "Ctrl-C (or SIGTERM) stops the guest and reports what it measured until then\n"
+    "(outcome interrupted, status 124); a second one quits at once.\n"
     "\nWith --trap, the guest's debug-register accesses and segment-register loads\n"
     "trap to the VMM, which emulates them (DR7 lazily) and counts them by kind and\n"
     "site, per phase and per op. auto picks patch (see docs/traps.md).\n"
@@ -107,13 +110,21 @@ int RunCommand(const RunOptions& options) {
       settings, {.cmdline = guest->cmdline, .trap = trap_request->mechanism, .check_clocks = true});
   config.target = std::move(image->target);
   config.vcpus = options.vcpus;
+  // Ctrl-C or SIGTERM from here on stops the guest and reports the run as interrupted
+  // (run_interrupt.h); a second one ends the process at once.
+  InstallRunInterruptHandler();
+  config.session.interrupt = RunInterruptFlag();
   std::string gdb_symbols;  // --gdb: the image written out for gdb, removed at the end
   absl::Cleanup remove_gdb_symbols = [&gdb_symbols] {
+    RemoveOnInterrupt("");
     if (!gdb_symbols.empty()) std::remove(gdb_symbols.c_str());
   };
   if (absl::Status s = AddGdbStub(config, options, *image, &gdb_symbols); !s.ok()) {
     return ReportError(s);
   }
+  // Removed by the signal handler too: a second Ctrl-C ends the process before the
+  // clean-up above runs.
+  RemoveOnInterrupt(gdb_symbols);
   std::vector<InjectionRecord> injections;
   launch::AddFaultInjector(config, *std::move(specs), options.seed, &injections);
   if (absl::Status s = x86::CheckMachineConfig(image->elf, config); !s.ok()) {

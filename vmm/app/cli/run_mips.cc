@@ -12,6 +12,7 @@
 #include "arch/mips/vmm/vdso_page.h"
 #include "vmm/app/cli/build_info/build_info.h"
 #include "vmm/app/cli/command.h"
+#include "vmm/app/cli/run_interrupt.h"
 #include "vmm/app/cli/run_setup.h"
 #include "vmm/base/clock.h"
 #include "vmm/report/json_report.h"
@@ -98,10 +99,19 @@ int RunMips(const RunOptions& options, uint64_t start_ns) {
   absl::StatusOr<launch::LoadedMipsImage> image =
       launch::LoadMipsImage(options.image, options.variant);
   if (!image.ok()) return ReportError(image.status());
+  if (!image->variant.empty()) {  // the bundled kernel
+    if (absl::Status s = launch::CheckBundledKernelWords(options.cmdline); !s.ok()) {
+      return ReportError(s);
+    }
+  }
 
   launch::ConsoleEcho console(RunConsoleStream(options));
-  const mips::MipsMachineConfig config = launch::MipsMachineConfigFor(
+  mips::MipsMachineConfig config = launch::MipsMachineConfigFor(
       RunSettingsFor(options, console), *cmdline, static_cast<int>(options.cores));
+  // Ctrl-C or SIGTERM stops the guest and reports the run as interrupted
+  // (run_interrupt.h); a second one ends the process at once.
+  InstallRunInterruptHandler();
+  config.session.interrupt = RunInterruptFlag();
   absl::StatusOr<mips::MipsMachineReport> report = mips::BootAndRun(image->elf, config);
   console.EndLine();
   if (!report.ok()) return ReportError(report.status());

@@ -75,7 +75,7 @@ int StudyCommand(const StudyOptions& options) {
   if (absl::Status s = CheckRunLimits(options.runs.timeout, options.runs.memory_mib); !s.ok()) {
     return ReportError(s);
   }
-  absl::StatusOr<std::optional<uint64_t>> ops = ParseCountFlag("ops", options.ops, 1u << 24);
+  absl::StatusOr<std::optional<uint64_t>> ops = ParseCountFlag("ops", options.ops, launch::kMaxOps);
   if (!ops.ok()) return ReportError(ops.status());
   absl::StatusOr<std::optional<uint64_t>> reps =
       ParseCountFlag("repetitions", options.repetitions, 100000);
@@ -135,7 +135,7 @@ int StudyCommand(const StudyOptions& options) {
     std::printf("%s", study::StudiesToCsv(reports).c_str());
   }
   std::fflush(stdout);
-  if (!WriteSvg(*output, study::StudiesToSvg(reports))) return 1;
+  if (!WriteSvg(*output, study::StudiesToSvg(reports))) return kExitResultLost;
   bool complete = not_run.empty();
   for (const study::StudyReport& r : reports) complete = complete && r.complete();
   if (!complete) {

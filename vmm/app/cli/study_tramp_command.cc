@@ -28,7 +28,7 @@ int StudyTrampCommand(const StudyOptions& flags) {
         "%s is for the KVM studies; study tramp runs on the MIPS interpreter", flag));
   }
   if (flags.runs.timeout <= absl::ZeroDuration()) return ReportError("--timeout must be positive");
-  absl::StatusOr<std::optional<uint64_t>> ops = ParseCountFlag("ops", flags.ops, 1u << 20);
+  absl::StatusOr<std::optional<uint64_t>> ops = ParseCountFlag("ops", flags.ops, launch::kMaxOps);
   if (!ops.ok()) return ReportError(ops.status());
   absl::StatusOr<std::optional<uint64_t>> reps =
       ParseCountFlag("repetitions", flags.repetitions, 1000);

@@ -94,6 +94,7 @@ absl::StatusOr<const KernelVariant*> ResolveVariant(std::string_view spec, Guest
     if (comma == std::string_view::npos) break;
     begin = comma + 1;
   }
+  std::vector<std::string_view> given(seeds.size());  // each key's override, once
   for (size_t i = 0; i < parts.size(); ++i) {
     std::string_view part = parts[i];
     if (i == 0 && (part == "baseline" || part == "accelerated")) {
@@ -123,6 +124,13 @@ absl::StatusOr<const KernelVariant*> ResolveVariant(std::string_view spec, Guest
           seeds[index].is_seed() ? "seed " + std::string(seeds[index].seed) : "not a seed",
           value));
     }
+    // A key given twice with different values: neither is the one meant.
+    if (!given[index].empty() && given[index] != value) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--variant '%s': %s is given twice, as %s and as %s: give one", spec,
+                          key, given[index], value));
+    }
+    given[index] = value;
     wanted[index] = value;
   }
   std::vector<std::string> built;

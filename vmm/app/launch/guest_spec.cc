@@ -1,11 +1,13 @@
 #include "vmm/app/launch/guest_spec.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "vmm/app/images/linux_initramfs.h"
 #include "vmm/app/launch/warmup.h"
 #include "vmm/app/launch/workloads.h"
@@ -30,7 +32,33 @@ DialectRules RulesOf(KernelDialect dialect) {
           "; another image's own: --cmdline workload=NAME"};
 }
 
+// The first of `extra`'s words that sets `key` ("ops=7" for "ops"), or "".
+std::string WordSetting(const std::string& extra, std::string_view key) {
+  for (absl::string_view piece : absl::StrSplit(extra, ' ', absl::SkipEmpty())) {
+    const std::string word(piece);
+    if (word.starts_with(key) && word.size() > key.size() && word[key.size()] == '=') return word;
+  }
+  return "";
+}
+
 }  // namespace
+
+absl::StatusOr<std::optional<uint64_t>> ParseCount(std::string_view what,
+                                                   const std::string& value, uint64_t max) {
+  if (value.empty()) return std::optional<uint64_t>();
+  uint64_t count;
+  if (!absl::SimpleAtoi(value, &count) || count == 0 || count > max) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s '%s' is not a count from 1 to %d", std::string(what), value, max));
+  }
+  return std::optional<uint64_t>(count);
+}
+
+absl::Status CheckBundledKernelWords(const std::string& extra) {
+  const std::string word = WordSetting(extra, "ops");
+  if (word.empty()) return absl::OkStatus();
+  return ParseCount("--cmdline ops", word.substr(4), kMaxOps).status();
+}
 
 KernelDialect DialectOf(const x86::BootTarget& kind) {
   return std::holds_alternative<x86::LinuxKernel>(kind) ? KernelDialect::kLinuxInit
@@ -46,6 +74,17 @@ absl::StatusOr<std::string> GuestWords(KernelDialect kernel, const std::string& 
                                        const std::string& extra) {
   const DialectRules dialect = RulesOf(kernel);
   std::vector<std::string> words;
+  // A word of --cmdline that sets what a flag sets: the kernel would read one of the two.
+  const std::pair<const char*, const std::string*> set_by_flags[] = {
+      {"workload", &workload}, {"ops", &ops}, {"warmup", &warmup}};
+  for (const auto& [key, flag] : set_by_flags) {
+    if (flag->empty()) continue;
+    const std::string word = WordSetting(extra, absl::StrCat(dialect.prefix, key));
+    if (!word.empty()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--cmdline '%s' and --%s %s both set the guest's %s: give one", word, key, *flag, key));
+    }
+  }
   if (!workload.empty()) {
     // Refused here, before a VM exists: the guest's own refusal would cost a boot and
     // read as the guest's exit status 127.
@@ -58,12 +97,14 @@ absl::StatusOr<std::string> GuestWords(KernelDialect kernel, const std::string& 
     words.push_back(absl::StrCat(dialect.prefix, "workload=", workload));
   }
   if (!ops.empty()) {
-    uint64_t count;
-    if (!absl::SimpleAtoi(ops, &count)) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("--ops '%s' is not a count (a whole number >= 0)", ops));
+    absl::StatusOr<std::optional<uint64_t>> count = ParseCount("--ops", ops, kMaxOps);
+    if (!count.ok()) return count.status();
+    if (!WorkloadTakesOps(workload)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--ops: workload '%s' has no ops to count (%s run once: give no --ops)", workload,
+          absl::StrJoin(WorkloadsWithoutOps(), " and ")));
     }
-    words.push_back(absl::StrCat(dialect.prefix, "ops=", count));
+    words.push_back(absl::StrCat(dialect.prefix, "ops=", **count));
   }
   absl::StatusOr<std::optional<uint64_t>> warmup_ops = ParseWarmup(warmup, workload);
   if (!warmup_ops.ok()) return warmup_ops.status();
@@ -77,6 +118,9 @@ absl::StatusOr<GuestSpec> PrepareGuest(LoadedImage& image, const GuestRequest& r
   absl::StatusOr<std::string> words =
       GuestWords(DialectOf(image.target), request.workload, request.ops, request.warmup, request.extra);
   if (!words.ok()) return words.status();
+  if (!image.variant.empty()) {  // the bundled kernel
+    if (absl::Status s = CheckBundledKernelWords(request.extra); !s.ok()) return s;
+  }
   spec.cmdline = *std::move(words);
   x86::LinuxKernel* linux_kernel = image.linux_kernel();
   if (!request.initrd.empty() && linux_kernel == nullptr) {

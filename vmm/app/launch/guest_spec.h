@@ -30,6 +30,15 @@ inline constexpr uint64_t kLinuxDefaultMemoryMib = 160;
 // Linux, which then has the flag's default), else kLinuxDefaultMemoryMib.
 uint64_t GuestMemoryMib(bool linux_kernel, uint64_t memory_mib, bool memory_given);
 
+// The most operations a measured phase may have: --ops of run, trace, bench and study.
+inline constexpr uint64_t kMaxOps = uint64_t{1} << 24;
+
+// The one rule for a count a command takes (--ops, --repetitions): `value` as given,
+// nullopt when empty, else a whole number from 1 to `max`; refused in one line naming
+// `what` as typed ("--ops '0' is not a count from 1 to 16777216").
+absl::StatusOr<std::optional<uint64_t>> ParseCount(std::string_view what,
+                                                   const std::string& value, uint64_t max);
+
 // What a command asks of its guest, as its flags (or a bench matrix) give it.
 struct GuestRequest {
   std::string workload;  // "": the kernel's default
@@ -63,11 +72,16 @@ KernelDialect DialectOf(const x86::BootTarget& kind);
 // kernel, "sigvisor_workload=NAME sigvisor_ops=N sigvisor_warmup=W" for the embedded
 // Linux init (Linux passes the parameters it does not know to init as environment
 // variables), each when given, then `extra`. Refuses a workload the kernel does not
-// have, naming those it has, an --ops that is not a count, and a --warmup the
-// workload cannot take (ParseWarmup).
+// have, naming those it has, an --ops that is not a count (ParseCount) or that the
+// workload does not read, a --warmup the workload cannot take (ParseWarmup), and an
+// `extra` word that sets what one of these flags sets (a duplicate or a contradiction).
 absl::StatusOr<std::string> GuestWords(KernelDialect dialect, const std::string& workload,
                                        const std::string& ops, const std::string& warmup,
                                        const std::string& extra);
+
+// The bundled kernel's reading of `extra` (--cmdline) checked: an ops= that is not a
+// count, which its init would silently read as its default.
+absl::Status CheckBundledKernelWords(const std::string& extra);
 
 // The initramfs at `path`, or the embedded one (sigvisor's init and workloads) when
 // `path` is empty.

@@ -14,8 +14,8 @@ constexpr InBench kBench1 = InBench::kYes;
 constexpr InBench kBench2 = InBench::kDefault;
 
 constexpr Workload kWorkloads[] = {
-#define SIGVISOR_WORKLOAD(name, inits, warmup, bench, what) \
-  {#name, k##inits, warmup != 0, kBench##bench, what},
+#define SIGVISOR_WORKLOAD(name, inits, ops, warmup, bench, what) \
+  {#name, k##inits, ops != 0, warmup != 0, kBench##bench, what},
 #include "guest-kit/abi/workloads.inc"
 #undef SIGVISOR_WORKLOAD
 };
@@ -53,6 +53,15 @@ std::vector<std::string> BenchWorkloadNames() {
 
 std::vector<std::string> BenchDefaultWorkloadNames() {
   return NamesWhere([](const Workload& w) { return w.bench == InBench::kDefault; });
+}
+
+bool WorkloadTakesOps(std::string_view name) {
+  const Workload* workload = FindWorkload(name);
+  return workload == nullptr || workload->ops;
+}
+
+std::vector<std::string> WorkloadsWithoutOps() {
+  return NamesWhere([](const Workload& w) { return !w.ops; });
 }
 
 std::vector<std::string> WarmedWorkloadNames() {

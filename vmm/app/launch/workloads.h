@@ -21,6 +21,7 @@ enum class InBench { kNo, kYes, kDefault };
 struct Workload {
   std::string_view name;
   Inits inits;
+  bool ops;     // it repeats its operation --ops times; else it runs once and --ops is refused
   bool warmup;  // it runs struct measure's warm-up ops first: --warmup applies
   InBench bench;
   std::string_view what;  // one line for help and docs
@@ -39,6 +40,11 @@ std::vector<std::string> LinuxInitWorkloadNames();
 // What bench takes (--workloads), and what it runs when not told.
 std::vector<std::string> BenchWorkloadNames();
 std::vector<std::string> BenchDefaultWorkloadNames();
+
+// Whether `name` reads --ops (its init's ops=), as its catalogue row says; a name the
+// catalogue does not have ("" for the image's default, another image's own) does.
+bool WorkloadTakesOps(std::string_view name);
+std::vector<std::string> WorkloadsWithoutOps();
 
 // The names of those that take --warmup.
 std::vector<std::string> WarmedWorkloadNames();

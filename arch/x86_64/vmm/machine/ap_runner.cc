@@ -1,5 +1,8 @@
 #include "arch/x86_64/vmm/machine/ap_runner.h"
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <chrono>
 #include <utility>
 
@@ -91,6 +94,13 @@ void ApRunner::EndRun(Ap& ap, Outcome outcome, int exit_code, std::string diagno
 }
 
 void ApRunner::Loop(Ap& ap) {
+  // SIGINT and SIGTERM go to another thread, as with the BSP's loop (session.cc):
+  // their handlers make calls the sandbox refuses.
+  sigset_t interrupts;
+  sigemptyset(&interrupts);
+  sigaddset(&interrupts, SIGINT);
+  sigaddset(&interrupts, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &interrupts, nullptr);
   if (sandbox_) {
     if (absl::Status s = InstallRunLoopSandbox(*sandbox_); !s.ok()) {
       EndRun(ap, Outcome::kHostError, 1,
