@@ -281,10 +281,9 @@ TEST(BenchCliTest, ALinuxBuildIsRefusedWhatItsBoardRefuses) {
   }
 }
 
-// Issue 30: a part that is /dev/zero ended in std::bad_alloc (a directory read as no
-// text at all: "is not JSON"). The first part is a bench result, so that the second
-// is read.
-TEST(BenchCliTest, MergeRefusesAPartThatIsNotARegularFile) {
+// A bench result of shard 1 of 2 with no runs: `merge` reads it and reports INCOMPLETE
+// (status 1), so that what follows it on the command line is read too.
+std::string WriteIncompleteShardPart() {
   const std::string part = TempPath("part.json");
   std::ofstream(part) << R"({"schema": "sigvisor.bench/1", "interrupted": false,
     "host": {"kind": "pvm", "cpl0_emulated": true},
@@ -293,6 +292,14 @@ TEST(BenchCliTest, MergeRefusesAPartThatIsNotARegularFile) {
                                                "text_bytes": 0, "image_fnv1a64": "0x0"}]},
     "shards": {"count": 2, "included": [1]}, "runs_expected": 1, "runs": [],
     "warnings": []})";
+  return part;
+}
+
+// Issue 30: a part that is /dev/zero ended in std::bad_alloc (a directory read as no
+// text at all: "is not JSON"). The first part is a bench result, so that the second
+// is read.
+TEST(BenchCliTest, MergeRefusesAPartThatIsNotARegularFile) {
+  const std::string part = WriteIncompleteShardPart();
   ASSERT_EQ(Sigvisor("merge " + part).status, 1);  // read, merged, incomplete
   ExpectOneLineError(Sigvisor("merge " + part + " /dev/zero"),
                      "'/dev/zero' is a character device, not a regular file");
@@ -308,14 +315,7 @@ TEST(BenchCliTest, MergeRefusesAPartThatIsNotARegularFile) {
 // write the chart through the same OpenOutput/WriteSvg; they need KVM.)
 TEST(BenchCliTest, AResultThatCannotBeWrittenIsAnError) {
   if (!::sigvisor::testing::HaveDevFull()) GTEST_SKIP() << "no /dev/full here";
-  const std::string part = TempPath("part.json");
-  std::ofstream(part) << R"({"schema": "sigvisor.bench/1", "interrupted": false,
-    "host": {"kind": "pvm", "cpl0_emulated": true},
-    "matrix": {"workloads": ["console"], "traps": ["off"], "repetitions": 1, "ops": 2,
-               "memory_mib": 32, "variants": [{"name": "baseline", "settings": "",
-                                               "text_bytes": 0, "image_fnv1a64": "0x0"}]},
-    "shards": {"count": 2, "included": [1]}, "runs_expected": 1, "runs": [],
-    "warnings": []})";
+  const std::string part = WriteIncompleteShardPart();
   CommandResult r = Sigvisor("merge " + part + " --svg /dev/full");
   ExpectOneLineError(r, "--svg '/dev/full': the chart was not written: No space left on device");
   const std::string svg = TempPath("merged.svg");
