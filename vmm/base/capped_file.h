@@ -34,6 +34,10 @@ inline constexpr uint64_t kSystemMap = 256 * kMiB;
 // A part given to `merge`: `bench --json` writes about 1-2 KiB per run, so this is
 // over 100,000 runs per shard, and the parsed document takes several times the text.
 inline constexpr uint64_t kBenchResultJson = 256 * kMiB;
+// A snapshot's state file, DIR/state (vmm/snapshot): vCPU and device state, the memory
+// image's index, a few KiB to a few MiB; guest memory is in DIR/memory, which is mapped,
+// not read whole. Its parts are held parsed beside the bytes.
+inline constexpr uint64_t kSnapshotState = 64 * kMiB;
 
 }  // namespace file_caps
 

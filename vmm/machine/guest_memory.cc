@@ -1,6 +1,7 @@
 #include "vmm/machine/guest_memory.h"
 
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 
@@ -19,6 +20,32 @@ absl::StatusOr<GuestMemory> GuestMemory::Create(uint64_t size) {
   if (addr == MAP_FAILED) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "mmap of %d MiB guest memory failed: %s", size >> 20, strerror(errno)));
+  }
+  return GuestMemory(UniqueMapping(addr, size));
+}
+
+absl::StatusOr<GuestMemory> GuestMemory::MapPrivateFile(int fd, uint64_t size) {
+  if (size == 0 || size % 4096 != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("guest memory size %#x is not a non-zero multiple of 4 KiB", size));
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("cannot map guest memory from a file: %s", strerror(errno)));
+  }
+  if (!S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) < size) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "cannot map %#x bytes of guest memory from a file: it is %s", size,
+        S_ISREG(st.st_mode) ? absl::StrFormat("only %#x bytes", st.st_size)
+                            : std::string("not a regular file")));
+  }
+  // MAP_NORESERVE: as in Create, a private writable mapping would otherwise be charged
+  // its whole size up front although only the pages the guest writes are copied.
+  void* addr = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd, 0);
+  if (addr == MAP_FAILED) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "mmap of %d MiB guest memory from a file failed: %s", size >> 20, strerror(errno)));
   }
   return GuestMemory(UniqueMapping(addr, size));
 }

@@ -1,4 +1,5 @@
-// Guest RAM as the host sees it: one anonymous mapping, guest-physical [0, size).
+// Guest RAM as the host sees it: one mapping, guest-physical [0, size): anonymous, or a
+// snapshot's memory image mapped copy-on-write.
 //
 // Every host access to guest memory goes through this class, and every access is
 // bounds-checked: a guest address or length the guest controls can never make the
@@ -23,6 +24,14 @@ class GuestMemory {
   // Maps `size` bytes of zeroed anonymous memory. `size` must be a non-zero
   // multiple of 4 KiB.
   static absl::StatusOr<GuestMemory> Create(uint64_t size);
+  // Maps the first `size` bytes of the regular file `fd` copy-on-write (MAP_PRIVATE), as
+  // a snapshot's memory image is restored: pages load from the file when first touched,
+  // the guest's writes stay in this process, and every VM restored from the same file
+  // shares its unwritten pages through the page cache. `size` must be a non-zero
+  // multiple of 4 KiB, and the file at least that long (a page past its end would be
+  // SIGBUS, not memory). `fd` may be closed once this returns; the file must not be
+  // truncated or written in place while it is mapped.
+  static absl::StatusOr<GuestMemory> MapPrivateFile(int fd, uint64_t size);
 
   GuestMemory(GuestMemory&&) = default;
   GuestMemory& operator=(GuestMemory&&) = default;

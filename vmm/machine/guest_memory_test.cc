@@ -1,5 +1,8 @@
 #include "vmm/machine/guest_memory.h"
 
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -138,6 +141,48 @@ TEST(GuestMemoryTest, ObjectsAtTheEdges) {
   EXPECT_EQ(memory.WriteObject(last_fit + 1, Pair{}).code(), absl::StatusCode::kOutOfRange);
   EXPECT_EQ(memory.ReadObject<uint64_t>(kMax - 3).status().code(),
             absl::StatusCode::kOutOfRange);
+}
+
+// A file of `size` bytes, each byte its offset's low byte, unlinked already: only the
+// descriptor names it.
+UniqueFd PatternFile(uint64_t size) {
+  std::string path = ::testing::TempDir() + "/guest_memory_XXXXXX";
+  UniqueFd fd(::mkstemp(path.data()));
+  EXPECT_TRUE(fd.valid()) << path;
+  ::unlink(path.c_str());
+  for (uint64_t i = 0; i < size; ++i) {
+    const uint8_t byte = static_cast<uint8_t>(i);
+    EXPECT_EQ(::pwrite(fd.get(), &byte, 1, static_cast<off_t>(i)), 1);
+  }
+  return fd;
+}
+
+TEST(GuestMemoryTest, MapPrivateFileReadsTheFileAndKeepsWritesPrivate) {
+  UniqueFd fd = PatternFile(kSize);
+  absl::StatusOr<GuestMemory> memory = GuestMemory::MapPrivateFile(fd.get(), kSize);
+  ASSERT_TRUE(memory.ok()) << memory.status();
+  fd = UniqueFd(::dup(fd.get()));  // the mapping outlives the descriptor it came from
+  EXPECT_EQ(memory->size(), kSize);
+  EXPECT_EQ(*memory->ReadObject<uint8_t>(0x1234), 0x34);
+  ASSERT_TRUE(memory->Fill(0, 0xee, kSize).ok());
+  EXPECT_EQ(*memory->ReadObject<uint8_t>(0x1234), 0xee);
+  uint8_t on_disk = 0;
+  ASSERT_EQ(::pread(fd.get(), &on_disk, 1, 0x1234), 1);
+  EXPECT_EQ(on_disk, 0x34);
+  EXPECT_EQ(memory->Fill(kSize, 0, 1).code(), absl::StatusCode::kOutOfRange);
+}
+
+TEST(GuestMemoryTest, MapPrivateFileRefusesASizeTheFileDoesNotHave) {
+  UniqueFd fd = PatternFile(kSize);
+  EXPECT_EQ(GuestMemory::MapPrivateFile(fd.get(), kSize + 4096).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(GuestMemory::MapPrivateFile(fd.get(), 0).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(GuestMemory::MapPrivateFile(fd.get(), 100).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(GuestMemory::MapPrivateFile(-1, kSize).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(GuestMemory::MapPrivateFile(fd.get(), 4096).ok());  // a prefix is fine
 }
 
 }  // namespace
