@@ -189,4 +189,32 @@ void Serial16550::WriteRegister(uint64_t offset, uint8_t value) {
   }
 }
 
+Serial16550::State Serial16550::SaveState() const {
+  return State{.divisor = divisor_,
+               .interrupt_enable = interrupt_enable_,
+               .line_control = line_control_,
+               .modem_control = modem_control_,
+               .scratch = scratch_,
+               .fifos_enabled = fifos_enabled_,
+               .thr_interrupt_pending = thr_interrupt_pending_,
+               .has_looped_back = looped_back_.has_value(),
+               .looped_back = looped_back_.value_or(0),
+               .irq_level = irq_level_,
+               .reserved = 0};
+}
+
+void Serial16550::RestoreState(const State& state) {
+  divisor_ = state.divisor;
+  interrupt_enable_ = state.interrupt_enable;
+  line_control_ = state.line_control;
+  modem_control_ = state.modem_control;
+  scratch_ = state.scratch;
+  fifos_enabled_ = state.fifos_enabled != 0;
+  thr_interrupt_pending_ = state.thr_interrupt_pending != 0;
+  looped_back_.reset();
+  if (state.has_looped_back != 0) looped_back_ = state.looped_back;
+  irq_level_ = state.irq_level != 0;
+  if (irq_) irq_(irq_level_);
+}
+
 }  // namespace sigvisor

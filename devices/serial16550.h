@@ -58,6 +58,26 @@ class Serial16550 : public Device {
   absl::StatusOr<DeviceAction> Read(uint64_t offset, std::span<uint8_t> data) override;
   absl::StatusOr<DeviceAction> Write(uint64_t offset, std::span<const uint8_t> data) override;
 
+  // The registers a snapshot keeps (what the guest programmed and what is pending),
+  // fixed-width so that it is saved as it is. Not the output count: a restored VM
+  // counts its own.
+  struct State {
+    uint16_t divisor;
+    uint8_t interrupt_enable;
+    uint8_t line_control;
+    uint8_t modem_control;
+    uint8_t scratch;
+    uint8_t fifos_enabled;
+    uint8_t thr_interrupt_pending;
+    uint8_t has_looped_back;
+    uint8_t looped_back;
+    uint8_t irq_level;
+    uint8_t reserved;
+  };
+  State SaveState() const;
+  // Puts the registers back, and the interrupt line (if connected) to the saved level.
+  void RestoreState(const State& state);
+
   // Bytes sent to the sink so far.
   uint64_t bytes_out() const { return bytes_out_; }
   // The baud-rate divisor last programmed through the divisor latch.

@@ -220,5 +220,31 @@ TEST(SerialWithoutSinkTest, DiscardsButCounts) {
   EXPECT_EQ(serial.name(), "serial");
 }
 
+// A snapshot's serial: a second UART given the first's state reads back every register
+// the same and keeps the looped-back byte and the pending interrupt.
+TEST_F(SerialTest, RestoredStateReadsBackTheSame) {
+  Out(kLcr, kDlab);
+  Out(kDll, 0x01);
+  Out(kDlm, 0x00);
+  Out(kLcr, 0x03);
+  Out(kFcr, 0x01);
+  Out(kMcr, 0x10);  // loopback
+  Out(kScr, 0x5a);
+  Out(kThr, 'q');   // waits in the receiver, looped back
+  Out(kIer, 0x03);
+
+  std::vector<bool> levels;
+  Serial16550 restored(nullptr, [&](bool level) { levels.push_back(level); });
+  restored.RestoreState(serial_.SaveState());
+  EXPECT_EQ(levels, (std::vector<bool>{serial_.irq_level()}));
+  EXPECT_EQ(restored.divisor(), 1);
+  for (uint64_t reg : {kIer, kLcr, kMcr, kLsr, kScr, kIir, kThr, kLsr}) {
+    uint8_t theirs[] = {0}, ours[] = {0};
+    ASSERT_TRUE(serial_.Read(reg, theirs).ok());
+    ASSERT_TRUE(restored.Read(reg, ours).ok());
+    EXPECT_EQ(ours[0], theirs[0]) << "register " << reg;
+  }
+}
+
 }  // namespace
 }  // namespace sigvisor

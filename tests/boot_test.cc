@@ -54,8 +54,9 @@ TEST(BundledKernelTest, ConsoleWorkloadMakesExactlyOneExitPerWrite) {
     ASSERT_EQ(r.phases.size(), 1u);
     EXPECT_EQ(r.phases[0].exits_total, ops);
     EXPECT_EQ(r.phases[0].exits, (ExitCounts{{"io", ops}}));
-    // One more: the kernel's empty write as it starts init, where boot ends.
-    EXPECT_EQ(CountDetail(r.ledger, "io", "port 0x501 out (hypercall console_write)"), ops + 1);
+    EXPECT_EQ(CountDetail(r.ledger, "io", "port 0x501 out (hypercall console_write)"), ops);
+    // And one orders call: the kernel's quiescent point, where boot ends.
+    EXPECT_EQ(CountDetail(r.ledger, "io", "port 0x509 out (hypercall orders)"), 1u);
   }
 }
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -284,6 +285,31 @@ TEST(GdbStubTest, InterruptThenKill) {
   ASSERT_TRUE(c->Send("k").ok());
   EXPECT_EQ(run.Wait(), 124);  // the guest failed: killed (`sigvisor help`, "exit status")
   EXPECT_NE(run.err().find("killed: gdb killed the guest"), std::string::npos) << run.err();
+  // The kernel written out for gdb's symbols goes with the run (issue 30).
+  EXPECT_FALSE(std::filesystem::exists(at->symbols)) << at->symbols;
+}
+
+// Issue 30: `run --gdb PORT --timeout 2s` with no gdb attached waited forever. The
+// timeout covers the wait: the run ends as a timeout saying no debugger attached,
+// status 124, its temporary file removed.
+TEST(GdbStubTest, NoDebuggerWithinTheTimeoutEndsTheRun) {
+  SIGVISOR_REQUIRE_KVM(kvm);
+  const auto start = std::chrono::steady_clock::now();
+  // No marker to wait for: it ends by itself, or is killed after 60 s.
+  testing::SignalledResult r =
+      testing::SigvisorSignalled({"run", "--gdb", "127.0.0.1:0", "--timeout", "2s", "--json"},
+                                 "\x01 not printed", {SIGKILL}, std::chrono::seconds(60));
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(r.killed_by, 0) << "still waiting for gdb after 60 s: " << r.result.err;
+  EXPECT_EQ(r.result.status, 124) << r.result.err;
+  EXPECT_LT(took, std::chrono::seconds(30));
+  EXPECT_NE(r.result.err.find("sigvisor: timeout: no debugger attached within the 2s timeout"),
+            std::string::npos)
+      << r.result.err;
+  EXPECT_NE(r.result.out.find("\"outcome\": \"timeout\""), std::string::npos) << r.result.out;
+  std::optional<Listening> at = Banner(r.result.err);
+  ASSERT_TRUE(at.has_value()) << r.result.err;
+  EXPECT_FALSE(std::filesystem::exists(at->symbols)) << at->symbols;
 }
 
 TEST(GdbStubTest, DetachLetsTheGuestFinish) {

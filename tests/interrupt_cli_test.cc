@@ -41,18 +41,27 @@ std::vector<std::string> With(std::vector<std::string> args, std::vector<std::st
   return args;
 }
 
-// What every interrupted run's JSON says, and that it holds the phase that ended.
-void ExpectInterruptedDocument(const SignalledResult& r) {
+// What every interrupted run's JSON says: status 124, a valid document, outcome
+// interrupted, incomplete. The document, or null when there is none.
+json InterruptedDocument(const SignalledResult& r) {
   EXPECT_EQ(r.killed_by, 0) << r.result.err;
   EXPECT_EQ(r.result.status, kGuestFailed) << r.result.err;
   json doc = json::parse(r.result.out, nullptr, /*allow_exceptions=*/false);
-  ASSERT_FALSE(doc.is_discarded()) << r.result.out << r.result.err;
+  EXPECT_FALSE(doc.is_discarded()) << r.result.out << r.result.err;
+  if (doc.is_discarded()) return nullptr;
   for (const std::string& error :
        sigvisor::testing::ValidateJson(doc, Schema("sigvisor.run-2.schema.json"))) {
     ADD_FAILURE() << error;
   }
   EXPECT_EQ(doc["outcome"], "interrupted");
   EXPECT_FALSE(doc["complete"].get<bool>());
+  return doc;
+}
+
+// ... and that it holds the phase that ended.
+void ExpectInterruptedDocument(const SignalledResult& r) {
+  json doc = InterruptedDocument(r);
+  ASSERT_FALSE(doc.is_null());
   EXPECT_NE(doc["diagnosis"].get<std::string>().find("SIGINT"), std::string::npos);
   ASSERT_FALSE(doc["phases"].empty()) << doc["phases"];
   EXPECT_EQ(doc["phases"][0]["name"], "divzero");
@@ -102,14 +111,37 @@ TEST(InterruptCliTest, AnInterruptedKvmRunReportsWhatItMeasured) {
 TEST(InterruptCliTest, AnInterruptedGdbRunRemovesItsTemporaryFile) {
   if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
   // --gdb writes the bundled kernel out for gdb, then waits for gdb before the guest
-  // runs (it goes on waiting through the first signal): the second one kills the
-  // process, and the first has removed the file already.
+  // runs: the first signal ends the wait, and the second, right behind it, may kill the
+  // process before it reports; the first has removed the file already.
   SignalledResult r = SigvisorSignalled({"run", "--gdb", "127.0.0.1:0"}, "waiting for gdb on",
                                         {SIGINT, SIGTERM});
   ASSERT_TRUE(r.marker_seen) << r.result.out << r.result.err;
   const std::filesystem::path file =
       std::filesystem::temp_directory_path() /
       ("sigvisor-" + std::to_string(r.pid) + "-kernel-baseline.elf");
+  EXPECT_NE(r.result.err.find(file.string()), std::string::npos) << r.result.err;
+  EXPECT_FALSE(std::filesystem::exists(file)) << file;
+}
+
+// Issue 30: Ctrl-C while `run --gdb` waits for gdb ended nothing (the wait went on
+// until a second signal killed the process). It ends the wait: the run is reported as
+// interrupted before the guest's first instruction, status 124, the file removed.
+TEST(InterruptCliTest, AnInterruptWhileWaitingForGdbEndsTheRun) {
+  if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
+  SignalledResult r = SigvisorSignalled({"run", "--gdb", "127.0.0.1:0", "--json"},
+                                        "waiting for gdb on", {SIGINT}, std::chrono::seconds(60));
+  ASSERT_TRUE(r.marker_seen) << r.result.out << r.result.err;
+  json doc = InterruptedDocument(r);
+  ASSERT_FALSE(doc.is_null());
+  const std::string diagnosis = doc["diagnosis"].get<std::string>();
+  EXPECT_NE(diagnosis.find("SIGINT"), std::string::npos) << diagnosis;
+  EXPECT_NE(diagnosis.find("waited for gdb"), std::string::npos) << diagnosis;
+  EXPECT_NE(r.result.err.find("sigvisor: interrupted: SIGINT or SIGTERM stopped the run while it "
+                              "waited for gdb"),
+            std::string::npos)
+      << r.result.err;
+  const std::filesystem::path file = std::filesystem::temp_directory_path() /
+                                     ("sigvisor-" + std::to_string(r.pid) + "-kernel-baseline.elf");
   EXPECT_NE(r.result.err.find(file.string()), std::string::npos) << r.result.err;
   EXPECT_FALSE(std::filesystem::exists(file)) << file;
 }

@@ -73,9 +73,10 @@ TEST(JsonSchemaCliTest, ImagesAndSites) {
 // `run --arch mips`: the interpreter's counters are not KVM's statistics, the host is
 // the interpreter, and nothing is trapped.
 TEST(JsonSchemaCliTest, RunOnTheMipsInterpreter) {
-  const json doc = ValidDocument("run --arch mips --variant tramp=vdso --cores 2 --workload lat_sig "
-                                 "--ops 2 --json --quiet",
-                                 "sigvisor.run-2.schema.json");
+  const json doc = ValidDocument(
+      "run --arch mips --variant tramp=vdso --cores 2 --workload lat_sig "
+      "--ops 2 --json --quiet",
+      "sigvisor.run-2.schema.json");
   EXPECT_EQ(doc["host"]["kind"], "mips-interpreter");
   EXPECT_TRUE(doc["host"]["cpl0_emulated"].is_null());
   EXPECT_TRUE(doc["kvm_stats"].is_null());
@@ -84,6 +85,7 @@ TEST(JsonSchemaCliTest, RunOnTheMipsInterpreter) {
   EXPECT_GT(doc["timing"]["boot_interpreter_stats"].value("instructions", 0), 0);
   for (const json& phase : doc["phases"]) {
     EXPECT_TRUE(phase["kvm_stats"].is_null()) << phase["name"];
+    EXPECT_TRUE(phase["kvm_exits"].is_null()) << phase["name"];  // no KVM, no KVM exits
     EXPECT_TRUE(phase["interpreter_stats"].contains("instructions")) << phase["name"];
   }
   EXPECT_EQ(doc["traps"]["mechanism"], "off");
@@ -93,8 +95,8 @@ TEST(JsonSchemaCliTest, RunOnTheMipsInterpreter) {
 
 TEST(JsonSchemaCliTest, RunUnderKvm) {
   if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
-  const json off = ValidDocument("run --workload console --ops 3 --json --quiet",
-                                 "sigvisor.run-2.schema.json");
+  const json off =
+      ValidDocument("run --workload console --ops 3 --json --quiet", "sigvisor.run-2.schema.json");
   EXPECT_TRUE(off["traps"]["reason"].is_null());
   EXPECT_FALSE(off.contains("interpreter_stats"));  // KVM's statistics only
   // A statistic the host's KVM does not keep is left out, with the reason.
@@ -106,6 +108,26 @@ TEST(JsonSchemaCliTest, RunUnderKvm) {
     ASSERT_FALSE(off["kvm_stats_left_out"].empty());  // PVM leaves io_exits at 0
     EXPECT_EQ(off["kvm_stats_left_out"][0]["name"], "io_exits");
   }
+  // KVM's own exits beside the VMM's in every phase (docs/json.md, "KVM's own exits"),
+  // without what this host does not keep; null only where it gives no statistics.
+  ASSERT_FALSE(off["phases"].empty());
+  for (const json& phase : off["phases"]) {
+    SCOPED_TRACE(phase["name"].get<std::string>());
+    if (off["kvm_stats"].empty()) {
+      EXPECT_TRUE(phase["kvm_exits"].is_null());
+      continue;
+    }
+    ASSERT_TRUE(phase["kvm_exits"].is_object());
+    EXPECT_EQ(phase["kvm_exits"]["total"].is_null(), !off["kvm_stats"].contains("exits"));
+    EXPECT_EQ(phase["per_op"]["kvm_exits"].is_null(), phase["kvm_exits"]["total"].is_null());
+    for (const json& stat : off["kvm_stats_left_out"]) {
+      EXPECT_FALSE(phase["kvm_exits"]["by_reason"].contains(stat["name"].get<std::string>()));
+    }
+    for (const auto& [name, count] : phase["kvm_exits"]["by_reason"].items()) {
+      EXPECT_GT(count.get<uint64_t>(), 0u) << name;
+      EXPECT_TRUE(phase["per_op"]["kvm_exits_by_reason"].contains(name)) << name;
+    }
+  }
 
   // Traps: by_site has one shape in the run and in its phases.
   const json traps = ValidDocument("run --workload divzero --ops 2 --trap=auto --json --quiet",
@@ -116,9 +138,9 @@ TEST(JsonSchemaCliTest, RunUnderKvm) {
   ASSERT_FALSE(phase_sites.empty());
   EXPECT_EQ(RowShapes(phase_sites), RowShapes(traps["traps"]["by_site"]));
   // --trap=pv: the guest counts its own debug-register writes.
-  const json pv = ValidDocument(
-      "run --variant debugreg=pv --trap=pv --workload divzero --ops 2 --json --quiet",
-      "sigvisor.run-2.schema.json");
+  const json pv =
+      ValidDocument("run --variant debugreg=pv --trap=pv --workload divzero --ops 2 --json --quiet",
+                    "sigvisor.run-2.schema.json");
   EXPECT_EQ(pv["traps"]["mechanism"], "pv");
 }
 
@@ -134,8 +156,8 @@ TEST(JsonSchemaCliTest, RunWithAnInjection) {
 TEST(JsonSchemaCliTest, ProbeAndTrace) {
   if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
   ValidDocument("probe --json --iterations 2 --repeats 1", "sigvisor.probe-1.schema.json");
-  const json trace = ValidDocument("trace --workload divzero --ops 1 --json",
-                                   "sigvisor.trace-1.schema.json");
+  const json trace =
+      ValidDocument("trace --workload divzero --ops 1 --json", "sigvisor.trace-1.schema.json");
   EXPECT_FALSE(trace["entries"].empty());
   ValidDocument("trace --workload divzero --ops 1 --variant dr7=always --diff dr7=lazy --json",
                 "sigvisor.trace-diff-1.schema.json");
@@ -146,23 +168,25 @@ TEST(JsonSchemaCliTest, BenchMergeAndStudies) {
                                    "sigvisor.study_tramp-1.schema.json");
   EXPECT_TRUE(tramp.contains("sigvisor"));
   if (!HaveKvm()) GTEST_SKIP() << "/dev/kvm not usable";
-  const std::string bench = "bench --workloads console --variants baseline --traps off --ops 2 "
-                            "--repetitions 2 --json";
+  const std::string bench =
+      "bench --workloads console --variants baseline --traps off --ops 2 "
+      "--repetitions 2 --json";
   const std::string part1 = TempPath("schema-part1.json"), part2 = TempPath("schema-part2.json");
   for (const auto& [shard, path] : {std::pair{"1/2", part1}, std::pair{"2/2", part2}}) {
     CommandResult r = Sigvisor(bench + " --shard " + shard);
     ASSERT_EQ(r.status, 0) << r.err;
     std::ofstream(path) << r.out;
     const json part = json::parse(r.out);
-    EXPECT_TRUE(sigvisor::testing::ValidateJson(part, Schema("sigvisor.bench-1.schema.json")).empty());
+    EXPECT_TRUE(
+        sigvisor::testing::ValidateJson(part, Schema("sigvisor.bench-1.schema.json")).empty());
     EXPECT_TRUE(part.contains("sigvisor")) << shard;
   }
-  const json merged = ValidDocument("merge --json " + part1 + " " + part2,
-                                    "sigvisor.bench-1.schema.json");
+  const json merged =
+      ValidDocument("merge --json " + part1 + " " + part2, "sigvisor.bench-1.schema.json");
   EXPECT_TRUE(merged.contains("sigvisor"));
   EXPECT_EQ(merged["runs_measured"], 2);
-  const json study = ValidDocument("study dequeue --ops 2 --repetitions 1 --json",
-                                   "sigvisor.study-1.schema.json");
+  const json study =
+      ValidDocument("study dequeue --ops 2 --repetitions 1 --json", "sigvisor.study-1.schema.json");
   EXPECT_TRUE(study.contains("sigvisor"));
 }
 

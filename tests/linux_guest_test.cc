@@ -102,6 +102,22 @@ TEST(LinuxKernelRefusedTest, InitrdThatIsNotARegularFile) {
                      "--initrd: '/dev/zero' is a character device, not a regular file");
 }
 
+// Issue 30: --inject with a bzImage was refused naming the gdb stub. Fault injection
+// reads sigvisor's boot protocol: the refusal names --inject and the bundled kernel,
+// before /dev/kvm is opened (--kvm names no device).
+TEST(LinuxKernelRefusedTest, InjectIsForTheBundledKernel) {
+  const sigvisor::testing::CommandResult r = Sigvisor(
+      "run --kvm /nonexistent/kvm --image " + LoadableBzImage() + " --inject sig=usr1,op=1");
+  ExpectOneLineError(r,
+                     "--inject is for the bundled kernel: fault injection reads sigvisor's "
+                     "boot protocol");
+  EXPECT_EQ(r.err.find("gdb"), std::string::npos) << r.err;
+  // --gdb is refused naming --gdb.
+  ExpectOneLineError(
+      Sigvisor("run --kvm /nonexistent/kvm --image " + LoadableBzImage() + " --gdb 127.0.0.1:0"),
+      "--gdb: the gdb stub works on sigvisor images only");
+}
+
 TEST(LinuxKernelRefusedTest, InitrdThatDoesNotFitGuestMemory) {
   SIGVISOR_REQUIRE_DEBIAN_KERNEL(kernel);
   if (!HaveKvm()) GTEST_SKIP() << "no /dev/kvm";

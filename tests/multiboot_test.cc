@@ -334,6 +334,15 @@ TEST(MultibootTest, ModulesAndTrapsOnlyWhereTheyApply) {
                      "--irqchip is for Multiboot kernels");
 }
 
+// Issue 30: --inject with a Multiboot kernel was refused naming the tracer and the gdb
+// stub. Refused naming --inject, before /dev/kvm is opened (--kvm names no device).
+TEST(MultibootTest, InjectIsForTheBundledKernel) {
+  ExpectOneLineError(
+      Sigvisor("run --kvm /nonexistent/kvm --image " + Kernel("mb32") + " --inject sig=usr1,op=1"),
+      "--inject is for the bundled kernel: fault injection reads sigvisor's "
+      "boot protocol");
+}
+
 // Issue 30: a directory as --module ended in an uncaught std::__ios_failure, /dev/zero
 // in std::bad_alloc, and a FIFO blocked for ever. Refused before /dev/kvm is opened.
 TEST(MultibootTest, ModuleThatIsNotARegularFileIsRefused) {

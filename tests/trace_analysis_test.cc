@@ -340,6 +340,39 @@ TEST(FormatTest, ListingSummaryAndJson) {
   EXPECT_EQ(j["entries"][3]["stage"], "exception entry");
 }
 
+// Issue 30: a trace that timed out inside its phase blamed the host ("does not count
+// kernel instructions") on a host that does; it says the run timed out and to raise
+// --timeout. The host is named only where it is the reason.
+TEST(FormatTest, NoLedgerCountSaysWhyTimeoutFirst) {
+  Trace t = DivzeroShaped(true);
+  t.complete = false;
+  t.stopped_why = "the run ended (timeout) inside the phase";
+  t.run_outcome = "timeout";
+  t.run_timeout = "1m";
+  EXPECT_EQ(NoLedgerCheckReason(t),
+            "the run timed out at --timeout 1m before the phase ended: single-stepping is slow; "
+            "raise --timeout");
+  const TraceSource source{"kernel baseline (embedded)", "baseline", "workload=divzero ops=1"};
+  const std::string summary = FormatSummary(source, t, Analyze(t));
+  EXPECT_NE(summary.find("no ledger count to check against (the run timed out at --timeout 1m"),
+            std::string::npos)
+      << summary;
+  EXPECT_EQ(summary.find("does not count kernel instructions"), std::string::npos) << summary;
+  // A timeout on a host that does not count: the timeout is still the reason given.
+  t.host_kind = "hardware";
+  EXPECT_NE(NoLedgerCheckReason(t).find("timed out"), std::string::npos);
+  // The run ended otherwise: on this host, the host.
+  t.run_outcome = "exited";
+  t.complete = true;
+  EXPECT_EQ(NoLedgerCheckReason(t), "this host does not count kernel instructions");
+  // On a host that counts: what ended the run first.
+  t.host_kind = "pvm";
+  t.run_outcome = "guest_panic";
+  EXPECT_EQ(NoLedgerCheckReason(t), "the run ended (guest_panic) before the phase did");
+  t.run_outcome = "";
+  EXPECT_EQ(NoLedgerCheckReason(t), "the run's ledger has no count for the phase");
+}
+
 TEST(FormatTest, DiffShowsTheDr7WriteOnlyOnItsSide) {
   const Trace with = DivzeroShaped(true), without = DivzeroShaped(false);
   const TraceDiff d = DiffTraces({"a", "dr7=always", ""}, with, Analyze(with),

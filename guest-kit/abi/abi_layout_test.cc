@@ -22,6 +22,11 @@ TEST(AbiLayoutTest, HypercallArgumentBlocks) {
   EXPECT_EQ(offsetof(sigvisor_hc_phase_begin, op_syscall_plus1), 52u);
   EXPECT_EQ(sizeof(sigvisor_hc_event), 32u);
   EXPECT_EQ(offsetof(sigvisor_hc_event, addr), 16u);
+  EXPECT_EQ(sizeof(sigvisor_hc_orders), 16u);  // ABI 5
+  EXPECT_EQ(offsetof(sigvisor_hc_orders, buf_gpa), 0u);
+  EXPECT_EQ(offsetof(sigvisor_hc_orders, buf_len), 8u);
+  EXPECT_EQ(offsetof(sigvisor_hc_orders, len), 12u);
+  EXPECT_EQ(SIGVISOR_ORDERS_NONE, 0xffffffffu);
 }
 
 TEST(AbiLayoutTest, HostMailbox) {
@@ -72,7 +77,8 @@ TEST(AbiLayoutTest, NumbersAreDistinctAndPortsFit) {
   EXPECT_EQ(SIGVISOR_HC_PANIC, 6);
   EXPECT_EQ(SIGVISOR_HC_EVENT, 7);
   EXPECT_EQ(SIGVISOR_HC_PV_DEBUGREG_LOAD, 8);
-  EXPECT_EQ(SIGVISOR_HC_COUNT, 9);
+  EXPECT_EQ(SIGVISOR_HC_ORDERS, 9);
+  EXPECT_EQ(SIGVISOR_HC_COUNT, 10);
   EXPECT_LT(SIGVISOR_HC_PORT_BASE + SIGVISOR_HC_COUNT, 0x10000u);
   EXPECT_EQ(SIGVISOR_SEL_USER_DS, 0x2bu);  // the host's selectors, as PVM requires
   EXPECT_EQ(SIGVISOR_SEL_USER_CS, 0x33u);

@@ -25,8 +25,10 @@
 #endif
 
 /* 4: the paravirtual debug-register page (sigvisor_boot_info.pv_page_gpa,
- *    SIGVISOR_HC_PV_DEBUGREG_LOAD). */
-#define SIGVISOR_ABI_VERSION SIGVISOR_U(4)
+ *    SIGVISOR_HC_PV_DEBUGREG_LOAD).
+ * 5: the quiescent point: the kernel asks the VMM for its orders (init's command
+ *    line) once booted (SIGVISOR_HC_ORDERS); it is now the guest's first hypercall. */
+#define SIGVISOR_ABI_VERSION SIGVISOR_U(5)
 
 /* ------------------------------------------------------------------------------
  * Hypercalls.
@@ -53,7 +55,8 @@ enum sigvisor_hypercall_nr {
   SIGVISOR_HC_PANIC = 6,         /* struct sigvisor_hc_panic */
   SIGVISOR_HC_EVENT = 7,         /* struct sigvisor_hc_event */
   SIGVISOR_HC_PV_DEBUGREG_LOAD = 8, /* struct sigvisor_pv_page (see below) */
-  SIGVISOR_HC_COUNT = 9          /* first unused number */
+  SIGVISOR_HC_ORDERS = 9,        /* struct sigvisor_hc_orders */
+  SIGVISOR_HC_COUNT = 10         /* first unused number */
 };
 #endif
 
@@ -124,6 +127,35 @@ struct sigvisor_hc_panic {
   uint64_t message_len;
   uint64_t rip;    /* where it happened, 0 if unknown */
   uint64_t vector; /* exception vector, or ~0 for a software panic */
+};
+#endif
+
+/* ------------------------------------------------------------------------------
+ * The quiescent point: SIGVISOR_HC_ORDERS.
+ *
+ * The kernel asks the VMM for its orders, init's command line ("workload=... ops=...
+ * warmup=..."), with this call, once: booted (its tables, per-CPU data and page
+ * allocator set up) and before it creates any user task or executes any FPU/SSE
+ * instruction. A VM stopped at this exit therefore holds no user state and its FPU
+ * is in its reset state: it can be saved there and restored many times, each restore
+ * given different orders. The call is also the end of boot as the VMM measures it
+ * (the guest's first hypercall).
+ *
+ * The guest puts SIGVISOR_ORDERS_NONE in `len` before the call. The VMM writes the
+ * orders, NUL-terminated, at buf_gpa and their length in `len`; it refuses (fails the
+ * run) orders that do not fit the buffer rather than truncate them. Where no VMM
+ * answers (QEMU), `len` stays SIGVISOR_ORDERS_NONE and the kernel takes the boot
+ * info's cmdline.
+ * ------------------------------------------------------------------------------ */
+#define SIGVISOR_ORDERS_NONE SIGVISOR_U(0xffffffff)
+
+#ifndef __ASSEMBLER__
+struct sigvisor_hc_orders {
+  uint64_t buf_gpa; /* where the VMM writes the orders: a command line, NUL-terminated */
+  uint32_t buf_len; /* the buffer's size in bytes (at most SIGVISOR_CMDLINE_MAX is used) */
+  uint32_t len;     /* set by the VMM: the orders' length without the NUL; the guest
+                       puts SIGVISOR_ORDERS_NONE here first, and it stays so where no VMM
+                       answers (QEMU): the guest then takes the boot info's cmdline */
 };
 #endif
 

@@ -64,6 +64,20 @@ void hc_event(uint32_t kind, int signo, int code, int pid, uint64_t addr, uint64
   hypercall(SIGVISOR_HC_EVENT, &args);
 }
 
+uint32_t hc_orders(char *buf, uint32_t buf_len) {
+  static struct sigvisor_hc_orders args;
+  args.buf_gpa = (uint64_t)__pa(buf);
+  args.buf_len = buf_len;
+  args.len = SIGVISOR_ORDERS_NONE;
+  if (use_pc_devices) return args.len;
+  /* The VMM reads `args` and writes `args.len` and `buf` behind the compiler's back
+   * (MIPS's store to the device is no compiler barrier): order both sides. */
+  __asm__ volatile("" : : : "memory");
+  hypercall(SIGVISOR_HC_ORDERS, &args);
+  __asm__ volatile("" : : : "memory");
+  return args.len;
+}
+
 void hc_exit(int64_t status) {
   if (use_pc_devices) arch_board_exit((uint32_t)status);
   static struct sigvisor_hc_exit args;

@@ -6,7 +6,8 @@
 #include <stdint.h>
 
 /* Without sigvisor's hypercall port (booted by a Multiboot loader such as QEMU's):
- * the console goes to COM1, exit to isa-debug-exit, phase markers are dropped. */
+ * the console goes to COM1, exit to isa-debug-exit, phase markers are dropped, and
+ * hc_orders() answers SIGVISOR_ORDERS_NONE. */
 void hypercalls_use_pc_devices(void);
 
 void hc_console_write(const char *data, size_t len);
@@ -14,6 +15,10 @@ void hc_console_write(const char *data, size_t len);
 void hc_phase_begin(const char *name, uint64_t ops, uint32_t flags, int op_syscall);
 void hc_phase_end(void);
 void hc_event(uint32_t kind, int signo, int code, int pid, uint64_t addr, uint64_t rip);
+/* The quiescent point (SIGVISOR_HC_ORDERS): asks the VMM for init's command line,
+ * written into `buf` (`buf_len` bytes). Returns its length as the VMM says it, or
+ * SIGVISOR_ORDERS_NONE where no VMM answers (QEMU): the caller bounds it. */
+uint32_t hc_orders(char *buf, uint32_t buf_len);
 void hc_exit(int64_t status) __attribute__((noreturn));
 void hc_panic(const char *message, size_t len, uint64_t rip, uint64_t vector)
     __attribute__((noreturn));

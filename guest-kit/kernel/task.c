@@ -64,12 +64,6 @@ void task_start_init(const char *args) {
   this_cpu_write(current_task, init);
   cpu_set_kernel_stack(init->kernel_stack_top);
   switch_mm(init->page_table);
-  /* The end of boot, as the VMM measures it: it times boot (and counts its kernel
-   * instructions) from the first guest instruction to the guest's first hypercall.
-   * Made here, an empty console write (one exit, nothing printed), that span is the
-   * kernel's own boot, whatever init does first: a workload runs its unmeasured
-   * warm-up op before its first phase marker. */
-  hc_console_write("", 0);
   enter_user_mode(task_pt_regs(init));
 }
 

@@ -50,6 +50,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (text.size() > SIGVISOR_CONSOLE_MAX_WRITE) std::abort();
     console_bytes += text.size();
   });
+  protocol.set_orders("workload=hello ops=1");  // written wherever an orders call points
   sigvisor::HypercallTable served, checked;
   if (!protocol.Register(served).ok()) std::abort();
   for (uint64_t nr = 0; nr < sigvisor::HypercallTable::kMaxCalls; ++nr) {

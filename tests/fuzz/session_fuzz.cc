@@ -86,6 +86,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   sigvisor::Session session(backend, bus, options);
   sigvisor::GuestProtocol protocol(
       *memory, [&session](std::string_view text) { session.ConsoleWrite(text); });
+  protocol.set_orders("workload=hello ops=1");  // written wherever an orders call points
   if (!protocol.Register(table).ok()) std::abort();
   uint64_t serial_out = 0;
   sigvisor::Serial16550 serial([&](std::string_view text) { serial_out += text.size(); });

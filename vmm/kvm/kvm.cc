@@ -80,6 +80,19 @@ int KvmSystem::CheckExtension(int capability) const {
   return ret < 0 ? 0 : ret;
 }
 
+absl::StatusOr<std::vector<uint32_t>> KvmSystem::MsrIndexList() const {
+  // struct kvm_msr_list: nmsrs, then the indices. Asked with room for 1024, which is
+  // several times what any KVM lists (E2BIG says how many there are otherwise).
+  constexpr uint32_t kMaxMsrs = 1024;
+  std::vector<uint32_t> buffer(1 + kMaxMsrs);
+  buffer[0] = kMaxMsrs;
+  if (Ioctl(fd_.get(), kKvmGetMsrIndexList, buffer.data()) < 0) {
+    return ErrnoError("KVM_GET_MSR_INDEX_LIST", errno);
+  }
+  const uint32_t count = std::min(buffer[0], kMaxMsrs);
+  return std::vector<uint32_t>(buffer.begin() + 1, buffer.begin() + 1 + count);
+}
+
 absl::StatusOr<KvmVm> KvmSystem::CreateVm() const {
   int fd = Ioctl(fd_.get(), KVM_CREATE_VM, 0);
   if (fd < 0) return ErrnoError("KVM_CREATE_VM", errno);
@@ -209,6 +222,9 @@ SIGVISOR_VCPU_SET(kvm_guest_debug, SetGuestDebug, KVM_SET_GUEST_DEBUG)
 SIGVISOR_VCPU_GET(kvm_vcpu_events, GetEvents, KVM_GET_VCPU_EVENTS)
 SIGVISOR_VCPU_SET(kvm_vcpu_events, SetEvents, KVM_SET_VCPU_EVENTS)
 SIGVISOR_VCPU_GET(kvm_mp_state, GetMpState, KVM_GET_MP_STATE)
+SIGVISOR_VCPU_SET(kvm_mp_state, SetMpState, KVM_SET_MP_STATE)
+SIGVISOR_VCPU_GET(kvm_xcrs, GetXcrs, KVM_GET_XCRS)
+SIGVISOR_VCPU_SET(kvm_xcrs, SetXcrs, KVM_SET_XCRS)
 SIGVISOR_VCPU_GET(kvm_fpu, GetFpu, KVM_GET_FPU)
 SIGVISOR_VCPU_GET(kvm_lapic_state, GetLapic, KVM_GET_LAPIC)
 SIGVISOR_VCPU_SET(kvm_lapic_state, SetLapic, KVM_SET_LAPIC)
@@ -232,12 +248,13 @@ absl::Status KvmVcpu::SetCpuid(std::span<const kvm_cpuid_entry2> entries) {
   return absl::OkStatus();
 }
 
-absl::Status KvmVcpu::SetMsrs(std::span<const kvm_msr_entry> msrs) {
+absl::Status KvmVcpu::SetMsrs(std::span<const kvm_msr_entry> msrs, size_t* done) {
   std::vector<uint8_t> buffer(sizeof(KvmMsrsHeader) + msrs.size_bytes());
   auto* header = reinterpret_cast<KvmMsrsHeader*>(buffer.data());
   header->nmsrs = static_cast<uint32_t>(msrs.size());
   std::memcpy(buffer.data() + sizeof(KvmMsrsHeader), msrs.data(), msrs.size_bytes());
   int set = Ioctl(fd_.get(), kKvmSetMsrs, header);
+  if (done != nullptr) *done = set < 0 ? msrs.size() : static_cast<size_t>(set);
   if (set < 0) return ErrnoError("KVM_SET_MSRS", errno);
   if (static_cast<size_t>(set) != msrs.size()) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -263,6 +280,48 @@ absl::StatusOr<uint64_t> KvmVcpu::GetMsr(uint32_t index) const {
         absl::StrFormat("KVM_GET_MSRS: the host does not give MSR %#x", index));
   }
   return msrs.entry.data;
+}
+
+absl::StatusOr<std::vector<kvm_msr_entry>> KvmVcpu::GetMsrs(std::span<const uint32_t> indices,
+                                                            std::vector<uint32_t>* refused) const {
+  std::vector<kvm_msr_entry> got;
+  std::vector<uint8_t> buffer;
+  while (!indices.empty()) {
+    buffer.assign(sizeof(KvmMsrsHeader) + indices.size() * sizeof(kvm_msr_entry), 0);
+    auto* header = reinterpret_cast<KvmMsrsHeader*>(buffer.data());
+    header->nmsrs = static_cast<uint32_t>(indices.size());
+    auto* entries = reinterpret_cast<kvm_msr_entry*>(buffer.data() + sizeof(KvmMsrsHeader));
+    for (size_t i = 0; i < indices.size(); ++i) entries[i].index = indices[i];
+    const int n = Ioctl(fd_.get(), kKvmGetMsrs, header);
+    if (n < 0) return ErrnoError("KVM_GET_MSRS", errno);
+    const size_t read = std::min<size_t>(static_cast<size_t>(n), indices.size());
+    got.insert(got.end(), entries, entries + read);
+    if (read == indices.size()) break;
+    if (refused != nullptr) refused->push_back(indices[read]);
+    indices = indices.subspan(read + 1);
+  }
+  return got;
+}
+
+// By hand rather than by the macros: their errors would name kKvmGetXsave.
+absl::StatusOr<KvmXsave> KvmVcpu::GetXsave() const {
+  KvmXsave xsave = {};
+  if (Ioctl(fd_.get(), kKvmGetXsave, &xsave) < 0) return ErrnoError("KVM_GET_XSAVE", errno);
+  return xsave;
+}
+
+absl::Status KvmVcpu::SetXsave(const KvmXsave& xsave) {
+  if (Ioctl(fd_.get(), kKvmSetXsave, &xsave) < 0) return ErrnoError("KVM_SET_XSAVE", errno);
+  return absl::OkStatus();
+}
+
+absl::Status KvmVcpu::CompletePendingIo() {
+  run()->immediate_exit = 1;
+  const int ret = ::ioctl(fd_.get(), KVM_RUN, 0);
+  const int err = errno;
+  run()->immediate_exit = 0;
+  if (ret == 0 || err == EINTR) return absl::OkStatus();  // EINTR: what immediate_exit returns
+  return ErrnoError("KVM_RUN (immediate exit, to complete pending I/O)", err);
 }
 
 absl::StatusOr<uint64_t> KvmVcpu::TscKhz() const {

@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "vmm/base/unique_fd.h"
+#include "vmm/kvm/kvm_layouts.h"
 #include "vmm/kvm/stats_fd.h"
 
 namespace sigvisor {
@@ -40,6 +41,9 @@ class KvmSystem {
   const absl::StatusOr<std::vector<kvm_cpuid_entry2>>& SupportedCpuid() const {
     return supported_cpuid_;
   }
+
+  // KVM_GET_MSR_INDEX_LIST: the MSRs this host's KVM saves and restores for a guest.
+  absl::StatusOr<std::vector<uint32_t>> MsrIndexList() const;
 
   int fd() const { return fd_.get(); }
 
@@ -111,9 +115,16 @@ class KvmVcpu {
   absl::StatusOr<kvm_sregs> GetSregs() const;
   absl::Status SetSregs(const kvm_sregs& sregs);
   absl::Status SetCpuid(std::span<const kvm_cpuid_entry2> entries);
-  absl::Status SetMsrs(std::span<const kvm_msr_entry> msrs);
+  // KVM_SET_MSRS. KVM stops at the first MSR it refuses: the error names it, and
+  // `set` (when given) says how many went in before it.
+  absl::Status SetMsrs(std::span<const kvm_msr_entry> msrs, size_t* set = nullptr);
   // KVM_GET_MSRS of one MSR; an error when the host does not give it.
   absl::StatusOr<uint64_t> GetMsr(uint32_t index) const;
+  // KVM_GET_MSRS of `indices`: the entries the host gave, in order. KVM stops at the
+  // first MSR it refuses; that one is left out (and named in `refused`, when given)
+  // and the rest are asked again, so one refusal costs one entry, not the batch.
+  absl::StatusOr<std::vector<kvm_msr_entry>> GetMsrs(std::span<const uint32_t> indices,
+                                                     std::vector<uint32_t>* refused = nullptr) const;
   absl::StatusOr<kvm_debugregs> GetDebugRegs() const;
   absl::Status SetDebugRegs(const kvm_debugregs& regs);
   absl::Status SetGuestDebug(const kvm_guest_debug& debug);
@@ -131,6 +142,18 @@ class KvmVcpu {
   absl::Status Interrupt(uint32_t vector);
   // KVM_GET_MP_STATE (in-kernel irqchip): an AP waits UNINITIALIZED for INIT/SIPI.
   absl::StatusOr<kvm_mp_state> GetMpState() const;
+  absl::Status SetMpState(const kvm_mp_state& state);
+  // KVM_GET_XSAVE / KVM_SET_XSAVE (the legacy 4 KiB area) and the XCRs beside it.
+  absl::StatusOr<KvmXsave> GetXsave() const;
+  absl::Status SetXsave(const KvmXsave& xsave);
+  absl::StatusOr<kvm_xcrs> GetXcrs() const;
+  absl::Status SetXcrs(const kvm_xcrs& xcrs);
+
+  // Completes an exit KVM left half done (the port I/O or MMIO it returned for):
+  // KVM_RUN with immediate_exit set finishes the instruction and returns before the
+  // guest runs another (KVM_CAP_IMMEDIATE_EXIT). Before a save, so that the state
+  // read is the one after the instruction.
+  absl::Status CompletePendingIo();
 
   // KVM_GET_TSC_KHZ: the rate of this vCPU's TSC (the host's, unless scaled).
   absl::StatusOr<uint64_t> TscKhz() const;

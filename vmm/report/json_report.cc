@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "vmm/report/kvm_exits.h"
 #include "vmm/report/kvm_stat_check.h"
 #include "vmm/report/phase_spread.h"
 
@@ -102,22 +103,47 @@ json TrapsToJson(const TrapSummary& trap, const TrapLedger& ledger) {
     auto it = ledger.by_kind().find(name);
     return it == ledger.by_kind().end() ? uint64_t{0} : it->second;
   };
-  return {{"mechanism", TrapMechanismName(trap.mechanism)},
-          // Why this mechanism; there is nothing to explain when nothing is trapped.
-          {"reason", trap.mechanism == TrapMechanism::kOff || trap.reason.empty()
-                         ? json(nullptr)
-                         : json(trap.reason)},
-          {"sites", trap.sites},
-          {"total", ledger.total()},
-          {"by_kind", CountsToJson(ledger.by_kind())},
-          {"dr_writes", kind("dr_write")},
-          {"dr_reads", kind("dr_read")},
-          {"dr_loads", ledger.dr_loads()},
-          {"hypercalls", ledger.hypercalls()},  // --trap=pv: the guest's load requests
-          {"by_site", by_site}};
+  return {
+      {"mechanism", TrapMechanismName(trap.mechanism)},
+      // Why this mechanism; there is nothing to explain when nothing is trapped.
+      {"reason", trap.mechanism == TrapMechanism::kOff || trap.reason.empty() ? json(nullptr)
+                                                                              : json(trap.reason)},
+      {"sites", trap.sites},
+      {"total", ledger.total()},
+      {"by_kind", CountsToJson(ledger.by_kind())},
+      {"dr_writes", kind("dr_write")},
+      {"dr_reads", kind("dr_read")},
+      {"dr_loads", ledger.dr_loads()},
+      {"hypercalls", ledger.hypercalls()},  // --trap=pv: the guest's load requests
+      {"by_site", by_site}};
 }
 
 json Optional(const std::optional<uint64_t>& value) { return value ? json(*value) : json(nullptr); }
+
+// KVM's own exits in a phase (kvm_exits.h), beside the VMM's: `kvm_exits` {total,
+// by_reason} and, for `per_op`, the same per op. Null where there are none to give:
+// the MIPS interpreter, a host whose KVM gives no statistics.
+struct KvmExitsJson {
+  json totals = nullptr;
+  json per_op = nullptr;
+  json per_op_by_reason = nullptr;
+};
+KvmExitsJson KvmExitsToJson(const PhaseResult& phase, const RunContext& run) {
+  KvmExitsJson out;
+  if (run.record.stats_source != StatsSource::kKvm) return out;
+  const std::optional<KvmExits> exits =
+      KvmExitsOf(WithoutUncounted(phase.kvm_stats, run.uncounted));
+  if (!exits) return out;
+  json by_reason = json::object(), per_op_by_reason = json::object();
+  for (const auto& [name, count] : exits->by_reason) {
+    by_reason[name] = count;
+    per_op_by_reason[name] = PerOp(count, phase.ops);
+  }
+  out.totals = {{"total", Optional(exits->total)}, {"by_reason", by_reason}};
+  out.per_op = exits->total ? json(PerOp(*exits->total, phase.ops)) : json(nullptr);
+  out.per_op_by_reason = per_op_by_reason;
+  return out;
+}
 
 json PhaseToJson(const PhaseResult& phase, const RunContext& run) {
   const HostSummary& host = run.record.host;
@@ -139,6 +165,9 @@ json PhaseToJson(const PhaseResult& phase, const RunContext& run) {
   per_op["kernel_insns"] = host.cpl0_emulated && insns != phase.kvm_stats.end()
                                ? json(PerOp(insns->second, phase.ops))
                                : json(nullptr);
+  const KvmExitsJson kvm_exits = KvmExitsToJson(phase, run);
+  per_op["kvm_exits"] = kvm_exits.per_op;
+  per_op["kvm_exits_by_reason"] = kvm_exits.per_op_by_reason;
   json overhead = nullptr;
   if (phase.marker_overhead) {
     overhead = {{"exits", Sum(phase.marker_overhead->exits)},
@@ -156,10 +185,11 @@ json PhaseToJson(const PhaseResult& phase, const RunContext& run) {
                 {"by_kind", CountsToJson(phase.traps.by_kind)},
                 {"by_site", PhaseSitesToJson(phase.traps.by_site, run.record.result.traps)},
                 {"dr_loads", phase.traps.dr_loads},
-            {"hypercalls", phase.traps.hypercalls}};
+                {"hypercalls", phase.traps.hypercalls}};
   json out = {{"name", phase.name},
               {"ops", phase.ops},
               {"exits", {{"total", phase.exits_total}, {"by_reason", by_reason}}},
+              {"kvm_exits", kvm_exits.totals},
               {"traps", traps}};
   AddStats(out, "", phase.kvm_stats, run);
   out["wall_ns"] = Optional(phase.MeasuredWallNs());
@@ -242,15 +272,17 @@ nlohmann::ordered_json RunRecordToJson(const RunRecord& record) {
   for (const PhaseResult& phase : result.phases) phases.push_back(PhaseToJson(phase, run));
   json left_out = json::array();
   for (const UncountedKvmStat& stat : run.uncounted) {
-    left_out.push_back({{"name", stat.name},
-                        {"kvm", stat.kvm},
-                        {"vmm", stat.vmm},
-                        {"exit_reason", stat.exit_reason.empty() ? json(nullptr)
-                                                                 : json(stat.exit_reason)},
-                        {"why", DescribeUncounted(stat)}});
+    left_out.push_back(
+        {{"name", stat.name},
+         {"kvm", stat.kvm},
+         {"vmm", stat.vmm},
+         {"exit_reason", stat.exit_reason.empty() ? json(nullptr) : json(stat.exit_reason)},
+         {"why", DescribeUncounted(stat)}});
   }
-  // A guest that never makes a hypercall (a Multiboot kernel) has no boot time.
-  const bool booted = record.guest_makes_hypercalls && result.first_hypercall_ns != 0;
+  // A guest that never makes a hypercall (a Multiboot kernel) has no boot time, and a
+  // restored one none of its own.
+  const bool booted = record.guest_makes_hypercalls && record.restored_from.empty() &&
+                      result.first_hypercall_ns != 0;
   json timing = {{"vm_create_ns", record.vm_create_ns},
                  {"setup_ns", record.setup_ns},
                  {"boot_ns", booted ? json(result.first_hypercall_ns) : json(nullptr)}};
@@ -268,6 +300,7 @@ nlohmann::ordered_json RunRecordToJson(const RunRecord& record) {
                       ? json(nullptr)
                       : json({{"name", record.variant}, {"settings", record.variant_settings}})},
       {"cmdline", record.cmdline},
+      {"restored_from", record.restored_from.empty() ? json(nullptr) : json(record.restored_from)},
       {"outcome", OutcomeName(result.outcome)},
       {"exit_code", result.exit_code},
       {"diagnosis", result.diagnosis.empty() ? json(nullptr) : json(result.diagnosis)},

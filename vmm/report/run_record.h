@@ -45,6 +45,9 @@ struct RunRecord {
   // byte of which the run loop would take for a first hypercall) and makes no
   // hypercall, so there is no boot span to report.
   bool guest_makes_hypercalls = true;
+  // `run --restore`: the snapshot directory the VM was restored from; the run then has
+  // no boot of its own (the snapshot's was paid once, by `sigvisor snapshot`).
+  std::string restored_from;
   TrapSummary trap;
   RunResult result;
   uint64_t vm_create_ns = 0;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "vmm/report/kvm_exits.h"
 #include "vmm/report/kvm_stat_check.h"
 #include "vmm/report/phase_spread.h"
 
@@ -50,8 +51,13 @@ void AppendTrapTable(std::string& out, const TrapSummary& trap, const TrapLedger
 }
 
 void AppendKvmStats(std::string& out, const StatsSnapshot& stats, bool interpreter,
-                    const std::vector<UncountedKvmStat>& uncounted) {
-  if (stats.empty()) return;
+                    const std::vector<UncountedKvmStat>& uncounted, bool ran) {
+  if (stats.empty()) {
+    // Said once here, rather than as zeros in every phase.
+    if (!interpreter && ran)
+      absl::StrAppendFormat(&out, "\nKVM stats: none: %s\n", kNoKvmStatistics);
+    return;
+  }
   out += interpreter ? "\ninterpreter stats (whole run):" : "\nKVM stats (whole run):";
   int shown = 0;
   for (const char* name : interpreter ? std::span<const char* const>(kReportedInterpreterStats)
@@ -70,8 +76,10 @@ void AppendKvmStats(std::string& out, const StatsSnapshot& stats, bool interpret
   }
 }
 
-void AppendPhase(std::string& out, const PhaseResult& phase, const HostSummary& host,
-                 bool traps, bool interpreter) {
+// `kvm`: KVM's own exits in the phase (kvm_exits.h); nullopt for the MIPS interpreter
+// and where the host gives no statistics (said once, under the KVM stats).
+void AppendPhase(std::string& out, const PhaseResult& phase, const HostSummary& host, bool traps,
+                 bool interpreter, const std::optional<KvmExits>& kvm) {
   absl::StrAppendFormat(&out, "\nphase %-24s %14s %14s\n",
                         absl::StrFormat("%s (%d ops)", phase.name, phase.ops), "total", "per op");
   auto row = [&](const char* name, uint64_t total) {
@@ -80,6 +88,17 @@ void AppendPhase(std::string& out, const PhaseResult& phase, const HostSummary& 
   row("exits", phase.exits_total);
   for (const auto& [reason, count] : phase.exits) {
     row(absl::StrFormat("  %s", reason).c_str(), count);
+  }
+  if (kvm) {  // beside the exits that reached the VMM, KVM's own
+    if (kvm->total) {
+      row("kvm_exits", *kvm->total);
+    } else {
+      absl::StrAppendFormat(&out, "  %-28s %s\n", "kvm_exits",
+                            "not kept by this host's KVM (see \"not shown\" above)");
+    }
+    for (const auto& [name, count] : kvm->by_reason) {
+      row(absl::StrFormat("  %s", name).c_str(), count);
+    }
   }
   if (traps) {
     row("traps", phase.traps.total());
@@ -124,8 +143,8 @@ void AppendSpread(std::string& out, const PhaseSpread& spread) {
       absl::StrAppendFormat(&out, "  %-28s %s\n", name, "not measured in any sample");
       return;
     }
-    absl::StrAppendFormat(&out, "  %-28s %14.2f %14.2f %14.2f", name, values->min,
-                          values->median, values->max);
+    absl::StrAppendFormat(&out, "  %-28s %14.2f %14.2f %14.2f", name, values->min, values->median,
+                          values->max);
     if (values->samples != spread.samples) {
       absl::StrAppendFormat(&out, "  (%d of %d samples)", values->samples, spread.samples);
     }
@@ -164,12 +183,15 @@ std::string FormatRunReport(const RunRecord& record) {
   }
   if (!record.trap.reason.empty()) absl::StrAppendFormat(&out, "; %s", record.trap.reason);
   out += "\n";
-  // A guest that makes no hypercall (a Multiboot kernel) has no boot span to show.
-  const bool booted = record.guest_makes_hypercalls && result.first_hypercall_ns != 0;
+  // A guest that makes no hypercall (a Multiboot kernel) has no boot span to show, and
+  // a restored one no boot of its own.
+  const bool restored = !record.restored_from.empty();
+  const bool booted =
+      record.guest_makes_hypercalls && !restored && result.first_hypercall_ns != 0;
   const std::string boot =
-      booted
-          ? absl::StrFormat("boot %s (to the first hypercall), ", Ms(result.first_hypercall_ns))
-          : "";
+      booted ? absl::StrFormat("boot %s (to the first hypercall), ", Ms(result.first_hypercall_ns))
+      : restored ? absl::StrFormat("restored from %s (no boot), ", record.restored_from)
+                 : "";
   if (interpreter) {
     absl::StrAppendFormat(&out, "  set-up %s, %srun %s\n", Ms(record.setup_ns), boot,
                           Ms(result.run_ns));
@@ -184,11 +206,14 @@ std::string FormatRunReport(const RunRecord& record) {
   }
   AppendExitTable(out, result.ledger);
   AppendTrapTable(out, record.trap, result.traps);
-  AppendKvmStats(out, result.kvm_stats, interpreter,
-                 interpreter ? std::vector<UncountedKvmStat>() : UncountedKvmStats(result));
+  const std::vector<UncountedKvmStat> uncounted =
+      interpreter ? std::vector<UncountedKvmStat>() : UncountedKvmStats(result);
+  AppendKvmStats(out, result.kvm_stats, interpreter, uncounted,
+                 result.run_ns != 0 || !result.phases.empty());
   for (const PhaseResult& phase : result.phases) {
-    AppendPhase(out, phase, record.host, record.trap.mechanism != TrapMechanism::kOff,
-                interpreter);
+    AppendPhase(
+        out, phase, record.host, record.trap.mechanism != TrapMechanism::kOff, interpreter,
+        interpreter ? std::nullopt : KvmExitsOf(WithoutUncounted(phase.kvm_stats, uncounted)));
   }
   for (const PhaseSpread& spread :
        SpreadOfRepeatedPhases(result.phases, record.host.cpl0_emulated && !interpreter)) {
@@ -216,8 +241,9 @@ std::string FormatRunReport(const RunRecord& record) {
     absl::StrAppendFormat(&out, "warning: %d more warnings not shown\n", result.warnings_dropped);
   }
   if (!result.complete()) {
-    absl::StrAppendFormat(&out, "INCOMPLETE: the run ended with %s; the %d phase(s) above ended "
-                                "before it\n",
+    absl::StrAppendFormat(&out,
+                          "INCOMPLETE: the run ended with %s; the %d phase(s) above ended "
+                          "before it\n",
                           OutcomeName(result.outcome), result.phases.size());
   }
   return out;

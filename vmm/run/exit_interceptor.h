@@ -128,7 +128,9 @@ class ExitInterceptor {
   // Before the first guest instruction (a debugger waits for its client here), on
   // the thread that runs the loop, inside its sandbox: threads started here inherit
   // the seccomp filter. An error ends the run as a host error before it starts
-  // (kCancelled: as killed).
+  // (kCancelled: as killed; kDeadlineExceeded: as a timeout, the run's --timeout
+  // having passed while it waited; kAborted: as interrupted, SessionOptions::interrupt
+  // having been set while it waited). The run's --timeout counts from here.
   virtual absl::Status OnStart() { return absl::OkStatus(); }
 
   // Takes the exit (a verdict) or leaves it (none).

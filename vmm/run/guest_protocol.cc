@@ -1,9 +1,11 @@
 #include "vmm/run/guest_protocol.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "guest-kit/abi/sigvisor_abi.h"
 
@@ -43,6 +45,7 @@ absl::Status GuestProtocol::Register(HypercallTable& table) {
       {SIGVISOR_HC_PHASE_END, &GuestProtocol::PhaseEnd},
       {SIGVISOR_HC_TIME_REPORT, &GuestProtocol::TimeReport},
       {SIGVISOR_HC_PANIC, &GuestProtocol::Panic},
+      {SIGVISOR_HC_ORDERS, &GuestProtocol::Orders},
   };
   for (const auto& [nr, handler] : calls) {
     if (absl::Status s = table.Register(
@@ -130,6 +133,55 @@ HypercallResult GuestProtocol::Event(uint32_t args_gpa) {
   auto args = memory_.ReadObject<sigvisor_hc_event>(args_gpa);
   if (!args.ok()) return BadArgs(SIGVISOR_HC_EVENT, args_gpa, args.status());
   return HypercallResult{};
+}
+
+absl::Status GuestProtocol::AnswerOrders(uint32_t args_gpa) {
+  auto args = memory_.ReadObject<sigvisor_hc_orders>(args_gpa);
+  if (!args.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("bad argument block at %#x: %s", args_gpa, args.status().message()));
+  }
+  if (args->buf_len == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("the request at %#x has an empty buffer (buf_len 0)", args_gpa));
+  }
+  // The most the VMM writes: the ABI's command line, NUL included, and the guest's buffer.
+  const uint64_t usable = std::min<uint64_t>(args->buf_len, SIGVISOR_CMDLINE_MAX);
+  auto buffer = memory_.Span(args->buf_gpa, usable);
+  if (!buffer.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("the request at %#x names a buffer outside guest RAM (%d bytes at %#x)",
+                        args_gpa, usable, args->buf_gpa));
+  }
+  // Refused, not truncated: a truncated command line would change the workload unseen.
+  if (orders_.size() >= SIGVISOR_CMDLINE_MAX) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("the orders are %d bytes; the ABI carries at most %d", orders_.size(),
+                        SIGVISOR_CMDLINE_MAX - 1));
+  }
+  if (orders_.size() + 1 > usable) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the orders (%d bytes and a NUL) do not fit the guest's %d-byte buffer at %#x",
+        orders_.size(), usable, args->buf_gpa));
+  }
+  std::copy(orders_.begin(), orders_.end(), buffer->begin());
+  (*buffer)[orders_.size()] = '\0';
+  const uint32_t len = static_cast<uint32_t>(orders_.size());
+  return memory_.WriteObject(args_gpa + offsetof(sigvisor_hc_orders, len), len);
+}
+
+HypercallResult GuestProtocol::Orders(uint32_t args_gpa) {
+  HypercallResult answered;
+  if (quiescent_hook_) {
+    answered = quiescent_hook_(args_gpa);
+    if (answered.verdict != RunVerdict::kContinue) return answered;
+    answered.instrument = false;  // the guest's own call, whoever looked at it
+  }
+  if (absl::Status s = AnswerOrders(args_gpa); !s.ok()) {
+    return HypercallResult::RunFailed(Outcome::kBadDeviceAccess,
+                                      absl::StrCat("hypercall orders: ", s.message()));
+  }
+  return answered;
 }
 
 }  // namespace sigvisor

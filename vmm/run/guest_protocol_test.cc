@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "guest-kit/abi/sigvisor_abi.h"
 #include "vmm/run/hypercall_table.h"
@@ -131,6 +132,151 @@ TEST_F(GuestProtocolTest, UnknownCallAndBadWidth) {
   EXPECT_EQ(Call(SIGVISOR_HC_COUNT, 0x1000).verdict, RunVerdict::kRunFailed);
   uint8_t one = 0;
   EXPECT_EQ(table_.Call(SIGVISOR_HC_EXIT, {&one, 1}).verdict, RunVerdict::kRunFailed);
+}
+
+// The quiescent point: the orders request at kOrdersArgs, its buffer at kOrdersBuf.
+constexpr uint32_t kOrdersArgs = 0x1000;
+constexpr uint64_t kOrdersBuf = 0x2000;
+
+class OrdersTest : public GuestProtocolTest {
+ protected:
+  // A request as the kernel makes it (len = NONE), its buffer filled with 'x'.
+  void Request(uint64_t buf_gpa, uint32_t buf_len) {
+    ASSERT_TRUE(
+        memory_.WriteObject(kOrdersArgs, sigvisor_hc_orders{buf_gpa, buf_len, SIGVISOR_ORDERS_NONE})
+            .ok());
+    ASSERT_TRUE(memory_.Fill(kOrdersBuf, 'x', 2 * SIGVISOR_CMDLINE_MAX).ok());
+  }
+  uint32_t Len() { return memory_.ReadObject<sigvisor_hc_orders>(kOrdersArgs)->len; }
+  std::string Buffer(size_t n) {
+    std::string bytes(n, '\0');
+    EXPECT_TRUE(memory_.Read(kOrdersBuf, {reinterpret_cast<uint8_t*>(bytes.data()), n}).ok());
+    return bytes;
+  }
+  // The request is refused as a bad device access naming `why`, nothing written.
+  void ExpectRefused(const std::string& why) {
+    HypercallResult refused = Call(SIGVISOR_HC_ORDERS, kOrdersArgs);
+    EXPECT_EQ(refused.verdict, RunVerdict::kRunFailed);
+    EXPECT_EQ(refused.outcome, Outcome::kBadDeviceAccess);
+    EXPECT_EQ(refused.diagnosis.rfind("hypercall orders: ", 0), 0u) << refused.diagnosis;
+    EXPECT_NE(refused.diagnosis.find(why), std::string::npos) << refused.diagnosis;
+    EXPECT_EQ(Len(), SIGVISOR_ORDERS_NONE);
+    EXPECT_EQ(Buffer(4), "xxxx");
+  }
+};
+
+TEST_F(OrdersTest, WrittenNulTerminatedWithTheirLength) {
+  EXPECT_EQ(HypercallName(SIGVISOR_HC_ORDERS), "orders");
+  protocol_.set_orders("workload=divzero ops=10");
+  Request(kOrdersBuf, SIGVISOR_CMDLINE_MAX);
+  HypercallResult answered = Call(SIGVISOR_HC_ORDERS, kOrdersArgs);
+  EXPECT_EQ(answered.verdict, RunVerdict::kContinue);
+  EXPECT_FALSE(answered.instrument);  // the guest's own work
+  EXPECT_EQ(Len(), 23u);
+  EXPECT_EQ(Buffer(25), std::string("workload=divzero ops=10\0x", 25));  // no byte more
+  EXPECT_EQ(memory_.ReadObject<sigvisor_hc_orders>(kOrdersArgs)->buf_len, SIGVISOR_CMDLINE_MAX);
+}
+
+TEST_F(OrdersTest, EmptyOrdersAreAnEmptyLine) {
+  Request(kOrdersBuf, 1);
+  EXPECT_EQ(Call(SIGVISOR_HC_ORDERS, kOrdersArgs).verdict, RunVerdict::kContinue);
+  EXPECT_EQ(Len(), 0u);
+  EXPECT_EQ(Buffer(2), std::string("\0x", 2));
+}
+
+TEST_F(OrdersTest, TheHookSeesTheRequestBeforeTheOrders) {
+  protocol_.set_orders("workload=hello");
+  Request(kOrdersBuf, SIGVISOR_CMDLINE_MAX);
+  std::vector<uint32_t> seen;
+  protocol_.set_quiescent_hook([&](uint32_t args_gpa) {
+    seen.push_back(args_gpa);
+    EXPECT_EQ(Len(), SIGVISOR_ORDERS_NONE);  // not yet answered
+    EXPECT_EQ(Buffer(4), "xxxx");
+    HypercallResult looked;
+    looked.instrument = true;  // whatever the hook says, the call is the guest's
+    return looked;
+  });
+  HypercallResult answered = Call(SIGVISOR_HC_ORDERS, kOrdersArgs);
+  EXPECT_EQ(seen, std::vector<uint32_t>{kOrdersArgs});
+  EXPECT_EQ(answered.verdict, RunVerdict::kContinue);
+  EXPECT_FALSE(answered.instrument);
+  EXPECT_EQ(Len(), 14u);
+  EXPECT_EQ(Buffer(15), std::string("workload=hello\0", 15));
+}
+
+TEST_F(OrdersTest, AHookThatEndsTheRunLeavesTheOrdersUnwritten) {
+  protocol_.set_orders("workload=hello");
+  Request(kOrdersBuf, SIGVISOR_CMDLINE_MAX);
+  protocol_.set_quiescent_hook([](uint32_t) {
+    HypercallResult saved;
+    saved.verdict = RunVerdict::kGuestEnded;
+    saved.outcome = Outcome::kExited;
+    saved.diagnosis = "saved";
+    return saved;
+  });
+  HypercallResult ended = Call(SIGVISOR_HC_ORDERS, kOrdersArgs);
+  EXPECT_EQ(ended.verdict, RunVerdict::kGuestEnded);
+  EXPECT_EQ(ended.diagnosis, "saved");
+  EXPECT_EQ(Len(), SIGVISOR_ORDERS_NONE);
+  EXPECT_EQ(Buffer(4), "xxxx");
+  // What a restored VM's board does before its first KVM_RUN: answer the same request.
+  protocol_.set_orders("workload=divzero");
+  ASSERT_TRUE(protocol_.AnswerOrders(kOrdersArgs).ok());
+  EXPECT_EQ(Len(), 16u);
+  EXPECT_EQ(Buffer(17), std::string("workload=divzero\0", 17));
+}
+
+TEST_F(OrdersTest, ABlockOutsideRamIsRefused) {
+  Request(kOrdersBuf, SIGVISOR_CMDLINE_MAX);
+  HypercallResult refused = Call(SIGVISOR_HC_ORDERS, 0xfffffff8);
+  EXPECT_EQ(refused.outcome, Outcome::kBadDeviceAccess);
+  EXPECT_EQ(refused.diagnosis.rfind("hypercall orders: bad argument block at 0xfffffff8", 0), 0u)
+      << refused.diagnosis;
+  EXPECT_EQ(Buffer(4), "xxxx");
+}
+
+TEST_F(OrdersTest, AnEmptyBufferIsRefused) {
+  protocol_.set_orders("");
+  Request(kOrdersBuf, 0);
+  ExpectRefused("empty buffer (buf_len 0)");
+}
+
+TEST_F(OrdersTest, ABufferOutsideRamIsRefused) {
+  protocol_.set_orders("ops=1");
+  Request(0x10000 - 16, 32);  // straddles the end of RAM
+  ExpectRefused("outside guest RAM");
+  Request(~0ull - 4, 8);  // wraps
+  ExpectRefused("outside guest RAM");
+}
+
+TEST_F(OrdersTest, OnlyTheAbisCommandLineOfALargerBufferIsUsed) {
+  protocol_.set_orders("ops=1");
+  // Larger than RAM's rest, but only the SIGVISOR_CMDLINE_MAX bytes the VMM uses are checked.
+  Request(0x10000 - SIGVISOR_CMDLINE_MAX, 1u << 20);
+  EXPECT_EQ(Call(SIGVISOR_HC_ORDERS, kOrdersArgs).verdict, RunVerdict::kContinue);
+  EXPECT_EQ(Len(), 5u);
+}
+
+TEST_F(OrdersTest, OrdersThatDoNotFitAreRefusedNotTruncated) {
+  const std::string orders = "workload=sigpingpong ops=1000 warmup=5";
+  protocol_.set_orders(orders);
+  Request(kOrdersBuf, orders.size() + 1);  // exactly: the orders and their NUL
+  EXPECT_EQ(Call(SIGVISOR_HC_ORDERS, kOrdersArgs).verdict, RunVerdict::kContinue);
+  EXPECT_EQ(Len(), orders.size());
+  EXPECT_EQ(Buffer(orders.size() + 2), orders + std::string("\0x", 2));
+  Request(kOrdersBuf, orders.size());  // one byte less
+  ExpectRefused("the orders (38 bytes and a NUL) do not fit the guest's 38-byte buffer");
+}
+
+TEST_F(OrdersTest, OrdersLongerThanTheAbiCarriesAreRefused) {
+  protocol_.set_orders(std::string(SIGVISOR_CMDLINE_MAX, 'o'));
+  Request(kOrdersBuf, 2 * SIGVISOR_CMDLINE_MAX);
+  ExpectRefused("the orders are 256 bytes; the ABI carries at most 255");
+  protocol_.set_orders(std::string(SIGVISOR_CMDLINE_MAX - 1, 'o'));  // the most it carries
+  EXPECT_EQ(Call(SIGVISOR_HC_ORDERS, kOrdersArgs).verdict, RunVerdict::kContinue);
+  EXPECT_EQ(Len(), SIGVISOR_CMDLINE_MAX - 1);
+  EXPECT_EQ(Buffer(SIGVISOR_CMDLINE_MAX + 1),
+            std::string(SIGVISOR_CMDLINE_MAX - 1, 'o') + std::string("\0x", 2));
 }
 
 TEST(HypercallTableTest, OneOwnerPerNumberAndTheEventLeftToItsOwner) {

@@ -37,6 +37,8 @@ std::string_view HypercallName(uint64_t nr) {
     case SIGVISOR_HC_PHASE_END: return "phase_end";
     case SIGVISOR_HC_TIME_REPORT: return "time_report";
     case SIGVISOR_HC_PANIC: return "panic";
+    case SIGVISOR_HC_PV_DEBUGREG_LOAD: return "pv_debugreg_load";
+    case SIGVISOR_HC_ORDERS: return "orders";
     default: return "unknown";
   }
 }

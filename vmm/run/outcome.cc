@@ -16,6 +16,7 @@ std::string_view OutcomeName(Outcome outcome) {
     case Outcome::kHostError: return "host_error";
     case Outcome::kKilled: return "killed";
     case Outcome::kReboot: return "reboot";
+    case Outcome::kSaved: return "saved";
   }
   return "unknown";
 }

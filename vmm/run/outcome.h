@@ -22,6 +22,8 @@ enum class Outcome {
   kKilled,            // a debugger killed the guest (gdb `kill`)
   kReboot,            // the guest reset the machine (a device's DeviceAction::kReset:
                       // the i8042's reset line); sigvisor does not restart it
+  kSaved,             // the guest reached its quiescent point and the VMM saved it
+                      // there (`sigvisor snapshot`, docs/snapshots.md)
 };
 
 // The stable name reports print ("exited", "triple_fault", ...).

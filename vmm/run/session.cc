@@ -29,9 +29,20 @@ Session::Session(Backend& backend, Bus& bus, SessionOptions options)
 uint64_t Session::SinceStart() const { return MonotonicNs() - start_ns_; }
 
 bool Session::StartInterceptors() {
+  interceptors_start_ns_ = MonotonicNs();
   for (ExitInterceptor* interceptor : options_.interceptors) {
     if (interceptor == nullptr) continue;
     if (absl::Status s = interceptor->OnStart(); !s.ok()) {
+      if (s.code() == absl::StatusCode::kDeadlineExceeded ||
+          s.code() == absl::StatusCode::kAborted) {
+        // The run's --timeout passed, or SIGINT/SIGTERM came, while an interceptor
+        // waited (a debugger for its client): the guest never ran, so no location.
+        result_.outcome =
+            s.code() == absl::StatusCode::kAborted ? Outcome::kInterrupted : Outcome::kTimeout;
+        result_.exit_code = kFailureExitCode;
+        result_.diagnosis = std::string(s.message());
+        return false;
+      }
       // Cancelled: a debugger killed the guest before it ran.
       Fail(s.code() == absl::StatusCode::kCancelled ? Outcome::kKilled : Outcome::kHostError,
            std::string(s.message()));
@@ -103,7 +114,12 @@ RunResult Session::Run() {
 void Session::RunLoop() {
   start_ns_ = MonotonicNs();
   {
-    Watchdog watchdog(backend_, options_.timeout, options_.interrupt);
+    // --timeout covers the interceptors' start (a debugger's wait for its client) too.
+    absl::Duration timeout = options_.timeout;
+    if (timeout != absl::InfiniteDuration() && interceptors_start_ns_ != 0) {
+      timeout -= absl::Nanoseconds(start_ns_ - interceptors_start_ns_);
+    }
+    Watchdog watchdog(backend_, timeout, options_.interrupt);
     for (;;) {
       absl::StatusOr<VmExit> exit = backend_.Run();
       const uint64_t exit_ns = MonotonicNs();
@@ -346,7 +362,9 @@ void Session::ConsoleWrite(std::string_view text) {
 
 RunVerdict Session::TakeHypercall(HypercallResult& call) {
   const bool ends = call.verdict == RunVerdict::kGuestEnded;
-  if (ends || (call.marker && call.marker->begin)) NoteHypercall();
+  // The guest's first call of its own (not an instrument's report) ends its boot: the
+  // bundled kernel's is its orders call (SIGVISOR_HC_ORDERS), at its quiescent point.
+  if (!call.instrument) NoteHypercall();
   if (!call.warning.empty()) AddWarning(std::move(call.warning));
   if (call.marker && call.marker->begin) {
     pending_begin_ = PendingBegin{call.marker->name, call.marker->ops, call.guest_tsc,

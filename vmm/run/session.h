@@ -139,7 +139,8 @@ class Session {
   // Called by every hypercall: the first one marks the end of boot.
   void NoteHypercall();
   uint64_t SinceStart() const;
-  // OnStart() of every interceptor, on the loop's thread; false (run failed) if one fails.
+  // OnStart() of every interceptor, on the loop's thread; false (run failed) if one fails
+  // (exit_interceptor.h: which failure is which outcome).
   bool StartInterceptors();
 
   Backend& backend_;
@@ -152,6 +153,9 @@ class Session {
   std::vector<uint64_t> pending_ends_;        // END markers of the exit being handled
   bool stop_requested_ = false;
   uint64_t start_ns_ = 0;
+  // When the interceptors started: --timeout runs from here, so that it covers their
+  // start too (a debugger's wait for its client).
+  uint64_t interceptors_start_ns_ = 0;
   StatsSnapshot stats_at_start_;
 };
 

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <thread>
 
+#include "absl/time/clock.h"
 #include "guest-kit/abi/sigvisor_abi.h"
 #include "vmm/machine/guest_memory.h"
 #include "vmm/run/fake_backend.h"
@@ -397,6 +398,21 @@ TEST_F(SessionTest, MalformedHypercallIsReported) {
   EXPECT_NE(result.diagnosis.find("console_write"), std::string::npos);
 }
 
+// The bundled kernel's first hypercall is its orders call, at its quiescent point: boot
+// ends there, though no output, marker or exit follows.
+TEST_F(SessionTest, TheOrdersCallEndsBoot) {
+  ASSERT_TRUE(
+      memory_.WriteObject(kArgsGpa, sigvisor_hc_orders{0x4000, 64, SIGVISOR_ORDERS_NONE}).ok());
+  Step shutdown;
+  shutdown.kind = ExitKind::kShutdown;
+  RunResult result = RunScript(
+      {PortWrite(0x80), Hypercall(SIGVISOR_HC_ORDERS, kArgsGpa), PortWrite(0x80), shutdown});
+  EXPECT_EQ(result.outcome, Outcome::kTripleFault) << result.diagnosis;
+  EXPECT_NE(result.first_hypercall_ns, 0u);
+  EXPECT_EQ(memory_.ReadObject<sigvisor_hc_orders>(kArgsGpa)->len, 0u);  // no orders set: ""
+  EXPECT_EQ(result.ledger.by_detail().at({"io", "port 0x509 out (hypercall orders)"}).count, 1u);
+}
+
 TEST_F(SessionTest, PanicIsReported) {
   const char message[] = "oops";
   ASSERT_TRUE(memory_.Write(0x3000, {reinterpret_cast<const uint8_t*>(message), 4}).ok());
@@ -485,10 +501,12 @@ TEST_F(SessionTest, AnInterceptorCanEndTheRun) {
 // records what it observes, the phase markers and the end.
 struct Instrument : ExitInterceptor {
   absl::Status start = absl::OkStatus();
+  absl::Duration start_takes = absl::ZeroDuration();  // a debugger waiting for its client
   bool kill_on_debug = false;
   std::vector<std::string> log;
   absl::Status OnStart() override {
     log.push_back("start");
+    absl::SleepFor(start_takes);
     return start;
   }
   Interception Intercept(const VmExit& exit) override {
@@ -580,6 +598,42 @@ TEST_F(MultiInterceptorTest, OnStartCanRefuseTheRun) {
   EXPECT_EQ(failed.outcome, Outcome::kHostError);
   EXPECT_EQ(failed.diagnosis, "accept failed");
   EXPECT_EQ(failed.ledger.total(), 0u);
+}
+
+// Issue 30: `run --gdb PORT --timeout 2s` with no gdb waited forever. The stub's wait
+// ends at the timeout (DeadlineExceeded) or at Ctrl-C (Aborted); the run ends as a
+// timeout or as interrupted, with the stub's words and no guest location (it never ran).
+TEST_F(SessionTest, AWaitInOnStartEndsAsATimeoutOrAsInterrupted) {
+  Instrument waited_out;
+  waited_out.start = absl::DeadlineExceededError("no debugger attached within the 2s timeout");
+  RunResult timeout = RunScript({PortWrite(0x80)}, absl::Seconds(2), &waited_out);
+  EXPECT_EQ(timeout.outcome, Outcome::kTimeout);
+  EXPECT_FALSE(timeout.complete());
+  EXPECT_EQ(timeout.diagnosis, "no debugger attached within the 2s timeout");
+  EXPECT_EQ(timeout.ledger.total(), 0u);
+  EXPECT_EQ(counter_.writes, 0);  // the guest never ran
+  EXPECT_EQ(waited_out.log.back(), "end of run: timeout");
+  Instrument interrupted;
+  interrupted.start = absl::AbortedError("SIGINT or SIGTERM stopped the run while it waited");
+  RunResult stopped = RunScript({PortWrite(0x80)}, absl::Seconds(2), &interrupted);
+  EXPECT_EQ(stopped.outcome, Outcome::kInterrupted);
+  EXPECT_EQ(stopped.diagnosis, "SIGINT or SIGTERM stopped the run while it waited");
+  EXPECT_EQ(counter_.writes, 0);
+}
+
+// --timeout covers the interceptors' start: a guest that hangs after a slow start is
+// stopped at the timeout counted from the start, not from its first instruction.
+TEST_F(SessionTest, TheTimeoutCoversTheInterceptorsStart) {
+  Instrument slow;
+  slow.start_takes = absl::Milliseconds(1000);
+  const absl::Time begin = absl::Now();
+  RunResult result = RunScript({PortWrite(0x80)}, absl::Milliseconds(1200), &slow);
+  const absl::Duration took = absl::Now() - begin;
+  EXPECT_EQ(result.outcome, Outcome::kTimeout);
+  EXPECT_EQ(counter_.writes, 1);
+  // 1.2 s in all; 2.2 s when the timeout began at the first instruction.
+  EXPECT_GE(took, absl::Milliseconds(1200));
+  EXPECT_LT(took, absl::Milliseconds(1900)) << took;
 }
 
 }  // namespace

@@ -243,6 +243,25 @@ std::string FormatListing(const Trace& trace, const Analysis& a) {
   return out;
 }
 
+std::string NoLedgerCheckReason(const Trace& trace) {
+  if (trace.run_outcome == "timeout") {
+    // Single-stepping costs an exit per instruction: a phase that runs in a moment
+    // runs for minutes traced.
+    return absl::StrFormat(
+        "the run timed out%s before the phase ended: single-stepping is slow; raise --timeout",
+        trace.run_timeout.empty() ? "" : absl::StrCat(" at --timeout ", trace.run_timeout));
+  }
+  if (trace.ledger_kernel_insns) {
+    return absl::StrFormat("the ledger counted %d, but the ops could not be cut apart",
+                           *trace.ledger_kernel_insns);
+  }
+  if (trace.host_kind != "pvm") return "this host does not count kernel instructions";
+  if (!trace.run_outcome.empty() && trace.run_outcome != "exited") {
+    return absl::StrFormat("the run ended (%s) before the phase did", trace.run_outcome);
+  }
+  return "the run's ledger has no count for the phase";
+}
+
 std::string FormatSummary(const TraceSource& source, const Trace& trace, const Analysis& a) {
   std::string out;
   absl::StrAppendFormat(&out, "sigvisor trace: %s, %s\n", source.image, source.cmdline);
@@ -275,7 +294,8 @@ std::string FormatSummary(const TraceSource& source, const Trace& trace, const A
                ? "  the trace matches the ledger (insn_emulation, net of the markers) exactly\n"
                : "  the trace does NOT match the ledger\n";
   } else {
-    out += "  no ledger count to check against (this host does not count kernel instructions)\n";
+    absl::StrAppend(&out, "  no ledger count to check against (", NoLedgerCheckReason(trace),
+                    ")\n");
   }
   if (trace.host_kind == "pvm") {
     out += "  counting: KVM counts a rep string instruction twice (two passes of its emulator)";

@@ -24,6 +24,12 @@ struct TraceSource {
 // and the op boundaries marked.
 std::string FormatListing(const Trace& trace, const Analysis& analysis);
 
+// Why the summary has no ledger count to check the trace against: the run timed out
+// before the phase ended (say so, and how to give it longer: issue 30 blamed the host),
+// it ended otherwise first, the ops could not be cut apart, or this host does not count
+// kernel instructions.
+std::string NoLedgerCheckReason(const Trace& trace);
+
 // The counts (checked against the ledger), the profile and the stages of one op.
 std::string FormatSummary(const TraceSource& source, const Trace& trace,
                           const Analysis& analysis);

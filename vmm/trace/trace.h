@@ -78,6 +78,11 @@ struct Trace {
   // them: insn_emulation, net of the markers), where the host counts them.
   std::optional<uint64_t> ledger_kernel_insns;         // the whole phase, net
   std::optional<uint64_t> ledger_marker_kernel_insns;  // the calibration phase
+
+  // How the traced run ended (OutcomeName: "exited", "timeout", ...; "" unknown) and
+  // its --timeout ("60s"), for the summary's words when there is no ledger count.
+  std::string run_outcome;
+  std::string run_timeout;
 };
 
 }  // namespace sigvisor::trace

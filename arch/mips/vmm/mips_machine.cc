@@ -189,6 +189,7 @@ absl::StatusOr<MipsMachineReport> BootAndRun(const MipsElfImage& image,
   Session session(backend, bus, options);
   auto console = [&session](std::string_view text) { session.ConsoleWrite(text); };
   GuestProtocol protocol(*memory, console);
+  protocol.set_orders(config.cmdline);  // the kernel asks for them once booted
   if (absl::Status s = protocol.Register(hypercalls); !s.ok()) return s;
   Serial16550 serial(console);
   MaltaSoftReset softres;

@@ -33,7 +33,7 @@ inline constexpr uint64_t kCountKhz = 250'000;
 struct MipsMachineConfig {
   uint64_t memory_bytes = 64ull << 20;
   int cores = 1;
-  std::string cmdline;  // goes into sigvisor_boot_info.cmdline
+  std::string cmdline;  // sigvisor_boot_info.cmdline, and the orders (SIGVISOR_HC_ORDERS)
   uint64_t quantum = MipsSystem::kDefaultQuantum;
   // Supply the VMM's vdso page (vdso_page.h) at kVdsoAddress and name it in the boot
   // info. Without it the guest kernel falls back to its own copy, as under QEMU.

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "vmm/report/csv.h"
+#include "vmm/report/kvm_exits.h"
 #include "vmm/report/svg_chart.h"
 
 namespace sigvisor::bench {
@@ -51,9 +52,10 @@ std::vector<std::string> TimeNotes(const Cell& cell) {
         cell.times_unmeasured == runs ? "" : "; the time is over the others"));
   }
   if (cell.clocks_disagree > 0) {
-    notes.push_back(absl::StrFormat("ns and tsc_cycles disagree beyond the TSC rate in %d of %d "
-                                    "run%s",
-                                    cell.clocks_disagree, runs, runs == 1 ? "" : "s"));
+    notes.push_back(
+        absl::StrFormat("ns and tsc_cycles disagree beyond the TSC rate in %d of %d "
+                        "run%s",
+                        cell.clocks_disagree, runs, runs == 1 ? "" : "s"));
   }
   return notes;
 }
@@ -95,13 +97,11 @@ std::string FormatNs(double ns) {
 }
 
 std::string DescribeMatrix(const Matrix& m) {
-  return absl::StrFormat("%s x %s x %s x %s = %s of %d ops%s",
-                         Plural(m.workloads.size(), "workload"), Plural(m.variants.size(), "variant"),
-                         Plural(m.traps.size(), "trap mechanism"),
-                         Plural(m.repetitions, "repetition"), Plural(m.runs(), "run"), m.ops,
-                         m.warmup == launch::kDefaultWarmupOps
-                             ? ""
-                             : absl::StrFormat(" after %d warm-up", m.warmup));
+  return absl::StrFormat(
+      "%s x %s x %s x %s = %s of %d ops%s", Plural(m.workloads.size(), "workload"),
+      Plural(m.variants.size(), "variant"), Plural(m.traps.size(), "trap mechanism"),
+      Plural(m.repetitions, "repetition"), Plural(m.runs(), "run"), m.ops,
+      m.warmup == launch::kDefaultWarmupOps ? "" : absl::StrFormat(" after %d warm-up", m.warmup));
 }
 
 std::string CompletenessLine(const BenchResult& result) {
@@ -118,9 +118,9 @@ std::string CompletenessLine(const BenchResult& result) {
   }
   std::vector<std::string> why;
   if (result.runs_failed()) {
-    why.push_back(absl::StrFormat(
-        "%d failed; the phases that ended normally before a failure are kept",
-        result.runs_failed()));
+    why.push_back(
+        absl::StrFormat("%d failed; the phases that ended normally before a failure are kept",
+                        result.runs_failed()));
   }
   if (result.interrupted) why.push_back("interrupted");
   if (result.shards.size() < result.shard_count) {
@@ -133,17 +133,18 @@ std::string CompletenessLine(const BenchResult& result) {
 
 std::string FormatBenchText(const BenchResult& result) {
   const Matrix& m = result.matrix;
-  std::string out = absl::StrFormat("sigvisor bench: %s (%s host%s)\n%s\n", DescribeMatrix(m),
-                                    result.host.kind,
-                                    result.host.cpl0_emulated ? ", guest CPL0 emulated" : "",
-                                    CompletenessLine(result));
+  std::string out = absl::StrFormat(
+      "sigvisor bench: %s (%s host%s)\n%s\n", DescribeMatrix(m), result.host.kind,
+      result.host.cpl0_emulated ? ", guest CPL0 emulated" : "", CompletenessLine(result));
   if (std::find(m.traps.begin(), m.traps.end(), TrapMechanism::kPv) != m.traps.end()) {
     // A pv row is the build's debugreg=pv counterpart (vmm/app/bench/kvm_target.h).
-    out += "trap pv boots each variant's debugreg=pv build: its kernel counts its own DR "
-           "writes in the VMM's page; swapgs runs natively\n";
+    out +=
+        "trap pv boots each variant's debugreg=pv build: its kernel counts its own DR "
+        "writes in the VMM's page; swapgs runs natively\n";
   }
   const std::vector<Cell> cells = Cells(result);
   std::string current;
+  bool kvm_exits_missing = false;
   for (const Cell& cell : cells) {
     const std::string heading =
         absl::StrFormat("%s, phase %s", m.workloads[cell.workload], cell.phase);
@@ -151,10 +152,10 @@ std::string FormatBenchText(const BenchResult& result) {
       current = heading;
       absl::StrAppendFormat(&out,
                             "\n%s: per op (%d ops per run); time: median [min - max] over runs\n"
-                            "  %-27s %-6s %5s %12s %6s %6s %7s %7s %8s %11s  %-23s %6s\n",
+                            "  %-27s %-6s %5s %12s %6s %12s %6s %7s %7s %8s %11s  %-23s %6s\n",
                             heading, cell.ops, "variant", "trap", "runs", "kernel_insns", "exits",
-                            "traps", "dr_write", "seg_load", "dr_loads", "time/op", "[min - max]",
-                            "ratio");
+                            "kvm exits/op", "traps", "dr_write", "seg_load", "dr_loads", "time/op",
+                            "[min - max]", "ratio");
     }
     const std::string name = m.variants[cell.variant].name;
     if (cell.samples.empty()) {
@@ -165,13 +166,15 @@ std::string FormatBenchText(const BenchResult& result) {
     const PerOpCounts& c = cell.per_op;
     const double ratio = Ratio(cells, cell);
     const bool timed = cell.ns.n > 0;
+    const bool kvm_exits = cell.kvm_exits.n > 0;
+    kvm_exits_missing = kvm_exits_missing || !kvm_exits;
     absl::StrAppendFormat(
-        &out, "  %-27s %-6s %5d %12s %6s %6s %7s %7s %8s %11s  %-23s %6s%s\n", name,
+        &out, "  %-27s %-6s %5d %12s %6s %12s %6s %7s %7s %8s %11s  %-23s %6s%s\n", name,
         TrapMechanismName(m.traps[cell.trap]), cell.samples.size(),
-        c.kernel_insns ? Count(*c.kernel_insns) : "-",
-        Count(c.exits), Count(c.traps), Count(c.traps_by_kind.at("dr_write")),
-        Count(c.traps_by_kind.at("segment_load")), Count(c.dr_loads),
-        timed ? FormatNs(cell.ns.median) : "unmeasured",
+        c.kernel_insns ? Count(*c.kernel_insns) : "-", Count(c.exits),
+        kvm_exits ? Count(cell.kvm_exits.median) : "-", Count(c.traps),
+        Count(c.traps_by_kind.at("dr_write")), Count(c.traps_by_kind.at("segment_load")),
+        Count(c.dr_loads), timed ? FormatNs(cell.ns.median) : "unmeasured",
         timed ? absl::StrFormat("[%s - %s]", FormatNs(cell.ns.min), FormatNs(cell.ns.max)) : "",
         std::isnan(ratio) ? "-" : absl::StrFormat("%.3f", ratio),
         cell.counts_agree ? "" : "  COUNTS DIFFER");
@@ -179,6 +182,13 @@ std::string FormatBenchText(const BenchResult& result) {
       absl::StrAppendFormat(&out, "      counts differ across repetitions: %s\n", mismatch);
     }
     for (const std::string& note : TimeNotes(cell)) absl::StrAppendFormat(&out, "      %s\n", note);
+  }
+  // Said once, rather than a 0 that would read as none.
+  if (kvm_exits_missing) {
+    out +=
+        "\nkvm exits/op is - where the runs have no KVM exits: the host's KVM gave no "
+        "statistics (no KVM_GET_STATS_FD), or the results were written before sigvisor "
+        "reported them\n";
   }
   if (!result.warnings.empty()) {
     out += "\nwarnings:\n";
@@ -190,30 +200,60 @@ std::string FormatBenchText(const BenchResult& result) {
 
 std::string FormatBenchCsv(const BenchResult& result) {
   const Matrix& m = result.matrix;
-  const std::vector<std::string> header = {"workload", "phase", "variant", "settings", "trap", "ops", "samples",
-                 "counts_agree", "exits_per_op", "traps_per_op", "dr_write_per_op",
-                 "dr_read_per_op", "segment_load_per_op", "msr_write_per_op", "dr_loads_per_op",
-                 "kernel_insns_per_op", "ns_per_op_median", "ns_per_op_min", "ns_per_op_max",
-                 "ns_per_op_mean", "ns_per_op_stddev", "tsc_cycles_per_op_median",
-                 "tsc_cycles_per_op_min", "tsc_cycles_per_op_max", "ratio_to_first_variant",
-                 "times_unmeasured", "clocks_disagree"};
-  // The last two columns are there for every cell; the figures before them only for
-  // a cell with a run.
-  const size_t figures_end = header.size() - 2;
+  std::vector<std::string> header = {"workload",
+                                     "phase",
+                                     "variant",
+                                     "settings",
+                                     "trap",
+                                     "ops",
+                                     "samples",
+                                     "counts_agree",
+                                     "exits_per_op",
+                                     "traps_per_op",
+                                     "dr_write_per_op",
+                                     "dr_read_per_op",
+                                     "segment_load_per_op",
+                                     "msr_write_per_op",
+                                     "dr_loads_per_op",
+                                     "kernel_insns_per_op",
+                                     "ns_per_op_median",
+                                     "ns_per_op_min",
+                                     "ns_per_op_max",
+                                     "ns_per_op_mean",
+                                     "ns_per_op_stddev",
+                                     "tsc_cycles_per_op_median",
+                                     "tsc_cycles_per_op_min",
+                                     "tsc_cycles_per_op_max",
+                                     "ratio_to_first_variant",
+                                     "times_unmeasured",
+                                     "clocks_disagree"};
+  // KVM's own exits per op (median over the runs; empty where the runs have none) and
+  // by reason, one column per statistic of vmm/report/kvm_exits.h: after the columns
+  // above, so that theirs keep their places.
+  header.push_back("kvm_exits_per_op");
+  for (const KvmExitStat& stat : kKvmExitReasons) {
+    header.push_back(absl::StrFormat("kvm_%s_per_op", stat.name));
+  }
+  // times_unmeasured and clocks_disagree are there for every cell; the figures before
+  // them only for a cell with a run.
+  const size_t figures_end = header.size() - 3 - std::size(kKvmExitReasons);
   CsvWriter csv(header);
   const std::vector<Cell> cells = Cells(result);
   for (const Cell& cell : cells) {
     const VariantInfo& v = m.variants[cell.variant];
-    std::vector<std::string> row = {m.workloads[cell.workload], cell.phase, v.name, v.settings,
+    std::vector<std::string> row = {m.workloads[cell.workload],
+                                    cell.phase,
+                                    v.name,
+                                    v.settings,
                                     std::string(TrapMechanismName(m.traps[cell.trap])),
                                     absl::StrFormat("%d", cell.ops),
                                     absl::StrFormat("%d", cell.samples.size()),
                                     cell.counts_agree ? "true" : "false"};
     if (!cell.samples.empty()) {
       const PerOpCounts& c = cell.per_op;
-      for (double value : {c.exits, c.traps, c.traps_by_kind.at("dr_write"),
-                           c.traps_by_kind.at("dr_read"), c.traps_by_kind.at("segment_load"),
-                           c.traps_by_kind.at("msr_write"), c.dr_loads}) {
+      for (double value :
+           {c.exits, c.traps, c.traps_by_kind.at("dr_write"), c.traps_by_kind.at("dr_read"),
+            c.traps_by_kind.at("segment_load"), c.traps_by_kind.at("msr_write"), c.dr_loads}) {
         row.push_back(CsvWriter::Number(value));
       }
       row.push_back(c.kernel_insns ? CsvWriter::Number(*c.kernel_insns) : "");
@@ -227,6 +267,14 @@ std::string FormatBenchCsv(const BenchResult& result) {
     row.resize(figures_end);
     row.push_back(absl::StrFormat("%d", cell.times_unmeasured));
     row.push_back(absl::StrFormat("%d", cell.clocks_disagree));
+    const bool kvm_exits = cell.kvm_exits.n > 0;
+    row.push_back(kvm_exits ? CsvWriter::Number(cell.kvm_exits.median) : "");
+    for (const KvmExitStat& stat : kKvmExitReasons) {
+      auto it = cell.kvm_exits_by_reason.find(stat.name);
+      row.push_back(!kvm_exits                             ? ""
+                    : it == cell.kvm_exits_by_reason.end() ? "0"
+                                                           : CsvWriter::Number(it->second));
+    }
     csv.AddRow(std::move(row));
   }
   return csv.str();
@@ -245,8 +293,10 @@ std::string FormatBenchSvg(const BenchResult& result) {
     const std::string title = absl::StrFormat("trap %s", TrapMechanismName(m.traps[cell.trap]));
     ChartSection& section = sections.back();
     if (section.panels.empty() || section.panels.back().title != title) {
-      section.panels.push_back(
-          {title, "us per op: median over runs, whiskers min - max; on the bar: time / the first variant's", {}});
+      section.panels.push_back({title,
+                                "us per op: median over runs, whiskers min - max; on the bar: time "
+                                "/ the first variant's",
+                                {}});
     }
     const Cell* reference = Reference(cells, cell);
     section.panels.back().bars.push_back(

@@ -94,7 +94,8 @@ TEST(MatrixTest, ParsesShards) {
 }
 
 TEST(MatrixTest, ParsesWorkloadAndVariantLists) {
-  EXPECT_EQ(*ParseWorkloadList("divzero, pipe_rw"), (std::vector<std::string>{"divzero", "pipe_rw"}));
+  EXPECT_EQ(*ParseWorkloadList("divzero, pipe_rw"),
+            (std::vector<std::string>{"divzero", "pipe_rw"}));
   EXPECT_EQ(ParseWorkloadList("all")->size(), launch::BenchWorkloadNames().size());
   EXPECT_FALSE(ParseWorkloadList("divzero,nope").ok());
   EXPECT_FALSE(ParseWorkloadList("divzero,divzero").ok());
@@ -193,8 +194,9 @@ BenchResult RunFake(const Matrix& m, Shard shard, std::function<bool()> stop = {
   options.shard = shard;
   options.host = {"pvm", true};
   options.stop_requested = std::move(stop);
-  return RunMatrix(m, [&](const RunSpec& spec) -> absl::StatusOr<RunSample> { return FakeRun(m, spec); },
-                   options);
+  return RunMatrix(
+      m, [&](const RunSpec& spec) -> absl::StatusOr<RunSample> { return FakeRun(m, spec); },
+      options);
 }
 
 TEST(RunnerTest, MeasuresEveryCellWithExactCounts) {
@@ -443,12 +445,12 @@ TEST(JsonTest, TrapMechanismsTravelByName) {
 
   Matrix untrapped = TwoByTwo();
   untrapped.traps = {TrapMechanism::kOff};
-  EXPECT_EQ(MergeResults({RunFake(TwoByTwo(), {1, 2}), RunFake(untrapped, {2, 2})},
-                         {"a.json", "b.json"})
-                .status()
-                .message(),
-            "'a.json' and 'b.json' are not shards of one bench: matrix.traps is [off, patch] in "
-            "'a.json' and [off] in 'b.json'");
+  EXPECT_EQ(
+      MergeResults({RunFake(TwoByTwo(), {1, 2}), RunFake(untrapped, {2, 2})}, {"a.json", "b.json"})
+          .status()
+          .message(),
+      "'a.json' and 'b.json' are not shards of one bench: matrix.traps is [off, patch] in "
+      "'a.json' and [off] in 'b.json'");
 }
 
 nlohmann::json LoadSchema() {
@@ -474,8 +476,8 @@ TEST(JsonTest, ValidatesAgainstTheDocumentedSchema) {
   const nlohmann::json doc = nlohmann::json::parse(BenchToJson(r).dump());
   std::vector<std::string> errors = testing::ValidateJson(doc, schema);
   EXPECT_TRUE(errors.empty()) << errors.front();
-  const nlohmann::json merged =
-      nlohmann::json::parse(BenchToJson(*MergeResults({RunFake(m, {2, 2}), RunFake(m, {1, 2})})).dump());
+  const nlohmann::json merged = nlohmann::json::parse(
+      BenchToJson(*MergeResults({RunFake(m, {2, 2}), RunFake(m, {1, 2})})).dump());
   errors = testing::ValidateJson(merged, schema);
   EXPECT_TRUE(errors.empty()) << errors.front();
 
@@ -508,7 +510,8 @@ TEST(FormatTest, TextCsvAndSvgNameEveryVariant) {
   }
   testing::XmlCheck check = testing::CheckXml(svg);
   ASSERT_TRUE(check.ok) << check.error;
-  for (const char* name : {"baseline", "dr7=lazy", "trap off", "trap patch", "divzero, phase divzero"}) {
+  for (const char* name :
+       {"baseline", "dr7=lazy", "trap off", "trap patch", "divzero, phase divzero"}) {
     EXPECT_NE(check.text.find(name), std::string::npos) << name;
   }
 }
@@ -561,15 +564,16 @@ TEST(UnmeasuredTimeTest, TheFirstBarWithoutATimeTakesAwayTheRatiosAndSaysSo) {
   EXPECT_NE(svg.text.find("no ratio: the first bar's time is not measured"), std::string::npos)
       << svg.text;
   const std::string csv = FormatBenchCsv(r);
-  // The first variant's row: counts, no times, no ratio, one run unmeasured.
-  EXPECT_NE(csv.find(",832,,,,,,,,,,1,0\n"), std::string::npos) << csv;
+  // The first variant's row: counts, no times, no ratio, one run unmeasured (then
+  // KVM's exits, which the fake has none of).
+  EXPECT_NE(csv.find(",832,,,,,,,,,,1,0,"), std::string::npos) << csv;
   EXPECT_NE(FormatBenchText(r).find("unmeasured"), std::string::npos);
 }
 
 // FakeRun, but the runs of `variant` in repetition `repetition` have no time.
 std::function<absl::StatusOr<RunSample>(const RunSpec&)> FakeWithUnmeasured(const Matrix& m,
-                                                                             size_t variant,
-                                                                             uint32_t repetition) {
+                                                                            size_t variant,
+                                                                            uint32_t repetition) {
   return [&m, variant, repetition](const RunSpec& spec) -> absl::StatusOr<RunSample> {
     RunSample s = FakeRun(m, spec);
     if (spec.variant == variant && spec.repetition == repetition) {
@@ -648,7 +652,8 @@ TEST(UnmeasuredTimeTest, MergeKeepsWhatIsUnmeasured) {
   absl::StatusOr<BenchResult> merged = MergeResults(parts);
   ASSERT_TRUE(merged.ok()) << merged.status();
   ASSERT_EQ(merged->runs.size(), full.runs.size());
-  for (size_t i = 0; i < full.runs.size(); ++i) EXPECT_EQ(merged->runs[i].phases, full.runs[i].phases);
+  for (size_t i = 0; i < full.runs.size(); ++i)
+    EXPECT_EQ(merged->runs[i].phases, full.runs[i].phases);
   const std::vector<Cell> a = Cells(full), b = Cells(*merged);
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) {
@@ -656,7 +661,189 @@ TEST(UnmeasuredTimeTest, MergeKeepsWhatIsUnmeasured) {
     EXPECT_EQ(a[i].clocks_disagree, b[i].clocks_disagree);
     EXPECT_EQ(a[i].ns.n, b[i].ns.n);
   }
-  EXPECT_EQ(FindCell(b, *merged, "lat_sig", "sig_hndl", "dr7=lazy", TrapMechanism::kOff)->times_unmeasured, 1u);
+  EXPECT_EQ(FindCell(b, *merged, "lat_sig", "sig_hndl", "dr7=lazy", TrapMechanism::kOff)
+                ->times_unmeasured,
+            1u);
+}
+
+// ---- KVM's own exits, beside the VMM's --------------------------------------------
+
+// FakeRun with KVM's exits: 4 per op, 5 in odd repetitions (the host's events vary), 7
+// emulation failures per op, a host interrupt in the first and third repetitions; the
+// VMM's exits on top.
+RunSample FakeRunWithKvmExits(const Matrix& m, const RunSpec& spec) {
+  RunSample sample = FakeRun(m, spec);
+  for (PhaseSample& p : sample.phases) {
+    p.kvm_exits = p.ops * (4 + spec.repetition % 2) + p.exits;
+    p.kvm_exits_by_reason["insn_emulation_fail"] = 7 * p.ops;
+    if (spec.repetition != 1) p.kvm_exits_by_reason["irq_exits"] = 1;
+  }
+  return sample;
+}
+
+BenchResult RunFakeWithKvmExits(const Matrix& m, Shard shard = {1, 1}) {
+  RunnerOptions options;
+  options.shard = shard;
+  options.host = {"pvm", true};
+  return RunMatrix(
+      m,
+      [&](const RunSpec& spec) -> absl::StatusOr<RunSample> {
+        return FakeRunWithKvmExits(m, spec);
+      },
+      options);
+}
+
+TEST(KvmExitsTest, ARunsSampleTakesKvmsExitsWithoutWhatTheHostDoesNotKeep) {
+  RunResult result;
+  result.outcome = Outcome::kExited;
+  result.exit_code = 0;
+  for (int i = 0; i < 3; ++i) result.ledger.Record(ExitKind::kIo, "port 0x501 out", 1000);
+  result.kvm_stats = {{"exits", 90}, {"io_exits", 0}, {"insn_emulation", 15000}};
+  ::sigvisor::PhaseResult phase;
+  phase.name = "divzero";
+  phase.ops = 16;
+  phase.kvm_stats = {{"exits", 70},
+                     {"io_exits", 0},
+                     {"insn_emulation", 13520},
+                     {"insn_emulation_fail", 112},
+                     {"irq_exits", 0}};
+  result.phases.push_back(phase);
+  RunSample sample = SampleFromResult(RunSpec{}, result, true);
+  ASSERT_EQ(sample.phases.size(), 1u);
+  EXPECT_EQ(sample.phases[0].exits, 0u);
+  EXPECT_EQ(sample.phases[0].kvm_exits, 70u);
+  const std::map<std::string, uint64_t> want = {{"insn_emulation", 13520},
+                                                {"insn_emulation_fail", 112}};
+  EXPECT_EQ(sample.phases[0].kvm_exits_by_reason, want);  // io_exits: not kept here
+
+  // A host whose KVM gives no statistics: none, not zeros.
+  result.kvm_stats.clear();
+  result.phases[0].kvm_stats.clear();
+  sample = SampleFromResult(RunSpec{}, result, true);
+  EXPECT_FALSE(sample.phases[0].kvm_exits.has_value());
+  EXPECT_TRUE(sample.phases[0].kvm_exits_by_reason.empty());
+}
+
+TEST(KvmExitsTest, CellsTakeTheMedianAndDoNotCallTheHostsNoiseADisagreement) {
+  const Matrix m = TwoByTwo();
+  const BenchResult r = RunFakeWithKvmExits(m);
+  const std::vector<Cell> cells = Cells(r);
+  const Cell* off = FindCell(cells, r, "divzero", "divzero", "baseline", TrapMechanism::kOff);
+  ASSERT_NE(off, nullptr);
+  // 4, 5 and 4 per op: the median is 4, and the counts still agree.
+  EXPECT_EQ(off->kvm_exits_per_op, (std::vector<double>{4, 5, 4}));
+  EXPECT_EQ(off->kvm_exits.n, 3u);
+  EXPECT_EQ(off->kvm_exits.median, 4.0);
+  EXPECT_EQ(off->kvm_exits.max, 5.0);
+  EXPECT_TRUE(off->counts_agree);
+  EXPECT_TRUE(off->mismatches.empty());
+  EXPECT_EQ(off->kvm_exits_by_reason.at("insn_emulation_fail"), 7.0);
+  EXPECT_EQ(off->kvm_exits_by_reason.at("irq_exits"), 0.1);  // 1 in 10 ops, 2 runs of 3
+  const Cell* lazy = FindCell(cells, r, "divzero", "divzero", "dr7=lazy", TrapMechanism::kPatch);
+  ASSERT_NE(lazy, nullptr);
+  EXPECT_EQ(lazy->kvm_exits.median, 8.0);  // 4 of the host's + 4 segment-load exits
+  EXPECT_TRUE(lazy->counts_agree);
+  // Without KVM's exits in every run, none.
+  const BenchResult plain = RunFake(m, {1, 1});
+  const std::vector<Cell> plain_cells = Cells(plain);
+  EXPECT_EQ(plain_cells[0].kvm_exits.n, 0u);
+  EXPECT_TRUE(plain_cells[0].kvm_exits_per_op.empty());
+}
+
+TEST(KvmExitsTest, JsonGivesThemPerCellAndPerRunAndMergesThem) {
+  const Matrix m = TwoByTwo();
+  const BenchResult full = RunFakeWithKvmExits(m);
+  const nlohmann::json doc = nlohmann::json::parse(BenchToJson(full).dump());
+  const nlohmann::json& cell = doc["cells"][0];
+  EXPECT_EQ(cell["per_op"]["exits"], 0.0);
+  // Not among the exact counts of per_op, which two benches must agree on: beside the
+  // times, as a summary over the runs.
+  EXPECT_FALSE(cell["per_op"].contains("kvm_exits"));
+  EXPECT_EQ(cell["kvm_exits_per_op"]["median"], 4.0);
+  EXPECT_EQ(cell["kvm_exits_per_op"]["min"], 4.0);
+  EXPECT_EQ(cell["kvm_exits_per_op"]["max"], 5.0);
+  EXPECT_EQ(cell["kvm_exits_by_reason_per_op"],
+            nlohmann::json({{"irq_exits", 0.1}, {"insn_emulation_fail", 7.0}}));
+  const nlohmann::json& phase = doc["runs"][0]["phases"][0];
+  EXPECT_EQ(phase["kvm_exits"], 40);
+  EXPECT_EQ(phase["kvm_exits_by_reason"],
+            nlohmann::json({{"irq_exits", 1}, {"insn_emulation_fail", 70}}));
+  std::vector<std::string> errors = testing::ValidateJson(doc, LoadSchema());
+  EXPECT_TRUE(errors.empty()) << errors.front();
+
+  std::vector<BenchResult> parts;
+  for (uint32_t i = 1; i <= 2; ++i) {
+    absl::StatusOr<BenchResult> parsed =
+        BenchFromJson(nlohmann::json::parse(BenchToJson(RunFakeWithKvmExits(m, {i, 2})).dump()));
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    parts.push_back(*std::move(parsed));
+  }
+  absl::StatusOr<BenchResult> merged = MergeResults(parts);
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  for (size_t i = 0; i < full.runs.size(); ++i) {
+    EXPECT_EQ(merged->runs[i].phases, full.runs[i].phases);
+  }
+
+  // A result written before KVM's exits were reported: none, and still valid.
+  nlohmann::json old = BenchToJson(RunFake(m, {1, 1}));
+  for (nlohmann::json& run : old["runs"]) {
+    for (nlohmann::json& p : run["phases"]) {
+      p.erase("kvm_exits");
+      p.erase("kvm_exits_by_reason");
+    }
+  }
+  for (nlohmann::json& c : old["cells"]) {
+    c.erase("kvm_exits_per_op");
+    c.erase("kvm_exits_by_reason_per_op");
+  }
+  errors = testing::ValidateJson(nlohmann::json::parse(old.dump()), LoadSchema());
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  absl::StatusOr<BenchResult> parsed = BenchFromJson(old);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_FALSE(parsed->runs[0].phases[0].kvm_exits.has_value());
+  const nlohmann::json rewritten = BenchToJson(*parsed);
+  EXPECT_TRUE(rewritten["cells"][0]["kvm_exits_per_op"].is_null());
+  EXPECT_TRUE(rewritten["cells"][0]["kvm_exits_by_reason_per_op"].is_null());
+}
+
+TEST(KvmExitsTest, TextHasOneColumnBesideTheVmmsExits) {
+  Matrix m = TwoByTwo();
+  m.workloads = {"divzero"};
+  const std::string text = FormatBenchText(RunFakeWithKvmExits(m));
+  EXPECT_NE(text.find("runs kernel_insns  exits kvm exits/op  traps"), std::string::npos) << text;
+  // baseline, trap off: 832 kernel insns, 0 exits, 4 of KVM's.
+  EXPECT_NE(text.find("off        3          832      0            4      0"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("kvm exits/op is -"), std::string::npos) << text;
+  // Without them: a dash, and why, once.
+  const std::string plain = FormatBenchText(RunFake(m, {1, 1}));
+  EXPECT_NE(plain.find("off        3          832      0            -      0"), std::string::npos)
+      << plain;
+  const size_t note = plain.find("kvm exits/op is - where the runs have no KVM exits");
+  ASSERT_NE(note, std::string::npos) << plain;
+  EXPECT_EQ(plain.find("kvm exits/op is -", note + 1), std::string::npos) << plain;
+}
+
+TEST(KvmExitsTest, CsvHasAColumnForThemAndOnePerReason) {
+  Matrix m = TwoByTwo();
+  m.workloads = {"divzero"};
+  const std::string csv = FormatBenchCsv(RunFakeWithKvmExits(m));
+  const std::string header = csv.substr(0, csv.find('\n'));
+  EXPECT_NE(header.find(",times_unmeasured,clocks_disagree,kvm_exits_per_op,kvm_io_exits_per_op,"
+                        "kvm_mmio_exits_per_op,"),
+            std::string::npos)
+      << header;
+  EXPECT_NE(header.find(",kvm_insn_emulation_fail_per_op,kvm_l1d_flush_per_op"), std::string::npos)
+      << header;
+  // baseline, trap off: 4 per op; by reason, 0 where no run had it, 0.1 irq_exits, 7
+  // emulation failures.
+  const std::string row = csv.substr(csv.find("\ndivzero,divzero,baseline,") + 1);
+  EXPECT_NE(row.substr(0, row.find('\n')).find(",0,0,4,0,0,0,0,0.1,0,0,0,0,0,0,0,7,0"),
+            std::string::npos)
+      << row;
+  // Without them: empty fields, as for any figure there is not.
+  const std::string plain = FormatBenchCsv(RunFake(m, {1, 1}));
+  EXPECT_NE(plain.find(",0,0" + std::string(15, ',') + "\n"), std::string::npos) << plain;
 }
 
 }  // namespace

@@ -11,18 +11,10 @@
 #include "vmm/app/launch/guest_spec.h"
 #include "vmm/app/launch/workloads.h"
 #include "vmm/base/capped_file.h"
+#include "vmm/base/fnv1a.h"
 
 namespace sigvisor::bench {
 namespace {
-
-uint64_t Fnv1a64(std::span<const uint8_t> bytes) {
-  uint64_t hash = 0xcbf29ce484222325ull;
-  for (uint8_t b : bytes) {
-    hash ^= b;
-    hash *= 0x100000001b3ull;
-  }
-  return hash;
-}
 
 std::vector<std::string> Split(std::string_view list, std::string_view separators) {
   std::vector<std::string> items;

@@ -9,6 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "vmm/report/kvm_exits.h"
+#include "vmm/report/kvm_stat_check.h"
 
 namespace sigvisor::bench {
 namespace {
@@ -37,8 +39,8 @@ std::string DescribeValues(const std::vector<double>& values) {
 
 json SummaryToJson(const Summary& s) {
   if (s.n == 0) return nullptr;
-  return {{"median", s.median}, {"min", s.min}, {"max", s.max}, {"mean", s.mean},
-          {"stddev", s.stddev}};
+  return {
+      {"median", s.median}, {"min", s.min}, {"max", s.max}, {"mean", s.mean}, {"stddev", s.stddev}};
 }
 
 json VariantToJson(const VariantInfo& v) {
@@ -53,6 +55,20 @@ json OptionalToJson(const std::optional<T>& value) {
   return value ? json(*value) : json(nullptr);
 }
 
+// KVM's exits by reason, in the order of the table (vmm/report/kvm_exits.h), then any
+// other a result holds.
+template <typename T>
+json KvmExitsByReasonToJson(const std::map<std::string, T>& by_reason) {
+  json out = json::object();
+  for (const KvmExitStat& stat : kKvmExitReasons) {
+    if (auto it = by_reason.find(stat.name); it != by_reason.end()) out[stat.name] = it->second;
+  }
+  for (const auto& [reason, value] : by_reason) {
+    if (!out.contains(reason)) out[reason] = value;
+  }
+  return out;
+}
+
 json PhaseToJson(const PhaseSample& p) {
   json traps = json::object();
   for (const auto& [kind, count] : p.traps) traps[kind] = count;
@@ -62,6 +78,8 @@ json PhaseToJson(const PhaseSample& p) {
           {"traps", traps},
           {"dr_loads", p.dr_loads},
           {"kernel_insns", OptionalToJson(p.kernel_insns)},
+          {"kvm_exits", OptionalToJson(p.kvm_exits)},
+          {"kvm_exits_by_reason", KvmExitsByReasonToJson(p.kvm_exits_by_reason)},
           {"wall_ns", OptionalToJson(p.wall_ns)},
           {"tsc_cycles", OptionalToJson(p.tsc_cycles)},
           {"time_status", p.time_measured() ? "measured" : "below_calibration_noise"},
@@ -96,8 +114,8 @@ absl::Status GetOptional(const nlohmann::json& object, const char* key, std::opt
   return absl::OkStatus();
 }
 
-#define RETURN_IF_ERROR(expr)               \
-  do {                                      \
+#define RETURN_IF_ERROR(expr)                       \
+  do {                                              \
     if (absl::Status s = (expr); !s.ok()) return s; \
   } while (0)
 
@@ -132,6 +150,8 @@ RunSample SampleFromResult(const RunSpec& spec, const RunResult& result, bool cp
   sample.exit_code = result.exit_code;
   sample.diagnosis = result.diagnosis;
   sample.wall_ns = result.run_ns;
+  // KVM's statistics this host does not keep are left out, as in the run's reports.
+  const std::vector<UncountedKvmStat> uncounted = UncountedKvmStats(result);
   for (const PhaseResult& phase : result.phases) {
     PhaseSample p;
     p.name = phase.name;
@@ -141,6 +161,12 @@ RunSample SampleFromResult(const RunSpec& spec, const RunResult& result, bool cp
     p.dr_loads = phase.traps.dr_loads;
     auto insns = phase.kvm_stats.find("insn_emulation");
     if (cpl0_emulated && insns != phase.kvm_stats.end()) p.kernel_insns = insns->second;
+    if (const std::optional<KvmExits> kvm =
+            KvmExitsOf(WithoutUncounted(phase.kvm_stats, uncounted));
+        kvm && kvm->total) {
+      p.kvm_exits = kvm->total;
+      p.kvm_exits_by_reason.insert(kvm->by_reason.begin(), kvm->by_reason.end());
+    }
     p.wall_ns = phase.MeasuredWallNs();
     p.tsc_cycles = phase.MeasuredTscCycles();
     p.clocks_agree = phase.clocks_agree;
@@ -168,7 +194,8 @@ std::vector<Cell> Cells(const BenchResult& result) {
     for (const RunSample& run : result.runs) {
       if (run.spec.workload != w) continue;
       for (const PhaseSample& p : run.phases) {
-        if (std::find(phases.begin(), phases.end(), p.name) == phases.end()) phases.push_back(p.name);
+        if (std::find(phases.begin(), phases.end(), p.name) == phases.end())
+          phases.push_back(p.name);
       }
     }
     for (const std::string& phase : phases) {
@@ -209,16 +236,38 @@ std::vector<Cell> Cells(const BenchResult& result) {
           cell.per_op.exits = metric("exits", [](const PhaseSample& p) { return p.exits; });
           cell.per_op.traps = metric("traps", [](const PhaseSample& p) { return p.traps_total(); });
           for (const char* kind : kTrapKinds) {
-            cell.per_op.traps_by_kind[kind] = metric(
-                kind, [kind](const PhaseSample& p) { return TrapsOf(p, kind); });
+            cell.per_op.traps_by_kind[kind] =
+                metric(kind, [kind](const PhaseSample& p) { return TrapsOf(p, kind); });
           }
-          cell.per_op.dr_loads = metric("dr_loads", [](const PhaseSample& p) { return p.dr_loads; });
-          const bool insns = !phase_samples.empty() &&
-                             std::all_of(phase_samples.begin(), phase_samples.end(),
-                                         [](const PhaseSample* p) { return p->kernel_insns.has_value(); });
+          cell.per_op.dr_loads =
+              metric("dr_loads", [](const PhaseSample& p) { return p.dr_loads; });
+          const bool insns =
+              !phase_samples.empty() &&
+              std::all_of(phase_samples.begin(), phase_samples.end(),
+                          [](const PhaseSample* p) { return p->kernel_insns.has_value(); });
           if (insns) {
             cell.per_op.kernel_insns =
                 metric("kernel_insns", [](const PhaseSample& p) { return *p.kernel_insns; });
+          }
+          // KVM's own exits: summarised, not checked for agreement (the host's events).
+          if (!phase_samples.empty() &&
+              std::all_of(phase_samples.begin(), phase_samples.end(),
+                          [](const PhaseSample* p) { return p->kvm_exits.has_value(); })) {
+            std::set<std::string> reasons;
+            for (const PhaseSample* p : phase_samples) {
+              cell.kvm_exits_per_op.push_back(PerOp(*p->kvm_exits, p->ops));
+              for (const auto& [reason, count] : p->kvm_exits_by_reason) reasons.insert(reason);
+            }
+            cell.kvm_exits = Summarize(cell.kvm_exits_per_op);
+            for (const std::string& reason : reasons) {
+              std::vector<double> values;
+              for (const PhaseSample* p : phase_samples) {
+                auto it = p->kvm_exits_by_reason.find(reason);
+                values.push_back(
+                    PerOp(it == p->kvm_exits_by_reason.end() ? 0 : it->second, p->ops));
+              }
+              cell.kvm_exits_by_reason[reason] = Summarize(values).median;
+            }
           }
           for (const PhaseSample* p : phase_samples) {
             if (!p->time_measured()) {
@@ -267,8 +316,8 @@ nlohmann::ordered_json BenchToJson(const BenchResult& result) {
                 {"traps", cell.per_op.traps},
                 {"traps_by_kind", traps_by_kind},
                 {"dr_loads", cell.per_op.dr_loads},
-                {"kernel_insns", cell.per_op.kernel_insns ? json(*cell.per_op.kernel_insns)
-                                                          : json(nullptr)}};
+                {"kernel_insns",
+                 cell.per_op.kernel_insns ? json(*cell.per_op.kernel_insns) : json(nullptr)}};
     }
     cells.push_back({{"workload", m.workloads[cell.workload]},
                      {"phase", cell.phase},
@@ -282,23 +331,27 @@ nlohmann::ordered_json BenchToJson(const BenchResult& result) {
                      {"count_mismatches", cell.mismatches},
                      {"per_op", per_op},
                      {"ns_per_op", SummaryToJson(cell.ns)},
-                     {"tsc_cycles_per_op", SummaryToJson(cell.tsc)}});
+                     {"tsc_cycles_per_op", SummaryToJson(cell.tsc)},
+                     {"kvm_exits_per_op", SummaryToJson(cell.kvm_exits)},
+                     {"kvm_exits_by_reason_per_op",
+                      cell.kvm_exits.n > 0 ? KvmExitsByReasonToJson(cell.kvm_exits_by_reason)
+                                           : json(nullptr)}});
   }
   json runs = json::array();
   for (const RunSample& run : result.runs) {
     json phases = json::array();
     for (const PhaseSample& p : run.phases) phases.push_back(PhaseToJson(p));
     json row = {{"index", run.spec.index},
-                    {"shard", run.shard},
-                    {"workload", m.workloads[run.spec.workload]},
-                    {"variant", m.variants[run.spec.variant].name},
-                    {"trap", TrapMechanismName(m.traps[run.spec.trap])},
-                    {"repetition", run.spec.repetition},
-                    {"outcome", run.outcome},
-                    {"exit_code", run.exit_code},
-                    {"diagnosis", run.diagnosis.empty() ? json(nullptr) : json(run.diagnosis)},
-                    {"wall_ns", run.wall_ns},
-                    {"phases", phases}};
+                {"shard", run.shard},
+                {"workload", m.workloads[run.spec.workload]},
+                {"variant", m.variants[run.spec.variant].name},
+                {"trap", TrapMechanismName(m.traps[run.spec.trap])},
+                {"repetition", run.spec.repetition},
+                {"outcome", run.outcome},
+                {"exit_code", run.exit_code},
+                {"diagnosis", run.diagnosis.empty() ? json(nullptr) : json(run.diagnosis)},
+                {"wall_ns", run.wall_ns},
+                {"phases", phases}};
     if (!run.injections.empty()) row["injections"] = run.injections;
     runs.push_back(std::move(row));
   }
@@ -442,6 +495,11 @@ absl::StatusOr<BenchResult> BenchFromJson(const nlohmann::json& doc) {
         }
         p.kernel_insns = insns.get<uint64_t>();
       }
+      // Results written before KVM's exits were reported have neither.
+      if (ph.contains("kvm_exits")) RETURN_IF_ERROR(GetOptional(ph, "kvm_exits", p.kvm_exits));
+      if (ph.contains("kvm_exits_by_reason")) {
+        RETURN_IF_ERROR(Get(ph, "kvm_exits_by_reason", p.kvm_exits_by_reason));
+      }
       RETURN_IF_ERROR(GetOptional(ph, "wall_ns", p.wall_ns));
       RETURN_IF_ERROR(GetOptional(ph, "tsc_cycles", p.tsc_cycles));
       if (ph.contains("clocks_agree")) {
@@ -449,7 +507,8 @@ absl::StatusOr<BenchResult> BenchFromJson(const nlohmann::json& doc) {
       }
       // A document from before time_status floored a time the calibration swallowed
       // at 0 (a measured time is never 0): that is no time.
-      if (!ph.contains("time_status") && (p.wall_ns == uint64_t{0} || p.tsc_cycles == uint64_t{0})) {
+      if (!ph.contains("time_status") &&
+          (p.wall_ns == uint64_t{0} || p.tsc_cycles == uint64_t{0})) {
         p.wall_ns.reset();
         p.tsc_cycles.reset();
       }
@@ -477,9 +536,11 @@ std::string Listed(const std::vector<VariantInfo>& variants) {
 std::optional<std::pair<std::string, std::pair<std::string, std::string>>> MatrixDifference(
     const Matrix& a, const Matrix& b) {
   auto differ = [](std::string field, std::string x, std::string y) {
-    return std::make_optional(std::make_pair(std::move(field), std::make_pair(std::move(x), std::move(y))));
+    return std::make_optional(
+        std::make_pair(std::move(field), std::make_pair(std::move(x), std::move(y))));
   };
-  if (a.workloads != b.workloads) return differ("matrix.workloads", Listed(a.workloads), Listed(b.workloads));
+  if (a.workloads != b.workloads)
+    return differ("matrix.workloads", Listed(a.workloads), Listed(b.workloads));
   if (a.variants.size() != b.variants.size()) {
     return differ("matrix.variants", Listed(a.variants), Listed(b.variants));
   }
@@ -518,14 +579,15 @@ absl::StatusOr<BenchResult> MergeResults(const std::vector<BenchResult>& parts,
                                          const std::vector<std::string>& names) {
   if (parts.empty()) return absl::InvalidArgumentError("nothing to merge");
   auto name = [&](size_t i) {
-    return i < names.size() ? absl::StrCat("'", names[i], "'") : absl::StrFormat("result %d", i + 1);
+    return i < names.size() ? absl::StrCat("'", names[i], "'")
+                            : absl::StrFormat("result %d", i + 1);
   };
   // "FIELD: X in 'a.json', Y in 'b.json'": the first part sets what the others must match.
   auto refuse = [&](size_t i, const std::string& field, const std::string& first,
                     const std::string& other) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s and %s are not shards of one bench: %s is %s in %s and %s in %s", name(0), name(i),
-        field, first, name(0), other, name(i)));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s and %s are not shards of one bench: %s is %s in %s and %s in %s",
+                        name(0), name(i), field, first, name(0), other, name(i)));
   };
   BenchResult merged;
   merged.matrix = parts[0].matrix;
@@ -552,17 +614,17 @@ absl::StatusOr<BenchResult> MergeResults(const std::vector<BenchResult>& parts,
     }
     for (uint32_t s : part.shards) {
       if (auto [at, fresh] = shard_from.emplace(s, i); !fresh) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "shard %d/%d is in both %s and %s (shards.included)", s, merged.shard_count,
-            name(at->second), name(i)));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("shard %d/%d is in both %s and %s (shards.included)", s,
+                            merged.shard_count, name(at->second), name(i)));
       }
       shards.insert(s);
     }
     for (const RunSample& run : part.runs) {
       if (auto [at, fresh] = run_from.emplace(run.spec.index, i); !fresh) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "run %d is in both %s and %s (runs[].index)", run.spec.index, name(at->second),
-            name(i)));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("run %d is in both %s and %s (runs[].index)", run.spec.index,
+                            name(at->second), name(i)));
       }
       merged.runs.push_back(run);
     }

@@ -31,9 +31,15 @@ struct PhaseSample {
   std::string name;
   uint64_t ops = 0;
   uint64_t exits = 0;
-  std::map<std::string, uint64_t> traps;   // by kind
+  std::map<std::string, uint64_t> traps;  // by kind
   uint64_t dr_loads = 0;
-  std::optional<uint64_t> kernel_insns;    // insn_emulation, where CPL0 is emulated
+  std::optional<uint64_t> kernel_insns;  // insn_emulation, where CPL0 is emulated
+  // KVM's own exits (vmm/report/kvm_exits.h), beside `exits`, the VMM's: its `exits`
+  // statistic and the non-zero ones by reason. nullopt (and none by reason) where the
+  // host's KVM gives no statistics or does not keep `exits`, and in results written
+  // before them.
+  std::optional<uint64_t> kvm_exits;
+  std::map<std::string, uint64_t> kvm_exits_by_reason;
   // The times; nullopt where the marker calibration swallowed the phase (its time
   // was below the calibration's noise): not a sample of the time, though the counts are.
   std::optional<uint64_t> wall_ns;
@@ -48,11 +54,11 @@ struct PhaseSample {
 
 struct RunSample {
   RunSpec spec;
-  uint32_t shard = 1;        // which --shard slice ran it
-  std::string outcome;       // OutcomeName(), or "host_error" when it could not boot
+  uint32_t shard = 1;   // which --shard slice ran it
+  std::string outcome;  // OutcomeName(), or "host_error" when it could not boot
   int exit_code = 0;
   std::string diagnosis;
-  uint64_t wall_ns = 0;      // boot to end
+  uint64_t wall_ns = 0;  // boot to end
   std::vector<PhaseSample> phases;
   // --inject: how the run's injections ended, by outcome name (empty without).
   std::map<std::string, uint64_t> injections;
@@ -75,10 +81,10 @@ struct BenchResult {
   Matrix matrix;
   HostInfoSummary host;
   uint32_t shard_count = 1;
-  std::vector<uint32_t> shards;   // the slices this result holds (1-based), sorted
-  size_t runs_expected = 0;       // runs of its slice; merged: of the whole matrix
-  std::vector<RunSample> runs;    // in schedule order: measured and failed alike
-  bool interrupted = false;       // stopped before the end (SIGINT)
+  std::vector<uint32_t> shards;  // the slices this result holds (1-based), sorted
+  size_t runs_expected = 0;      // runs of its slice; merged: of the whole matrix
+  std::vector<RunSample> runs;   // in schedule order: measured and failed alike
+  bool interrupted = false;      // stopped before the end (SIGINT)
   std::vector<std::string> warnings;
 
   size_t runs_ok() const;
@@ -104,15 +110,23 @@ struct Cell {
   std::vector<const RunSample*> samples;  // the ok runs, in schedule order
   PerOpCounts per_op;                     // the median over samples
   bool counts_agree = true;
-  std::vector<std::string> mismatches;    // "kernel_insns per op: 832 (4 runs), 833 (1 run)"
+  std::vector<std::string> mismatches;  // "kernel_insns per op: 832 (4 runs), 833 (1 run)"
   // Samples whose time is not measured (below the marker calibration's noise):
   // counted above, left out of the times below.
   size_t times_unmeasured = 0;
-  size_t clocks_disagree = 0;             // samples whose ns and tsc_cycles disagree
-  std::vector<double> ns_per_op;          // one per sample with a measured time
+  size_t clocks_disagree = 0;     // samples whose ns and tsc_cycles disagree
+  std::vector<double> ns_per_op;  // one per sample with a measured time
   std::vector<double> tsc_per_op;
-  Summary ns;                             // n == 0: no time measured
+  Summary ns;  // n == 0: no time measured
   Summary tsc;
+  // KVM's own exits per op (vmm/report/kvm_exits.h), when every sample has them. A
+  // measurement rather than an exact count (KVM counts the host's events too: its
+  // interrupts, the emulator's batches), so summarised as the times are, not in per_op
+  // and not checked for agreement. By reason: each any sample has, the median over the
+  // samples (0 for one without it).
+  std::vector<double> kvm_exits_per_op;  // one per sample; empty: none
+  Summary kvm_exits;                     // n == 0: none
+  std::map<std::string, double> kvm_exits_by_reason;
 };
 
 // Cells in matrix order (workload, phase in the order the guest ran them, trap,
@@ -122,8 +136,8 @@ std::vector<Cell> Cells(const BenchResult& result);
 
 // The cell of (workload name, phase, variant name, trap mechanism), or nullptr.
 const Cell* FindCell(const std::vector<Cell>& cells, const BenchResult& result,
-                     std::string_view workload, std::string_view phase,
-                     std::string_view variant, TrapMechanism trap);
+                     std::string_view workload, std::string_view phase, std::string_view variant,
+                     TrapMechanism trap);
 
 nlohmann::ordered_json BenchToJson(const BenchResult& result);
 // Parses a document BenchToJson wrote (for merge). Refuses other schemas.

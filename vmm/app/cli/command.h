@@ -55,6 +55,7 @@ int TraceCommand(const TraceOptions& options);
 int BenchCommand(const BenchOptions& options);
 int StudyCommand(const StudyOptions& options);
 int MergeCommand(const MergeOptions& options);
+int SnapshotCommand(const SnapshotOptions& options);
 
 // Their help, each defined (constexpr: constant-initialized, so there is no order of
 // initialization to mind) beside its command.
@@ -67,6 +68,7 @@ extern const CommandHelp kTraceHelp;   // trace_command.cc
 extern const CommandHelp kBenchHelp;   // bench_command.cc
 extern const CommandHelp kStudyHelp;   // study_command.cc
 extern const CommandHelp kMergeHelp;   // merge_command.cc
+extern const CommandHelp kSnapshotHelp;  // snapshot_command.cc
 
 }  // namespace sigvisor::cli
 

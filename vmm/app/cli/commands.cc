@@ -38,6 +38,7 @@ std::span<const Command> Commands() {
   // its code (command.h).
   static const Command kCommands[] = {
       Define<RunOptions, RunFlags, RunCommand>("run", kRunHelp),
+      Define<SnapshotOptions, SnapshotFlags, SnapshotCommand>("snapshot", kSnapshotHelp),
       Define<ProbeCommandOptions, ProbeFlags, ProbeCommand>("probe", kProbeHelp),
       Define<ImagesOptions, ImagesFlags, ImagesCommand>("images", kImagesHelp),
       Define<ImageOptions, ImageFlags, ImageCommand>("image", kImageHelp),

@@ -12,6 +12,8 @@ int RunExitStatus(const RunResult& result) {
       return result.exit_code >= 0 && result.exit_code <= kGuestStatusMax
                  ? result.exit_code
                  : kExitGuestStatusAbove122;
+    case Outcome::kSaved:  // the guest reached its quiescent point and was saved
+      return 0;
     case Outcome::kHostError:  // an ioctl failed: sigvisor's failure, not the guest's
       return kExitSigvisorFailed;
     default:

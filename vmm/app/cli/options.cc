@@ -141,7 +141,7 @@ FlagTable RunFlags(RunOptions& o) {
       Trap(&o.trap),
       StringFlag("gdb", &o.gdb,
                  "wait for gdb on [ADDR:]PORT (loopback by default) before the first guest "
-                 "instruction and serve the GDB remote protocol"),
+                 "instruction (at most --timeout, when given) and serve the GDB remote protocol"),
       NoSandbox(&o.no_sandbox),
       Uint64Flag("max_output", &o.max_output,
                  "stream at most this many bytes of guest console output; the rest is dropped "
@@ -163,6 +163,25 @@ FlagTable RunFlags(RunOptions& o) {
       Seed(&o.seed),
       Arch(&o.arch),
       Cores(&o.cores),
+      StringFlag("restore", &o.restore,
+                 "a snapshot directory (sigvisor snapshot --out DIR): restore that VM instead "
+                 "of booting and give its guest this run's --workload, --ops and --warmup"),
+  };
+}
+
+FlagTable SnapshotFlags(SnapshotOptions& o) {
+  return {
+      Image(&o.image),
+      Variant(&o.variant),
+      Memory(&o.memory_mib),
+      Timeout(&o.timeout),
+      Json(&o.json),
+      Kvm(&o.kvm),
+      StringFlag("trap", &o.trap,
+                 "the trap mechanism the kernel boots with: off (restores then take off, patch "
+                 "or hw-gd) or pv (a debugreg=pv kernel takes its page at boot; restores take pv)"),
+      NoSandbox(&o.no_sandbox),
+      StringFlag("out", &o.out, "the directory to save the VM in (created if missing)"),
   };
 }
 

@@ -43,8 +43,23 @@ struct RunOptions : CommandLine {
   uint64_t seed = 1;
   std::string arch = "x86_64";
   uint32_t cores = 1;
+  std::string restore;  // a snapshot directory: restore it instead of booting
 };
 FlagTable RunFlags(RunOptions& options);
+
+// `sigvisor snapshot`: boot to the guest's quiescent point and save the VM there.
+struct SnapshotOptions : CommandLine {
+  std::string image = "kernel";
+  std::string variant = "baseline";
+  uint32_t memory_mib = 32;
+  absl::Duration timeout = absl::Seconds(60);
+  bool json = false;
+  std::string kvm = "/dev/kvm";
+  std::string trap = "off";
+  bool no_sandbox = false;
+  std::string out;
+};
+FlagTable SnapshotFlags(SnapshotOptions& options);
 
 // `sigvisor trace`: one op of divzero unless told otherwise.
 struct TraceOptions : CommandLine {

@@ -1,5 +1,4 @@
 // `sigvisor run`: boot one guest and report what it cost.
-#include <cstdio>
 #include <fstream>
 #include <iterator>
 
@@ -10,7 +9,6 @@
 #include "absl/strings/str_join.h"
 #include "arch/x86_64/vmm/machine/x86_machine.h"
 #include "arch/x86_64/vmm/probe/probe.h"
-#include "vmm/app/cli/build_info/build_info.h"
 #include "vmm/app/cli/command.h"
 #include "vmm/app/cli/run_interrupt.h"
 #include "vmm/app/cli/run_setup.h"
@@ -18,8 +16,6 @@
 #include "vmm/app/launch/image.h"
 #include "vmm/base/clock.h"
 #include "vmm/kvm/kvm.h"
-#include "vmm/report/json_report.h"
-#include "vmm/report/text_report.h"
 
 namespace sigvisor::cli {
 
@@ -58,6 +54,8 @@ constexpr CommandHelp kRunHelp{
     "     (a Multiboot v1 kernel, booted as `qemu-system-x86_64 -kernel` boots it)\n"
     "  sigvisor run --image smp-kernel.elf --vcpus 4\n"
     "     (APs started by the kernel's INIT/SIPI through the in-kernel LAPIC)\n"
+    "  sigvisor run --restore DIR --workload divzero --ops 16\n"
+    "     (a VM `sigvisor snapshot --out DIR` saved, restored instead of booted)\n"
     "  sigvisor run --workload divzero --gdb 1234   (then: gdb FILE -ex 'target remote :1234')\n"
     "  sigvisor run --workload lat_sig --inject sig=usr1,op=3,phase=sig_hndl --json\n"
     "     (fault injection: exceptions, host signals, page faults; see docs/inject.md)\n"
@@ -72,6 +70,7 @@ int RunCommand(const RunOptions& options) {
                                        options.args[0]));
   }
   if (options.timeout <= absl::ZeroDuration()) return ReportError("--timeout must be positive");
+  if (!options.restore.empty()) return RunRestored(options, start_ns);
   if (options.arch == "mips") {
     if (std::string flag = FirstGiven(options, kX86Only); !flag.empty()) {
       return ReportError(absl::StrFormat(
@@ -133,35 +132,16 @@ int RunCommand(const RunOptions& options) {
 
   absl::StatusOr<RunHost> run_host = OpenRunHost(options.kvm, options.trap);
   if (!run_host.ok()) return ReportError(run_host.status());
-  const HostInfo* host = &run_host->info;
-  const TrapChoice* trap = &run_host->trap;
-  config.cpl0_emulated = host->cpl0_emulated;
+  config.cpl0_emulated = run_host->info.cpl0_emulated;
   absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(run_host->kvm, image->elf, config);
   std::move(remove_gdb_symbols).Invoke();
   console.EndLine();
   if (!report.ok()) return ReportError(report.status());
 
-  RunRecord record;
-  record.image = image->label;
-  record.variant = image->variant;
-  record.variant_settings = image->variant_settings;
-  record.cmdline = report->kernel_cmdline;
-  record.host = {host->kind, host->cpl0_emulated};
-  record.guest_makes_hypercalls = report->protocol == x86::BootProtocol::kSigvisor;
-  record.trap = {trap->mechanism, trap->reason, report->trap_sites};
-  record.result = std::move(report->result);
-  record.vm_create_ns = report->vm_create_ns;
-  record.setup_ns = report->setup_ns;
-  record.wall_ns = MonotonicNs() - start_ns;
+  RunRecord record = RecordOf(*image, *run_host, *std::move(report), start_ns);
   record.injections = std::move(injections);
   record.inject_seed = options.seed;
-
-  if (options.json) {
-    std::printf("%s\n", WithBuildInfo(RunRecordToJson(record)).dump(2).c_str());
-  } else {
-    std::printf("%s", FormatRunReport(record).c_str());
-  }
-  return ReportRunEnd(record.result, !record.variant.empty());
+  return PrintRunRecord(record, options.json);
 }
 
 }  // namespace sigvisor::cli

@@ -14,6 +14,9 @@
 #include "arch/x86_64/vmm/gdb/gdb_stub.h"
 #include "vmm/app/cli/build_info/build_info.h"
 #include "vmm/app/cli/exit_status.h"
+#include "vmm/base/clock.h"
+#include "vmm/report/json_report.h"
+#include "vmm/report/text_report.h"
 
 namespace sigvisor::cli {
 
@@ -109,6 +112,10 @@ absl::Status AddGdbStub(x86::MachineConfig& config, const RunOptions& run,
   if (run.gdb.empty()) return absl::OkStatus();
   x86::GdbStubOptions options;
   options.listen = run.gdb;
+  // A --timeout given covers the wait for gdb too (issue 30: it waited forever), and
+  // Ctrl-C ends the wait (config.session.interrupt: `run`'s flag, set by now).
+  if (run.Given("timeout")) options.wait_timeout = run.timeout;
+  options.interrupt = config.session.interrupt;
   if (!image.variant.empty()) {  // embedded: give gdb a file to read the symbols from
     std::error_code error;
     const std::filesystem::path path =
@@ -165,6 +172,32 @@ absl::StatusOr<std::vector<InjectionSpec>> ParseInjectionSpecs(
     specs.push_back(*std::move(spec));
   }
   return specs;
+}
+
+RunRecord RecordOf(const launch::LoadedImage& image, const RunHost& host,
+                   x86::MachineReport report, uint64_t start_ns) {
+  RunRecord record;
+  record.image = image.label;
+  record.variant = image.variant;
+  record.variant_settings = image.variant_settings;
+  record.cmdline = report.kernel_cmdline;
+  record.host = {host.info.kind, host.info.cpl0_emulated};
+  record.guest_makes_hypercalls = report.protocol == x86::BootProtocol::kSigvisor;
+  record.trap = {host.trap.mechanism, host.trap.reason, report.trap_sites};
+  record.result = std::move(report.result);
+  record.vm_create_ns = report.vm_create_ns;
+  record.setup_ns = report.setup_ns;
+  record.wall_ns = MonotonicNs() - start_ns;
+  return record;
+}
+
+int PrintRunRecord(const RunRecord& record, bool json) {
+  if (json) {
+    std::printf("%s\n", WithBuildInfo(RunRecordToJson(record)).dump(2).c_str());
+  } else {
+    std::printf("%s", FormatRunReport(record).c_str());
+  }
+  return ReportRunEnd(record.result, !record.variant.empty());
 }
 
 }  // namespace sigvisor::cli

@@ -23,6 +23,7 @@
 #include "vmm/inject/injection_record.h"
 #include "vmm/inject/injection_spec.h"
 #include "vmm/kvm/kvm.h"
+#include "vmm/report/run_record.h"
 #include "vmm/run/trap_mechanism.h"
 
 namespace sigvisor::cli {
@@ -98,9 +99,10 @@ inline FILE* RunConsoleStream(const RunOptions& options) {
 // --gdb [ADDR:]PORT: adds the gdb stub to `config` (its socket is bound now, so an
 // address in use is refused before boot) and, unless --timeout was given, turns the
 // watchdog off (a debugged guest may sit at a breakpoint for as long as its user
-// likes). An embedded image is written to a temporary file for gdb's symbols;
-// `symbols_file` receives its path (to remove after the run), or "". Does nothing
-// without --gdb.
+// likes); a --timeout given bounds the wait for gdb too, and config.session.interrupt
+// (set before this call) ends that wait. An embedded image is written to a temporary
+// file for gdb's symbols; `symbols_file` receives its path (to remove after the run),
+// or "". Does nothing without --gdb.
 absl::Status AddGdbStub(x86::MachineConfig& config, const RunOptions& options,
                         const launch::LoadedImage& image, std::string* symbols_file);
 
@@ -108,6 +110,15 @@ absl::Status AddGdbStub(x86::MachineConfig& config, const RunOptions& options,
 // the part that is wrong.
 absl::StatusOr<std::vector<InjectionSpec>> ParseInjectionSpecs(
     const std::vector<std::string>& inject);
+
+// The report of an x86-64 run of `image` on `host` (`sigvisor run`, booted or restored);
+// `start_ns` is when the command started.
+RunRecord RecordOf(const launch::LoadedImage& image, const RunHost& host,
+                   x86::MachineReport report, uint64_t start_ns);
+
+// Prints `record` (the JSON document with --json, else the text report) and returns
+// the run's exit status (ReportRunEnd).
+int PrintRunRecord(const RunRecord& record, bool json);
 
 // After a run: the stderr line for a guest that failed (its outcome and diagnosis) or
 // whose status cannot pass through (exit_status.h), and the exit status.
@@ -117,6 +128,10 @@ int ReportRunEnd(const RunResult& result, bool bundled_kernel);
 // `sigvisor run --arch mips` (run_mips.cc): the same report from the MIPS
 // interpreter; `start_ns` is when the command started.
 int RunMips(const RunOptions& options, uint64_t start_ns);
+
+// `sigvisor run --restore DIR` (run_restore.cc): the snapshot's VM restored instead of
+// booted, with the same report; `start_ns` is when the command started.
+int RunRestored(const RunOptions& options, uint64_t start_ns);
 
 }  // namespace sigvisor::cli
 

@@ -121,7 +121,9 @@ int StudyCommand(const StudyOptions& options) {
     bench::BenchResult result = bench::RunMatrix(
         matrices[i], [&](const bench::RunSpec& spec) { return target->Run(spec); }, runner);
     progress.Finish();
-    reports.push_back(study::AnalyzeStudy(s, std::move(result)));
+    // The text says which injections every run made: the figures include them.
+    reports.push_back(
+        study::AnalyzeStudy(s, std::move(result), {options.runs.inject, options.runs.seed}));
     if (output->format == OutputFormat::kText) {
       std::printf("%s%s", i ? "\n" : "", reports.back().text.c_str());
       std::fflush(stdout);

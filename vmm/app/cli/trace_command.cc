@@ -70,6 +70,8 @@ absl::StatusOr<Traced> TraceOnce(const TraceOptions& flags, const KvmSystem& kvm
   console.EndLine();
   if (!report.ok()) return report.status();
   t.result = std::move(report->result);
+  t.trace.run_outcome = std::string(OutcomeName(t.result.outcome));
+  t.trace.run_timeout = absl::FormatDuration(flags.timeout);
   if (t.trace.phase.empty()) {
     return absl::NotFoundError(absl::StrFormat(
         "the guest measured no phase%s to trace (%s; the run's outcome: %s)",
@@ -139,6 +141,19 @@ int TraceCommand(const TraceOptions& options) {
     return ReportError("--diff compares two builds of the bundled kernel; not a Linux kernel");
   }
   std::shared_ptr<const SymbolTable> symbols;
+  if (!options.symbols.empty() && (!linux_kernel || !image->elf.symbols().empty())) {
+    // The map would replace the image's own symbols (the bundled kernel's), naming its
+    // code after another kernel's addresses: a profile silently wrong (issue 30).
+    const size_t own = image->elf.symbols().size();
+    const std::string names_itself =
+        own == 0 ? "" : absl::StrFormat("names its code with its own %d symbols", own);
+    return ReportError(absl::StrFormat(
+        "--symbols is for a Linux kernel without symbols of its own (a bzImage, a stripped "
+        "vmlinux); %s: leave --symbols out",
+        linux_kernel ? absl::StrCat("'", image->label, "' ", names_itself)
+                     : absl::StrCat(image->label, " is not a Linux kernel", own == 0 ? "" : " and ",
+                                    names_itself)));
+  }
   if (!options.symbols.empty()) {
     absl::StatusOr<SymbolTable> map = ReadSystemMap(options.symbols);
     if (!map.ok()) return ReportError(map.status());

@@ -124,8 +124,19 @@ struct StudyReport {
   bool complete() const { return bench.complete(); }
 };
 
-// Analyses a study's bench result: the comparisons, the text and the static data.
-StudyReport AnalyzeStudy(const StudyDef& study, bench::BenchResult bench);
+// What `study --inject` made every run of the study inject: the specs as given and
+// --seed. Empty: no injection.
+struct StudyInjections {
+  std::vector<std::string> specs;
+  uint64_t seed = 1;
+};
+
+// Analyses a study's bench result: the comparisons, the text and the static data. With
+// `injections`, the text says, above the study's tables, which ran in every run and
+// that the figures include what they did, and the VM-level table's title repeats it
+// (issue 30: it never said so).
+StudyReport AnalyzeStudy(const StudyDef& study, bench::BenchResult bench,
+                         const StudyInjections& injections = {});
 
 nlohmann::ordered_json StudyToJson(const StudyReport& report);
 // `not_run`: studies that were asked for but not started (the command was interrupted).

@@ -41,8 +41,8 @@ constexpr SeedClaim kTextBytes{Direction::kLower, std::nullopt, std::nullopt,
 // The frame set-up function and the functions it may be inlined into, innermost
 // first (the guest's signal.c: exit_to_user_mode -> handle_signal -> setup_rt_frame
 // -> setup_sigcontext).
-constexpr std::string_view kFrameSetupChain[] = {
-    white_box::kSetupRtFrame, white_box::kHandleSignal, white_box::kExitToUserMode};
+constexpr std::string_view kFrameSetupChain[] = {white_box::kSetupRtFrame, white_box::kHandleSignal,
+                                                 white_box::kExitToUserMode};
 
 // The function whose stack holds the frame set-up in both builds: setup_rt_frame, or
 // the function it is inlined into; "" if gcc reported none of them.
@@ -60,9 +60,11 @@ void AddFigures(StudyContext& ctx, const ObjectStats* a, const ObjectStats* b) {
     AddTime(ctx, "sig_inst", trap, TimeStat::kMedian, "time (median)", kInstTime);
     AddCount(ctx, "sig_inst", trap, "kernel_insns_per_op", "kernel instructions",
              Unit::kInstructions, Insns, kInstInsns);
+    AddKvmExits(ctx, "sig_inst", trap);
     AddTime(ctx, "sig_hndl", trap, TimeStat::kMedian, "time (median)", kHndlTime);
     AddCount(ctx, "sig_hndl", trap, "kernel_insns_per_op", "kernel instructions",
              Unit::kInstructions, Insns, kHndlInsns);
+    AddKvmExits(ctx, "sig_hndl", trap);
   }
   if (a && b) {
     AddStatic(ctx, "object_text_bytes", "signal.o text (bytes)", Unit::kBytes, double(a->text),
@@ -84,10 +86,19 @@ void AddFigures(StudyContext& ctx, const ObjectStats* a, const ObjectStats* b) {
                        {"old_qualifier", s.qualifier},
                        {"new_qualifier", n->qualifier}});
     }
-    ctx.extra["object"] = {
-        {"file", a->file},
-        {"old", {{"variant", a->variant}, {"text", a->text}, {"data", a->data}, {"bss", a->bss}, {"dec", a->dec()}}},
-        {"new", {{"variant", b->variant}, {"text", b->text}, {"data", b->data}, {"bss", b->bss}, {"dec", b->dec()}}}};
+    ctx.extra["object"] = {{"file", a->file},
+                           {"old",
+                            {{"variant", a->variant},
+                             {"text", a->text},
+                             {"data", a->data},
+                             {"bss", a->bss},
+                             {"dec", a->dec()}}},
+                           {"new",
+                            {{"variant", b->variant},
+                             {"text", b->text},
+                             {"data", b->data},
+                             {"bss", b->bss},
+                             {"dec", b->dec()}}}};
     ctx.extra["stack_usage"] = stack;
     ctx.extra["frame_setup_function"] = {
         {"name", std::string(kFrameSetupChain[0])},
@@ -128,7 +139,7 @@ std::string LmbenchTable(const StudyContext& ctx) {
 }
 
 // `size` of the two signal objects and their functions' stack usage.
-std::string ObjectTables( const ObjectStats* a, const ObjectStats* b) {
+std::string ObjectTables(const ObjectStats* a, const ObjectStats* b) {
   if (!a || !b) return "\n(no object statistics for these builds)\n";
   std::string out =
       "\n$ size signal_*   (arch/x86_64/guest/signal.c as the kernel build compiles it)\n";
@@ -138,7 +149,8 @@ std::string ObjectTables( const ObjectStats* a, const ObjectStats* b) {
     absl::StrAppendFormat(&out, "%7d\t%7d\t%7d\t%7d\t%7x\t%s.%s (%s)\n", s->text, s->data, s->bss,
                           s->dec(), s->dec(), s->file, s == b ? "new" : "old", s->variant);
   }
-  absl::StrAppendFormat(&out, "(the seed: signal_64.o 4652 -> 3827 text, signal_32.o 5031 -> 4507)\n");
+  absl::StrAppendFormat(&out,
+                        "(the seed: signal_64.o 4652 -> 3827 text, signal_32.o 5031 -> 4507)\n");
 
   // The frame set-up function's stack, or that of the function it is inlined into.
   const std::string holder = FrameSetupHolder(*a, *b);
@@ -147,13 +159,14 @@ std::string ObjectTables( const ObjectStats* a, const ObjectStats* b) {
   for (const StackUsage& s : a->stack) {
     const StackUsage* n = b->FindStack(s.function);
     if (!n) continue;
-    absl::StrAppendFormat(&out, "  %-24s %10s %10s %+8d%s\n", s.function,
-                          absl::StrFormat("%d %s", s.bytes, s.qualifier == "static" ? "" : s.qualifier),
-                          absl::StrFormat("%d %s", n->bytes, n->qualifier == "static" ? "" : n->qualifier),
-                          int64_t(n->bytes) - int64_t(s.bytes),
-                          s.function == holder && holder != kFrameSetupChain[0]
-                              ? "  <- holds setup_rt_frame (inlined)"
-                              : (s.function == holder ? "  <- the frame set-up function" : ""));
+    absl::StrAppendFormat(
+        &out, "  %-24s %10s %10s %+8d%s\n", s.function,
+        absl::StrFormat("%d %s", s.bytes, s.qualifier == "static" ? "" : s.qualifier),
+        absl::StrFormat("%d %s", n->bytes, n->qualifier == "static" ? "" : n->qualifier),
+        int64_t(n->bytes) - int64_t(s.bytes),
+        s.function == holder && holder != kFrameSetupChain[0]
+            ? "  <- holds setup_rt_frame (inlined)"
+            : (s.function == holder ? "  <- the frame set-up function" : ""));
   }
   if (!holder.empty() && holder != kFrameSetupChain[0]) {
     absl::StrAppendFormat(&out,

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -57,18 +58,42 @@ std::string Header(const StudyContext& ctx) {
       absl::StrJoin(traps, ", "), bench::CompletenessLine(ctx.bench));
 }
 
+// Under the header, above every table: the injections every run made, and what came of
+// them over the runs, since every figure below includes their effect.
+std::string InjectionNote(const StudyContext& ctx, const StudyInjections& injections) {
+  if (injections.specs.empty()) return "";
+  std::vector<std::string> specs;
+  for (const std::string& spec : injections.specs) specs.push_back("--inject " + spec);
+  std::map<std::string, uint64_t> outcomes;
+  size_t runs = 0;
+  for (const bench::RunSample& run : ctx.bench.runs) {
+    if (!run.injections.empty()) ++runs;
+    for (const auto& [outcome, count] : run.injections) outcomes[outcome] += count;
+  }
+  std::vector<std::string> came;
+  for (const auto& [outcome, count] : outcomes) {
+    came.push_back(absl::StrFormat("%d %s", count, outcome));
+  }
+  return absl::StrFormat(
+      "INJECTED: every run made the same injections: %s (--seed %d); every figure and table "
+      "below includes what they did (%s)\n",
+      absl::StrJoin(specs, " "), injections.seed,
+      came.empty() ? "no run recorded any"
+                   : absl::StrFormat("%s over %d run%s", absl::StrJoin(came, ", "), runs,
+                                     runs == 1 ? "" : "s"));
+}
+
 std::string Findings(const StudyContext& ctx) {
   std::string out;
   for (const Comparison& c : ctx.comparisons) {
     if (c.agrees() != false) continue;
     std::string where = c.trap ? absl::StrFormat(" (trap %s)", TrapMechanismName(*c.trap)) : "";
     if (!c.phase.empty() && c.phase != ctx.def.workload) where = " in " + c.phase + where;
-    absl::StrAppendFormat(&out, "FINDING: %s%s: %s -> %s (%s) goes against the seed (%s%s)\n",
-                          c.label, where, Value(c, c.old_value), Value(c, c.new_value),
-                          c.unit == Unit::kNs ? Percent(c.change_percent() / 100)
-                                              : SignedNum(c.change()),
-                          SeedWording(c.seed.direction),
-                          c.seed.note.empty() ? "" : ": " + std::string(c.seed.note));
+    absl::StrAppendFormat(
+        &out, "FINDING: %s%s: %s -> %s (%s) goes against the seed (%s%s)\n", c.label, where,
+        Value(c, c.old_value), Value(c, c.new_value),
+        c.unit == Unit::kNs ? Percent(c.change_percent() / 100) : SignedNum(c.change()),
+        SeedWording(c.seed.direction), c.seed.note.empty() ? "" : ": " + std::string(c.seed.note));
   }
   return out;
 }
@@ -79,22 +104,32 @@ std::string Findings(const StudyContext& ctx) {
 
 std::string_view DirectionName(Direction d) {
   switch (d) {
-    case Direction::kNone: return "";
-    case Direction::kLower: return "lower";
-    case Direction::kHigher: return "higher";
-    case Direction::kSame: return "same";
+    case Direction::kNone:
+      return "";
+    case Direction::kLower:
+      return "lower";
+    case Direction::kHigher:
+      return "higher";
+    case Direction::kSame:
+      return "same";
   }
   return "";
 }
 
 std::string_view UnitName(Unit u) {
   switch (u) {
-    case Unit::kNs: return "ns";
-    case Unit::kInstructions: return "instructions";
-    case Unit::kBytes: return "bytes";
-    case Unit::kTraps: return "traps";
-    case Unit::kExits: return "exits";
-    case Unit::kLoads: return "loads";
+    case Unit::kNs:
+      return "ns";
+    case Unit::kInstructions:
+      return "instructions";
+    case Unit::kBytes:
+      return "bytes";
+    case Unit::kTraps:
+      return "traps";
+    case Unit::kExits:
+      return "exits";
+    case Unit::kLoads:
+      return "loads";
   }
   return "";
 }
@@ -125,8 +160,8 @@ void AddTime(StudyContext& ctx, std::string_view phase, TrapMechanism trap, Time
   ctx.comparisons.push_back(std::move(c));
 }
 
-void AddCount(StudyContext& ctx, std::string_view phase, TrapMechanism trap,
-              std::string metric, std::string label, Unit unit,
+void AddCount(StudyContext& ctx, std::string_view phase, TrapMechanism trap, std::string metric,
+              std::string label, Unit unit,
               const std::function<std::optional<double>(const bench::PerOpCounts&)>& get,
               const SeedClaim& seed, double per) {
   const Cell* a = ctx.Get(phase, 0, trap);
@@ -144,6 +179,23 @@ void AddCount(StudyContext& ctx, std::string_view phase, TrapMechanism trap,
   c.new_value = *new_value / per;
   c.exact = true;
   c.seed = seed;
+  ctx.comparisons.push_back(std::move(c));
+}
+
+void AddKvmExits(StudyContext& ctx, std::string_view phase, TrapMechanism trap) {
+  const Cell* a = ctx.Get(phase, 0, trap);
+  const Cell* b = ctx.Get(phase, 1, trap);
+  if (!a || !b || a->kvm_exits.n == 0 || b->kvm_exits.n == 0) return;
+  Comparison c;
+  c.metric = "kvm_exits_per_op";
+  c.label = "KVM's own exits (median)";
+  c.phase = std::string(phase);
+  c.trap = trap;
+  c.unit = Unit::kExits;
+  c.old_value = a->kvm_exits.median;
+  c.new_value = b->kvm_exits.median;
+  c.p_value = bench::MannWhitneyP(a->kvm_exits_per_op, b->kvm_exits_per_op);
+  c.p_floor = bench::MannWhitneyMinP(a->kvm_exits_per_op.size(), b->kvm_exits_per_op.size());
   ctx.comparisons.push_back(std::move(c));
 }
 
@@ -230,20 +282,22 @@ std::string TrapNote(TrapMechanism trap, const bench::HostInfoSummary& host) {
       return "trap pv: each build's debugreg=pv counterpart writes its debug registers into the "
              "VMM's page and counts them there (no exit; a hypercall only to load a "
              "breakpoint), as a paravirtual kernel does";
-    case TrapMechanism::kHwGd: break;  // no study words it: its name alone
+    case TrapMechanism::kHwGd:
+      break;  // no study words it: its name alone
   }
   return absl::StrFormat("trap %s", TrapMechanismName(trap));
 }
 
 std::string ComparisonTable(const StudyContext& ctx, std::string_view per) {
-  std::string out = absl::StrFormat("\nVM-level figures, per %s (%s -> %s):\n", per, ctx.old_name(),
-                                    ctx.new_name());
+  std::string out =
+      absl::StrFormat("\nVM-level figures, per %s (%s -> %s)%s:\n", per, ctx.old_name(),
+                      ctx.new_name(), ctx.injected ? ", the injections above included" : "");
   absl::StrAppendFormat(&out, "  %-38s %12s %12s %10s %9s  %s\n", "", "old", "new", "change", "",
                         "against the seed");
   std::string group = "\x01";
   for (const Comparison& c : ctx.comparisons) {
-    const std::string g = c.trap ? absl::StrFormat("trap %s", TrapMechanismName(*c.trap))
-                                 : "static (the images)";
+    const std::string g =
+        c.trap ? absl::StrFormat("trap %s", TrapMechanismName(*c.trap)) : "static (the images)";
     if (g != group) {
       group = g;
       absl::StrAppendFormat(&out, "  %s\n", g);
@@ -252,9 +306,8 @@ std::string ComparisonTable(const StudyContext& ctx, std::string_view per) {
     if (!c.phase.empty() && c.phase != ctx.def.workload) label = c.phase + ": " + label;
     const bool time = c.unit == Unit::kNs;
     const std::string change = time ? Percent(c.change_percent() / 100) : SignedNum(c.change());
-    const std::string percent = time || c.old_value == 0
-                                    ? ""
-                                    : absl::StrFormat("(%s)", Percent(c.change_percent() / 100));
+    const std::string percent =
+        time || c.old_value == 0 ? "" : absl::StrFormat("(%s)", Percent(c.change_percent() / 100));
     absl::StrAppendFormat(&out, "    %-36s %12s %12s %10s %9s  %s\n", label, Value(c, c.old_value),
                           Value(c, c.new_value), change, percent, c.Verdict());
   }
@@ -288,9 +341,7 @@ std::optional<bool> Comparison::significant() const {
   return p_value && *p_value < kSignificance;
 }
 
-bool Comparison::too_few_runs() const {
-  return !exact && p_floor && *p_floor >= kSignificance;
-}
+bool Comparison::too_few_runs() const { return !exact && p_floor && *p_floor >= kSignificance; }
 
 std::optional<bool> Comparison::agrees() const {
   if (seed.direction == Direction::kNone) return std::nullopt;
@@ -305,7 +356,8 @@ std::string Comparison::Verdict() const {
   const std::optional<bool> a = agrees();
   if (!a) return absl::StrFormat("%s; the seed: %s", Evidence(), wording);
   const std::string p = exact ? "" : absl::StrFormat("p=%.2g", p_value.value_or(1));
-  if (*a) return p.empty() ? "agrees with the seed" : absl::StrFormat("agrees with the seed (%s)", p);
+  if (*a)
+    return p.empty() ? "agrees with the seed" : absl::StrFormat("agrees with the seed (%s)", p);
   return absl::StrFormat("GOES AGAINST THE SEED (%s%s): a finding", p.empty() ? "" : p + "; ",
                          "the seed: " + wording);
 }
@@ -349,8 +401,7 @@ absl::StatusOr<std::vector<const StudyDef*>> ParseStudyNames(std::span<const std
     }
     const StudyDef* study = FindStudy(name);
     if (study == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("no study '%s' (give %s)", name, choices));
+      return absl::InvalidArgumentError(absl::StrFormat("no study '%s' (give %s)", name, choices));
     }
     if (std::find(out.begin(), out.end(), study) != out.end()) {
       return absl::InvalidArgumentError(absl::StrFormat("study '%s' is named twice", name));
@@ -378,22 +429,24 @@ absl::StatusOr<bench::Matrix> StudyMatrix(const StudyDef& study, std::optional<u
   return m;
 }
 
-StudyReport AnalyzeStudy(const StudyDef& study, bench::BenchResult result) {
+StudyReport AnalyzeStudy(const StudyDef& study, bench::BenchResult result,
+                         const StudyInjections& injections) {
   StudyReport report;
   report.def = &study;
   report.bench = std::move(result);
   StudyContext ctx{study, report.bench, bench::Cells(report.bench), {}, "", json::object(), ""};
-  ctx.text = Header(ctx);
+  ctx.injected = !injections.specs.empty();
+  ctx.text = Header(ctx) + InjectionNote(ctx, injections);
   if (study.analyze != nullptr) study.analyze(ctx);
   if (!ctx.notes.empty()) ctx.text += "\n" + ctx.notes;
   std::string findings = Findings(ctx);
   if (!findings.empty()) ctx.text += "\n" + findings;
   for (const Cell& cell : ctx.cells) {
     for (const std::string& mismatch : cell.mismatches) {
-      ctx.text += absl::StrFormat("WARNING: counts differ across repetitions (%s, %s, trap %s): %s\n",
-                                  cell.phase, report.bench.matrix.variants[cell.variant].name,
-                                  TrapMechanismName(report.bench.matrix.traps[cell.trap]),
-                                  mismatch);
+      ctx.text +=
+          absl::StrFormat("WARNING: counts differ across repetitions (%s, %s, trap %s): %s\n",
+                          cell.phase, report.bench.matrix.variants[cell.variant].name,
+                          TrapMechanismName(report.bench.matrix.traps[cell.trap]), mismatch);
     }
     for (const std::string& note : bench::TimeNotes(cell)) {
       ctx.text += absl::StrFormat("WARNING: %s, %s, trap %s: %s\n", cell.phase,
@@ -482,24 +535,36 @@ nlohmann::ordered_json StudiesToJson(const std::vector<StudyReport>& reports,
 }
 
 std::string StudiesToCsv(const std::vector<StudyReport>& reports) {
-  CsvWriter csv({"study", "seed", "metric", "label", "phase", "trap", "unit", "old_variant",
-                 "new_variant", "old", "new", "change", "change_percent", "p_value", "exact",
-                 "significant", "seed_direction", "seed_old", "seed_new", "agrees", "verdict"});
+  CsvWriter csv({"study",       "seed",           "metric",         "label",       "phase",
+                 "trap",        "unit",           "old_variant",    "new_variant", "old",
+                 "new",         "change",         "change_percent", "p_value",     "exact",
+                 "significant", "seed_direction", "seed_old",       "seed_new",    "agrees",
+                 "verdict"});
   for (const StudyReport& r : reports) {
     const bench::Matrix& m = r.bench.matrix;
     for (const Comparison& c : r.comparisons) {
       const std::optional<bool> agrees = c.agrees();
-      csv.AddRow({std::string(r.def->name), std::string(r.def->seed), c.metric, c.label, c.phase,
+      csv.AddRow({std::string(r.def->name),
+                  std::string(r.def->seed),
+                  c.metric,
+                  c.label,
+                  c.phase,
                   c.trap ? std::string(TrapMechanismName(*c.trap)) : "",
-                  std::string(UnitName(c.unit)), m.variants[0].name, m.variants[1].name,
-                  CsvWriter::Number(c.old_value, 1), CsvWriter::Number(c.new_value, 1),
-                  CsvWriter::Number(c.change(), 1), CsvWriter::Number(c.change_percent(), 3),
-                  c.p_value ? CsvWriter::Number(*c.p_value, 6) : "", c.exact ? "true" : "false",
+                  std::string(UnitName(c.unit)),
+                  m.variants[0].name,
+                  m.variants[1].name,
+                  CsvWriter::Number(c.old_value, 1),
+                  CsvWriter::Number(c.new_value, 1),
+                  CsvWriter::Number(c.change(), 1),
+                  CsvWriter::Number(c.change_percent(), 3),
+                  c.p_value ? CsvWriter::Number(*c.p_value, 6) : "",
+                  c.exact ? "true" : "false",
                   c.significant() ? (*c.significant() ? "true" : "false") : "",
                   std::string(DirectionName(c.seed.direction)),
                   c.seed.old_value ? CsvWriter::Number(*c.seed.old_value, 3) : "",
                   c.seed.new_value ? CsvWriter::Number(*c.seed.new_value, 3) : "",
-                  agrees ? (*agrees ? "true" : "false") : "", c.Verdict()});
+                  agrees ? (*agrees ? "true" : "false") : "",
+                  c.Verdict()});
     }
   }
   return csv.str();
@@ -510,9 +575,10 @@ std::string StudiesToSvg(const std::vector<StudyReport>& reports) {
   for (const StudyReport& r : reports) {
     const bench::Matrix& m = r.bench.matrix;
     ChartSection section;
-    section.heading = absl::StrFormat("study %s (seed %s): %s", r.def->name, r.def->seed, r.def->title);
-    section.note = absl::StrFormat("%s, %d ops per run, %d runs per variant%s", r.def->workload, m.ops,
-                                   m.repetitions, r.complete() ? "" : " (INCOMPLETE)");
+    section.heading =
+        absl::StrFormat("study %s (seed %s): %s", r.def->name, r.def->seed, r.def->title);
+    section.note = absl::StrFormat("%s, %d ops per run, %d runs per variant%s", r.def->workload,
+                                   m.ops, m.repetitions, r.complete() ? "" : " (INCOMPLETE)");
     const std::vector<Cell> cells = bench::Cells(r.bench);
     for (const Cell& cell : cells) {
       if (cell.variant != 0) continue;
@@ -521,19 +587,22 @@ std::string StudiesToSvg(const std::vector<StudyReport>& reports) {
       ChartPanel panel;
       panel.title =
           absl::StrFormat("%s, trap %s", cell.phase, TrapMechanismName(m.traps[cell.trap]));
-      panel.axis = "us per op: median over runs, whiskers min - max; on the bar: time / old build's";
+      panel.axis =
+          "us per op: median over runs, whiskers min - max; on the bar: time / old build's";
       for (const Cell* c : {&cell, other}) {
         if (c == nullptr) continue;
-        panel.bars.push_back(bench::TimeBar(
-            m.variants[c->variant].name, *c, &cell.ns,
-            c->per_op.kernel_insns ? absl::StrFormat(", %s kernel insns", Num(*c->per_op.kernel_insns))
-                                   : ""));
+        panel.bars.push_back(
+            bench::TimeBar(m.variants[c->variant].name, *c, &cell.ns,
+                           c->per_op.kernel_insns
+                               ? absl::StrFormat(", %s kernel insns", Num(*c->per_op.kernel_insns))
+                               : ""));
       }
       section.panels.push_back(std::move(panel));
     }
     sections.push_back(std::move(section));
   }
-  return RenderBarChartSvg("sigvisor study: the seeds' experiments, per-op cost per variant", sections);
+  return RenderBarChartSvg("sigvisor study: the seeds' experiments, per-op cost per variant",
+                           sections);
 }
 
 }  // namespace sigvisor::study

@@ -27,8 +27,7 @@ constexpr std::string_view kPhase = "sigpingpong";
 // ---- The seed's claims -------------------------------------------------------------
 
 // An op is a round trip: two signals.
-constexpr SeedClaim kTime{Direction::kHigher, 3.0785 / 655360 * 2 * 1e9,
-                          3.1408 / 655360 * 2 * 1e9,
+constexpr SeedClaim kTime{Direction::kHigher, 3.0785 / 655360 * 2 * 1e9, 3.1408 / 655360 * 2 * 1e9,
                           "CPU time for 655360 SIGUSR1/SIGUSR2 ping-pong signals, mean of 100: "
                           "3.0785 -> 3.1408 s (+2.02%)"};
 constexpr SeedClaim kInsns{Direction::kHigher, std::nullopt, std::nullopt,
@@ -59,17 +58,20 @@ void AddFigures(StudyContext& ctx, const std::optional<BloatReport>& bloat) {
     if (trap != TrapMechanism::kOff) {
       AddCount(ctx, kPhase, trap, "exits_per_op", "VM exits", Unit::kExits, Exits, {});
     }
+    AddKvmExits(ctx, kPhase, trap);
   }
   AddTextBytes(ctx, kTextBytes);
   if (!bloat) return;
   json rows = json::array();
   for (const BloatRow& row : bloat->rows) {
-    rows.push_back({{"name", row.name}, {"old", row.old_bytes}, {"new", row.new_bytes},
+    rows.push_back({{"name", row.name},
+                    {"old", row.old_bytes},
+                    {"new", row.new_bytes},
                     {"delta", row.delta()}});
   }
-  ctx.extra["bloat"] = {{"add", bloat->added}, {"remove", bloat->removed},
-                        {"grow", bloat->grown}, {"shrink", bloat->shrunk},
-                        {"up", bloat->up},     {"down", bloat->down},
+  ctx.extra["bloat"] = {{"add", bloat->added},     {"remove", bloat->removed},
+                        {"grow", bloat->grown},    {"shrink", bloat->shrunk},
+                        {"up", bloat->up},         {"down", bloat->down},
                         {"total", bloat->total()}, {"rows", rows}};
   AddStatic(ctx, "symbol_bytes", "sized symbols, all (bytes)", Unit::kBytes,
             double(bloat->old_total), double(bloat->new_total), kSymbolBytes);
@@ -111,8 +113,8 @@ std::string SeedTable(const StudyContext& ctx, const std::optional<BloatReport>&
                           Percent(sb.mean / sa.mean - 1));
   }
   if (bloat) {
-    absl::StrAppendFormat(&out, "\n$ scripts/bloat-o-meter kernel-%s kernel-%s\n%s",
-                          ctx.old_name(), ctx.new_name(), FormatBloat(*bloat));
+    absl::StrAppendFormat(&out, "\n$ scripts/bloat-o-meter kernel-%s kernel-%s\n%s", ctx.old_name(),
+                          ctx.new_name(), FormatBloat(*bloat));
     out += "(the seed, x86 32-bit: add/remove: 0/0 grow/shrink: 3/7 up/down: 81/-538 (-457))\n";
   }
   return out;

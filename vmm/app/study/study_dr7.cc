@@ -35,12 +35,17 @@ void AddFigures(StudyContext& ctx) {
     AddTime(ctx, kPhase, trap, TimeStat::kMedian, "time per signal (median)", kTime);
     AddCount(ctx, kPhase, trap, "kernel_insns_per_op", "kernel instructions", Unit::kInstructions,
              Insns, kInsns);
-    if (trap == TrapMechanism::kOff) continue;
+    if (trap == TrapMechanism::kOff) {
+      AddKvmExits(ctx, kPhase, trap);  // no exit reaches the VMM; KVM still takes some
+      continue;
+    }
     // Under pv no DR7 write exits, so the seed's exit saving has nothing to say there.
     AddCount(ctx, kPhase, trap, "exits_per_op", "VM exits", Unit::kExits, Exits,
              trap == TrapMechanism::kPv ? SeedClaim{} : kExits);
-    AddCount(ctx, kPhase, trap, "dr_write_traps_per_op", "DR write traps", Unit::kTraps,
-             [](const bench::PerOpCounts& c) { return Kind(c, "dr_write"); }, kDrWrites);
+    AddKvmExits(ctx, kPhase, trap);
+    AddCount(
+        ctx, kPhase, trap, "dr_write_traps_per_op", "DR write traps", Unit::kTraps,
+        [](const bench::PerOpCounts& c) { return Kind(c, "dr_write"); }, kDrWrites);
     AddCount(ctx, kPhase, trap, "segment_load_traps_per_op", "segment-load traps", Unit::kTraps,
              [](const bench::PerOpCounts& c) { return Kind(c, "segment_load"); }, {});
     AddCount(ctx, kPhase, trap, "dr_loads_per_op", "hardware DR loads", Unit::kLoads,
@@ -60,7 +65,8 @@ std::string SeedTable(const StudyContext& ctx) {
                           "\nPerformance test using divzero microbenchmark (%d divide by zeros "
                           "per run), %s:\n",
                           ctx.bench.matrix.ops, TrapNote(trap, ctx.bench.host));
-    for (auto [cell, title] : {std::pair{a, "With unconditional write"}, {b, "With unlikely write"}}) {
+    for (auto [cell, title] :
+         {std::pair{a, "With unconditional write"}, {b, "With unlikely write"}}) {
       absl::StrAppendFormat(&out, "%s (%s):\n", title,
                             cell ? ctx.bench.matrix.variants[cell->variant].name : "-");
       if (!cell) {
@@ -69,8 +75,9 @@ std::string SeedTable(const StudyContext& ctx) {
       }
       for (const bench::PhaseSample* p : PhaseSamples(*cell)) {
         absl::StrAppendFormat(&out, "  %s / %s kernel insns\n",
-                              p->wall_ns ? absl::StrFormat("%.3f ms real", double(*p->wall_ns) / 1e6)
-                                         : std::string(kTimeNotMeasured),
+                              p->wall_ns
+                                  ? absl::StrFormat("%.3f ms real", double(*p->wall_ns) / 1e6)
+                                  : std::string(kTimeNotMeasured),
                               p->kernel_insns ? absl::StrFormat("%d", *p->kernel_insns) : "-");
       }
     }
@@ -111,7 +118,8 @@ void AddNotes(StudyContext& ctx) {
   }
   // Under pv the unconditional write is a call into the VMM's page rather than one
   // instruction: the seed's saving comes back, in instructions instead of a stall.
-  const Comparison* pv_insns = FindComparison(ctx, "kernel_insns_per_op", kPhase, TrapMechanism::kPv);
+  const Comparison* pv_insns =
+      FindComparison(ctx, "kernel_insns_per_op", kPhase, TrapMechanism::kPv);
   const Comparison* pv_dr =
       FindComparison(ctx, "dr_write_traps_per_op", kPhase, TrapMechanism::kPv);
   if (pv_insns && pv_insns->change() < 0 && pv_dr && pv_dr->change() < 0) {

@@ -29,7 +29,8 @@ struct StudyContext {
   std::vector<Comparison> comparisons;
   std::string text;
   nlohmann::ordered_json extra = nlohmann::ordered_json::object();
-  std::string notes;  // explanations printed under the VM-level table
+  std::string notes;      // explanations printed under the VM-level table
+  bool injected = false;  // every run injected faults (--inject): the figures include them
 
   const std::string& old_name() const { return bench.matrix.variants[0].name; }
   const std::string& new_name() const { return bench.matrix.variants[1].name; }
@@ -37,8 +38,8 @@ struct StudyContext {
   // The cell of `phase` for the old (0) or new (1) build under `trap`, or nullptr
   // when no run measured it.
   const bench::Cell* Get(std::string_view phase, size_t which, TrapMechanism trap) const {
-    const bench::Cell* cell = bench::FindCell(cells, bench, def.workload, phase,
-                                              bench.matrix.variants[which].name, trap);
+    const bench::Cell* cell =
+        bench::FindCell(cells, bench, def.workload, phase, bench.matrix.variants[which].name, trap);
     return cell != nullptr && !cell->samples.empty() ? cell : nullptr;
   }
 };
@@ -65,10 +66,18 @@ void AddTime(StudyContext& ctx, std::string_view phase, TrapMechanism trap, Time
 
 // An exact per-op count of a phase (divided by `per`: 2 for "per syscall" when an
 // op is two system calls).
-void AddCount(StudyContext& ctx, std::string_view phase, TrapMechanism trap,
-              std::string metric, std::string label, Unit unit,
+void AddCount(StudyContext& ctx, std::string_view phase, TrapMechanism trap, std::string metric,
+              std::string label, Unit unit,
               const std::function<std::optional<double>(const bench::PerOpCounts&)>& get,
               const SeedClaim& seed, double per = 1);
+
+// KVM's own exits per op of a phase (vmm/report/kvm_exits.h), old against new: the
+// median over the runs, with p from the runs, since KVM counts the host's events too.
+// Added beside the VMM's exits (after them where the study shows them), under every
+// trap mechanism: with nothing trapping the VMM sees no exit where KVM still takes
+// some. No figure where a side's runs have none (a host whose KVM gives no statistics).
+// The seeds ran without a hypervisor: they say nothing about it.
+void AddKvmExits(StudyContext& ctx, std::string_view phase, TrapMechanism trap);
 
 // A figure of the images themselves (sizes): exact, no phase, no trap.
 void AddStatic(StudyContext& ctx, std::string metric, std::string label, Unit unit,

@@ -39,12 +39,17 @@ void AddFigures(StudyContext& ctx) {
     AddTime(ctx, kPhase, trap, TimeStat::kMedian, "time per iteration (median)", kLower);
     AddCount(ctx, kPhase, trap, "kernel_insns_per_op", "kernel instructions", Unit::kInstructions,
              Insns, kLower);
-    if (trap == TrapMechanism::kOff) continue;
+    if (trap == TrapMechanism::kOff) {
+      AddKvmExits(ctx, kPhase, trap);  // no exit reaches the VMM; KVM still takes some
+      continue;
+    }
     // An iteration is two system calls.
-    AddCount(ctx, kPhase, trap, "segment_load_traps_per_syscall", "segment-load traps per syscall",
-             Unit::kTraps, [](const bench::PerOpCounts& c) { return Kind(c, "segment_load"); },
-             kSegmentLoads, 2);
+    AddCount(
+        ctx, kPhase, trap, "segment_load_traps_per_syscall", "segment-load traps per syscall",
+        Unit::kTraps, [](const bench::PerOpCounts& c) { return Kind(c, "segment_load"); },
+        kSegmentLoads, 2);
     AddCount(ctx, kPhase, trap, "exits_per_op", "VM exits", Unit::kExits, Exits, kExits);
+    AddKvmExits(ctx, kPhase, trap);
   }
   AddTextBytes(ctx, kTextBytes);
 }
@@ -65,17 +70,20 @@ std::string SeedTable(const StudyContext& ctx) {
       continue;
     }
     const double best_a = a->ns.min * double(a->ops), best_b = b->ns.min * double(b->ops);
-    absl::StrAppendFormat(&out, "The best elap time I got for this program on %d runs was : %s (%s)\n",
+    absl::StrAppendFormat(&out,
+                          "The best elap time I got for this program on %d runs was : %s (%s)\n",
                           a->samples.size(), bench::FormatNs(best_a), ctx.old_name());
-    absl::StrAppendFormat(&out, "With the change (%s), I got %s (%s; the seed: 12.811 s -> 12.212 s, -4.7%%)\n",
-                          ctx.new_name(), bench::FormatNs(best_b), Percent(best_b / best_a - 1));
+    absl::StrAppendFormat(
+        &out, "With the change (%s), I got %s (%s; the seed: 12.811 s -> 12.212 s, -4.7%%)\n",
+        ctx.new_name(), bench::FormatNs(best_b), Percent(best_b / best_a - 1));
   }
   const double text_a = double(TextBytes(ctx, 0)), text_b = double(TextBytes(ctx, 1));
   absl::StrAppendFormat(&out,
                         "Kernel text: %s bytes (%s) -> %s bytes (%s): a size %s of %s bytes (the "
                         "seed: a reduction of 3400 bytes)\n",
                         Num(text_a), ctx.old_name(), Num(text_b), ctx.new_name(),
-                        text_b <= text_a ? "reduction" : "increase", Num(std::fabs(text_a - text_b)));
+                        text_b <= text_a ? "reduction" : "increase",
+                        Num(std::fabs(text_a - text_b)));
   return out;
 }
 
@@ -84,23 +92,24 @@ std::string SeedTable(const StudyContext& ctx) {
 void AddNotes(StudyContext& ctx) {
   const Comparison* insns = FindComparison(ctx, "kernel_insns_per_op", kPhase, TrapMechanism::kOff);
   if (insns && insns->change() < 0) {
-    absl::StrAppendFormat(&ctx.notes,
-                          "Without traps the direct build saves %s kernel instructions per "
-                          "iteration (%s per system call): %%gs-relative per-CPU accesses become "
-                          "plain loads and stores, and entry and exit no longer swap the GS base.\n",
-                          Num(-insns->change()), Num(-insns->change() / 2));
+    absl::StrAppendFormat(
+        &ctx.notes,
+        "Without traps the direct build saves %s kernel instructions per "
+        "iteration (%s per system call): %%gs-relative per-CPU accesses become "
+        "plain loads and stores, and entry and exit no longer swap the GS base.\n",
+        Num(-insns->change()), Num(-insns->change() / 2));
   }
   const Comparison* seg =
       FindComparison(ctx, "segment_load_traps_per_syscall", kPhase, TrapMechanism::kPatch);
   const Comparison* time = FindComparison(ctx, "ns_per_op_median", kPhase, TrapMechanism::kPatch);
   if (seg && seg->change() < 0 && time) {
-    absl::StrAppendFormat(&ctx.notes,
-                          "Where segment loads trap (patch), pda=gs pays %s GS-base load%s (swapgs) "
-                          "per system call, one VM exit each, and pda=direct none: %s time per "
-                          "iteration%s.\n",
-                          Num(seg->old_value), seg->old_value == 1 ? "" : "s",
-                          Percent(time->change_percent() / 100),
-                          time->significant() == true ? "" : " (" + time->Evidence() + ")");
+    absl::StrAppendFormat(
+        &ctx.notes,
+        "Where segment loads trap (patch), pda=gs pays %s GS-base load%s (swapgs) "
+        "per system call, one VM exit each, and pda=direct none: %s time per "
+        "iteration%s.\n",
+        Num(seg->old_value), seg->old_value == 1 ? "" : "s", Percent(time->change_percent() / 100),
+        time->significant() == true ? "" : " (" + time->Evidence() + ")");
   }
   const double text_a = double(TextBytes(ctx, 0)), text_b = double(TextBytes(ctx, 1));
   if (text_b < text_a) {

@@ -61,9 +61,9 @@ StudyReport FakeStudy(const StudyDef& def, uint32_t repetitions = 5,
   bench::RunnerOptions options;
   options.host = host;
   const bench::Matrix matrix = *m;
-  return AnalyzeStudy(def, bench::RunMatrix(
-                               matrix, [&](const bench::RunSpec& s) { return FakeRun(matrix, s); },
-                               options));
+  return AnalyzeStudy(
+      def, bench::RunMatrix(
+               matrix, [&](const bench::RunSpec& s) { return FakeRun(matrix, s); }, options));
 }
 
 const Comparison* Find(const StudyReport& r, const std::string& metric, const std::string& phase,
@@ -77,8 +77,8 @@ const Comparison* Find(const StudyReport& r, const std::string& metric, const st
 TEST(StudyTest, ParsesNames) {
   EXPECT_EQ(ParseStudyNames(std::vector<std::string>{"all"})->size(), 4u);
   EXPECT_EQ((*ParseStudyNames(std::vector<std::string>{"cerr", "dr7"}))[0]->name, "cerr");
-  for (std::vector<std::string> bad : {std::vector<std::string>{}, {"nope"}, {"all", "dr7"},
-                                       {"dr7", "dr7"}}) {
+  for (std::vector<std::string> bad :
+       {std::vector<std::string>{}, {"nope"}, {"all", "dr7"}, {"dr7", "dr7"}}) {
     EXPECT_FALSE(ParseStudyNames(bad).ok());
   }
 }
@@ -121,7 +121,8 @@ TEST(StudyTest, Dr7VerdictsFollowTheCounts) {
   EXPECT_EQ(time->agrees(), true);
   EXPECT_NE(r.text.find("With unconditional write (baseline):"), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("With unlikely write (dr7=lazy):"), std::string::npos);
-  EXPECT_NE(r.text.find("FINDING: kernel instructions (trap off): 832 -> 833 (+1)"), std::string::npos)
+  EXPECT_NE(r.text.find("FINDING: kernel instructions (trap off): 832 -> 833 (+1)"),
+            std::string::npos)
       << r.text;
   // pv: the same DR7 writes per signal as patch, and no exit for them.
   const Comparison* pv_dr = Find(r, "dr_write_traps_per_op", "divzero", TrapMechanism::kPv);
@@ -192,8 +193,9 @@ TEST(StudyTest, TrapOffIsWordedForTheHostKind) {
   EXPECT_NE(pvm.text.find(emulated), std::string::npos) << pvm.text;
   StudyReport hardware = FakeStudy(*FindStudy("dr7"), 3, {"hardware", false});
   EXPECT_EQ(hardware.text.find(emulated), std::string::npos) << hardware.text;
-  EXPECT_NE(hardware.text.find("privileged instructions run on the CPU with the rest of guest CPL0"),
-            std::string::npos)
+  EXPECT_NE(
+      hardware.text.find("privileged instructions run on the CPU with the rest of guest CPL0"),
+      std::string::npos)
       << hardware.text;
 }
 
@@ -225,9 +227,41 @@ TEST(StudyTest, JsonCsvAndSvgOfAllStudies) {
 
   testing::XmlCheck svg = testing::CheckXml(StudiesToSvg(reports));
   ASSERT_TRUE(svg.ok) << svg.error;
-  for (const char* name : {"baseline", "dr7=lazy", "pda=direct", "uaccess=cerr", "dequeue=pointer"}) {
+  for (const char* name :
+       {"baseline", "dr7=lazy", "pda=direct", "uaccess=cerr", "dequeue=pointer"}) {
     EXPECT_NE(svg.text.find(name), std::string::npos) << name;
   }
+}
+
+// Issue 30: `study cerr --inject ...` printed figures that included the injections'
+// effect and never said so. The text names the specs and the seed above the tables,
+// what came of them over the runs, and the VM-level table's title says it again.
+TEST(StudyTest, TheTextSaysWhichInjectionsTheFiguresInclude) {
+  const StudyDef& def = *FindStudy("cerr");
+  const bench::Matrix m = *StudyMatrix(def, 10, 3, {}, 32);
+  bench::RunnerOptions options;
+  options.host = {"pvm", true};
+  auto injecting = [&](const bench::RunSpec& s) -> absl::StatusOr<bench::RunSample> {
+    absl::StatusOr<bench::RunSample> run = FakeRun(m, s);
+    if (run.ok()) run->injections["delivered"] = 1;
+    return run;
+  };
+  StudyReport r = AnalyzeStudy(def, bench::RunMatrix(m, injecting, options),
+                               {{"sig=usr1,op=2,phase=sig_hndl", "page=evict,random,count=3"}, 42});
+  const size_t note = r.text.find(
+      "INJECTED: every run made the same injections: --inject sig=usr1,op=2,phase=sig_hndl "
+      "--inject page=evict,random,count=3 (--seed 42); every figure and table below includes "
+      "what they did (6 delivered over 6 runs)");
+  ASSERT_NE(note, std::string::npos) << r.text;
+  // Above the seed's table and the VM-level figures.
+  EXPECT_LT(note, r.text.find("Processor, Processes")) << r.text;
+  EXPECT_NE(r.text.find("(baseline -> uaccess=cerr), the injections above included:"),
+            std::string::npos)
+      << r.text;
+  // Without --inject, neither.
+  StudyReport plain = FakeStudy(def, 3);
+  EXPECT_EQ(plain.text.find("INJECTED"), std::string::npos) << plain.text;
+  EXPECT_EQ(plain.text.find("injections above"), std::string::npos) << plain.text;
 }
 
 TEST(StudyTest, AnIncompleteStudyStillReportsWhatRan) {
@@ -237,8 +271,9 @@ TEST(StudyTest, AnIncompleteStudyStillReportsWhatRan) {
   options.host = {"pvm", true};
   int calls = 0;
   options.stop_requested = [&] { return ++calls > 6; };
-  StudyReport r = AnalyzeStudy(
-      def, bench::RunMatrix(m, [&](const bench::RunSpec& s) { return FakeRun(m, s); }, options));
+  StudyReport r =
+      AnalyzeStudy(def, bench::RunMatrix(
+                            m, [&](const bench::RunSpec& s) { return FakeRun(m, s); }, options));
   EXPECT_FALSE(r.complete());
   EXPECT_NE(r.text.find("INCOMPLETE: 6 of 16 runs measured"), std::string::npos) << r.text;
   EXPECT_NE(Find(r, "kernel_insns_per_op", "pipe_rw", TrapMechanism::kOff), nullptr);
@@ -251,23 +286,25 @@ TEST(StudyTest, TimesTheCalibrationSwallowedAreCountedNotCompared) {
   options.host = {"pvm", true};
   // Every run of the new build without traps, and one of the old build with them,
   // have no time.
-  StudyReport r = AnalyzeStudy(
-      def, bench::RunMatrix(
-               m,
-               [&](const bench::RunSpec& s) -> absl::StatusOr<bench::RunSample> {
-                 absl::StatusOr<bench::RunSample> run = FakeRun(m, s);
-                 const bool trapped = m.traps[s.trap] == TrapMechanism::kPatch;
-                 if ((s.variant == 1 && !trapped) || (s.variant == 0 && trapped && s.repetition == 3)) {
-                   for (bench::PhaseSample& p : run->phases) {
-                     p.wall_ns.reset();
-                     p.tsc_cycles.reset();
-                   }
-                 }
-                 return run;
-               },
-               options));
+  StudyReport r =
+      AnalyzeStudy(def, bench::RunMatrix(
+                            m,
+                            [&](const bench::RunSpec& s) -> absl::StatusOr<bench::RunSample> {
+                              absl::StatusOr<bench::RunSample> run = FakeRun(m, s);
+                              const bool trapped = m.traps[s.trap] == TrapMechanism::kPatch;
+                              if ((s.variant == 1 && !trapped) ||
+                                  (s.variant == 0 && trapped && s.repetition == 3)) {
+                                for (bench::PhaseSample& p : run->phases) {
+                                  p.wall_ns.reset();
+                                  p.tsc_cycles.reset();
+                                }
+                              }
+                              return run;
+                            },
+                            options));
   EXPECT_EQ(Find(r, "ns_per_op_median", "divzero", TrapMechanism::kOff), nullptr);
-  EXPECT_NE(Find(r, "kernel_insns_per_op", "divzero", TrapMechanism::kOff), nullptr);  // counts still count
+  EXPECT_NE(Find(r, "kernel_insns_per_op", "divzero", TrapMechanism::kOff),
+            nullptr);  // counts still count
   const Comparison* patched = Find(r, "ns_per_op_median", "divzero", TrapMechanism::kPatch);
   ASSERT_NE(patched, nullptr);
   EXPECT_TRUE(patched->p_value.has_value());
@@ -291,6 +328,63 @@ TEST(StudyTest, TimesTheCalibrationSwallowedAreCountedNotCompared) {
   const std::vector<std::string> errors = testing::ValidateJson(
       nlohmann::json::parse(StudiesToJson({r}).dump()), nlohmann::json::parse(file));
   EXPECT_TRUE(errors.empty()) << errors.front();
+}
+
+// KVM's own exits, beside the VMM's: a figure under every trap mechanism, right after
+// the VMM's exits where the study shows them, with p from the runs (KVM counts the
+// host's events too) and no verdict (the seeds ran without a hypervisor).
+TEST(StudyTest, KvmsOwnExitsSitBesideTheVmms) {
+  const StudyDef& def = *FindStudy("dr7");
+  const bench::Matrix m = *StudyMatrix(def, 10, 5, {}, 32);
+  bench::RunnerOptions options;
+  options.host = {"pvm", true};
+  auto with_kvm_exits = [&](const bench::RunSpec& s) -> absl::StatusOr<bench::RunSample> {
+    absl::StatusOr<bench::RunSample> run = FakeRun(m, s);
+    for (bench::PhaseSample& p : run->phases) {
+      // 4.4 per op, 4.5 in odd repetitions; the VMM's exits on top.
+      p.kvm_exits = 44 + s.repetition % 2 + p.exits;
+      p.kvm_exits_by_reason["insn_emulation_fail"] = 7 * p.ops;
+    }
+    return run;
+  };
+  StudyReport r = AnalyzeStudy(def, bench::RunMatrix(m, with_kvm_exits, options));
+  for (TrapMechanism trap : m.traps) {
+    const Comparison* kvm = Find(r, "kvm_exits_per_op", "divzero", trap);
+    ASSERT_NE(kvm, nullptr) << TrapMechanismName(trap);
+    EXPECT_FALSE(kvm->exact);
+    EXPECT_TRUE(kvm->p_value.has_value());
+    EXPECT_EQ(kvm->agrees(), std::nullopt);
+    EXPECT_EQ(kvm->Verdict(), "the seed does not say");
+  }
+  EXPECT_EQ(Find(r, "kvm_exits_per_op", "divzero", TrapMechanism::kOff)->old_value, 4.4);
+  const Comparison* patched = Find(r, "kvm_exits_per_op", "divzero", TrapMechanism::kPatch);
+  EXPECT_EQ(patched->old_value, 9.4);  // 5 of the VMM's (a DR7 write, 4 segment loads)
+  EXPECT_EQ(patched->new_value, 8.4);
+  // Right after the VMM's exits.
+  for (size_t i = 0; i + 1 < r.comparisons.size(); ++i) {
+    if (r.comparisons[i].metric == "exits_per_op") {
+      EXPECT_EQ(r.comparisons[i + 1].metric, "kvm_exits_per_op") << i;
+    }
+  }
+  EXPECT_NE(r.text.find("    KVM's own exits (median)                     9.40         8.40        "
+                        " -1  (-10.6%)  "
+                        "the seed does not say\n"),
+            std::string::npos)
+      << r.text;
+  EXPECT_EQ(r.text.find("FINDING: KVM"), std::string::npos) << r.text;
+  // The JSON (its comparisons, and the breakdown in the bench's cells) and the CSV.
+  std::ifstream file("docs/schema/sigvisor.study-1.schema.json");
+  ASSERT_TRUE(file.good());
+  const nlohmann::json doc = nlohmann::json::parse(StudiesToJson({r}).dump());
+  const std::vector<std::string> errors = testing::ValidateJson(doc, nlohmann::json::parse(file));
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  EXPECT_EQ(doc["studies"][0]["bench"]["cells"][0]["kvm_exits_by_reason_per_op"],
+            nlohmann::json({{"insn_emulation_fail", 7.0}}));
+  EXPECT_NE(
+      StudiesToCsv({r}).find(",kvm_exits_per_op,KVM's own exits (median),divzero,patch,exits,"),
+      std::string::npos);
+  // Without KVM's exits (no statistics on the host): no figure.
+  EXPECT_EQ(Find(FakeStudy(def, 3), "kvm_exits_per_op", "divzero", TrapMechanism::kOff), nullptr);
 }
 
 TEST(ComparisonTest, Verdicts) {
@@ -382,7 +476,9 @@ TEST(ObjectStatsTest, TheObjectIsTheOneTheKernelLinks) {
 }
 
 TEST(BloatTest, LikeBloatOMeter) {
-  auto table = [](std::vector<Symbol> symbols) { return SymbolTable::FromSymbols(std::move(symbols)); };
+  auto table = [](std::vector<Symbol> symbols) {
+    return SymbolTable::FromSymbols(std::move(symbols));
+  };
   SymbolTable before = table({{"kept", 0x1000, 100, STT_FUNC, STB_GLOBAL},
                               {"grows", 0x2000, 50, STT_FUNC, STB_GLOBAL},
                               {"shrinks", 0x3000, 80, STT_FUNC, STB_LOCAL},

@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "arch/x86_64/vmm/cpu/page_walk.h"
+#include "vmm/gdb/accept.h"
 
 namespace sigvisor::x86 {
 namespace {
@@ -207,11 +208,23 @@ absl::Status GdbStub::OnStart() {
   }
   std::fprintf(stderr, "sigvisor: gdb: waiting for gdb on %s%s\n", bound_.c_str(), banner.c_str());
   std::fflush(stderr);
-  int fd;
-  do {
-    fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-  } while (fd < 0 && errno == EINTR);
-  if (fd < 0) return absl::UnavailableError(ErrnoMessage("--gdb: accept"));
+  // The session takes DeadlineExceeded as a timeout and Aborted as an interrupted run
+  // (exit_interceptor.h): the guest never ran.
+  absl::StatusOr<int> accepted =
+      gdb::AcceptClient(listen_fd_, options_.wait_timeout, options_.interrupt);
+  if (absl::IsDeadlineExceeded(accepted.status())) {
+    return absl::DeadlineExceededError(absl::StrFormat(
+        "no debugger attached within the %s timeout (sigvisor waited for gdb on %s before "
+        "the guest's first instruction; raise it with --timeout)",
+        absl::FormatDuration(options_.wait_timeout), bound_));
+  }
+  if (absl::IsAborted(accepted.status())) {
+    return absl::AbortedError(
+        "SIGINT or SIGTERM stopped the run while it waited for gdb, before the guest's first "
+        "instruction");
+  }
+  if (!accepted.ok()) return accepted.status();
+  const int fd = *accepted;
   ::close(listen_fd_);
   listen_fd_ = -1;
   const int one = 1;

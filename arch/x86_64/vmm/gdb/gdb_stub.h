@@ -1,7 +1,9 @@
 // `sigvisor run --gdb [ADDR:]PORT`: a gdb stub for the guest's one vCPU.
 //
 // It listens before the VM boots (an address in use is refused before anything
-// runs), waits for gdb before the first guest instruction, and then serves the GDB
+// runs), waits for gdb before the first guest instruction (at most the run's
+// --timeout: then the run ends as a timeout; Ctrl-C ends the wait as interrupted),
+// and then serves the GDB
 // Remote Serial Protocol (vmm/gdb) whenever the guest is stopped: at a breakpoint,
 // after a step, on Ctrl-C. While the guest runs, a watcher thread looks for gdb's
 // interrupt byte and kicks the vCPU out of KVM_RUN.
@@ -26,12 +28,14 @@
 #ifndef SIGVISOR_ARCH_X86_64_VMM_GDB_GDB_STUB_H_
 #define SIGVISOR_ARCH_X86_64_VMM_GDB_GDB_STUB_H_
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "arch/x86_64/vmm/gdb/x86_64_target.h"
 #include "arch/x86_64/vmm/machine/x86_machine.h"
 #include "vmm/gdb/gdb_server.h"
@@ -49,6 +53,11 @@ struct GdbStubOptions {
   std::string source_dir;
   // Why source_dir is empty, for the banner ("" when nothing is worth saying).
   std::string no_source_dir_reason;
+  // How long to wait for gdb before the first instruction (the run's --timeout, which
+  // covers the wait): past it the run ends as a timeout. Infinite: no bound.
+  absl::Duration wait_timeout = absl::InfiniteDuration();
+  // Set (Ctrl-C, SIGTERM: `run`'s flag): the wait ends and the run is interrupted.
+  const std::atomic<bool>* interrupt = nullptr;
 };
 
 // A listening socket for `listen` ("1234", "127.0.0.1:1234", "0.0.0.0:1234").

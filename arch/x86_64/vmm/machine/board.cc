@@ -23,6 +23,9 @@ struct BoardMaker {
   absl::StatusOr<std::unique_ptr<Board>> operator()(const LinuxKernel& kernel) const {
     return LinuxBoard::Make(image, kernel, config);
   }
+  absl::StatusOr<std::unique_ptr<Board>> operator()(const RestoredVm& restored) const {
+    return SigvisorBoard::MakeRestored(image, restored, config);
+  }
 };
 
 }  // namespace

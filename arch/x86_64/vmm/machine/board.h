@@ -25,7 +25,9 @@
 #include "vmm/loader/elf_image.h"
 #include "vmm/machine/bus.h"
 #include "vmm/machine/guest_memory.h"
+#include "vmm/run/guest_protocol.h"
 #include "vmm/run/hypercall_table.h"
+#include "vmm/snapshot/snapshot_parts.h"
 
 namespace sigvisor::x86 {
 
@@ -39,6 +41,9 @@ struct BoardWiring {
   VcpuState& cpu;             // vCPU 0: where a call gate reads its arguments
   HypercallTable& hypercalls;  // the run's table; the interceptors have registered theirs
   std::function<void(std::string_view)> console;  // the session's console
+  // `sigvisor snapshot`: what the guest's quiescent point does (saves the VM and ends
+  // the run); empty otherwise, and the guest is given its orders at once.
+  GuestProtocol::QuiescentHook at_quiescent_point;
 };
 
 class Board {
@@ -53,6 +58,11 @@ class Board {
   // The CPUID the guest gets, from what KVM supports.
   virtual std::vector<kvm_cpuid_entry2> Cpuid(std::span<const kvm_cpuid_entry2> supported) const {
     return {supported.begin(), supported.end()};
+  }
+
+  // The guest's RAM: zeroed memory, or a restored VM's memory image.
+  virtual absl::StatusOr<GuestMemory> CreateMemory(uint64_t bytes) {
+    return GuestMemory::Create(bytes);
   }
 
   // Loads `image` into `memory`, writes the kind's boot state there and puts `vcpu`
@@ -75,6 +85,14 @@ class Board {
 
   // The status the guest asked to exit with through a device (isa-debug-exit), if it did.
   virtual std::optional<int> exit_status() const = 0;
+
+  // The board's devices and call gate as snapshot parts, at the guest's quiescent
+  // point (saved_vm.h); a restoring board reads them back. A kind whose guest names
+  // no quiescent point cannot be saved.
+  virtual absl::StatusOr<std::vector<SnapshotPart>> SaveDevices() const {
+    return absl::FailedPreconditionError(
+        "this kind of guest names no quiescent point, so it cannot be saved yet");
+  }
 };
 
 // For the boards with KVM's in-kernel irqchip: sets ISA interrupt line `irq` (an IOAPIC

@@ -7,6 +7,7 @@
 #define SIGVISOR_ARCH_X86_64_VMM_MACHINE_BOOT_TARGET_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -49,7 +50,17 @@ struct LinuxKernel {
   std::vector<uint8_t> initrd;        // empty: none
 };
 
-using BootTarget = std::variant<SigvisorKernel, MultibootKernel, LinuxKernel>;
+struct SavedVm;  // saved_vm.h
+
+// A VM saved at its guest's quiescent point (`sigvisor snapshot`, docs/snapshots.md),
+// restored instead of booted: its memory image mapped copy-on-write, its vCPU and its
+// devices put back, and the guest given the run's orders. The kind it was booted as
+// serves it again (its board, restoring): a sigvisor image today.
+struct RestoredVm {
+  std::shared_ptr<const SavedVm> saved;  // read and checked before KVM is opened
+};
+
+using BootTarget = std::variant<SigvisorKernel, MultibootKernel, LinuxKernel, RestoredVm>;
 
 // The protocol a target boots by, for reports (and the tests that read them).
 enum class BootProtocol {
@@ -57,6 +68,7 @@ enum class BootProtocol {
   kMultiboot,  // a Multiboot v1 header and no sigvisor note: QEMU's -kernel state
   kLinux,      // the 64-bit boot protocol, or the PVH entry
 };
+// (A RestoredVm speaks the protocol of what was saved: sigvisor's.)
 BootProtocol ProtocolOf(const BootTarget& target);
 
 // The kind of an ELF image, decided here and nowhere else: the sigvisor ABI note

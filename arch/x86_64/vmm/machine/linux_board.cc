@@ -27,10 +27,16 @@ absl::Status LinuxBoard::CheckTrap(TrapMechanism trap) {
       TrapMechanismName(trap)));
 }
 
-absl::Status LinuxBoard::CheckInterceptors(bool trace_only) {
+absl::Status LinuxBoard::CheckInterceptors(bool trace_only, bool injects) {
   if (trace_only) return absl::OkStatus();
+  if (injects) {
+    return absl::UnimplementedError(
+        "--inject is for the bundled kernel: fault injection reads sigvisor's boot protocol "
+        "(its phase markers, the host-signal mailbox, the kernel's own report of each "
+        "fault); a Linux kernel speaks none of it");
+  }
   return absl::UnimplementedError(
-      "the gdb stub and fault injection work on sigvisor images only; not on a Linux kernel");
+      "--gdb: the gdb stub works on sigvisor images only; not on a Linux kernel");
 }
 
 absl::StatusOr<std::unique_ptr<Board>> LinuxBoard::Make(const ElfImage& image,
@@ -38,7 +44,10 @@ absl::StatusOr<std::unique_ptr<Board>> LinuxBoard::Make(const ElfImage& image,
                                                         const MachineConfig& config) {
   if (absl::Status s = CheckTrap(config.trap); !s.ok()) return s;
   if (!config.interceptors.empty()) {
-    if (absl::Status s = CheckInterceptors(config.interceptors_trace_only); !s.ok()) return s;
+    if (absl::Status s = CheckInterceptors(config.interceptors_trace_only, config.injection_events);
+        !s.ok()) {
+      return s;
+    }
   }
   if (absl::Status s = CheckLoadsAboveBootState(image); !s.ok()) return s;
   return std::unique_ptr<Board>(new LinuxBoard(kernel, config));

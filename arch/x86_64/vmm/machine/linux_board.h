@@ -43,7 +43,9 @@ class LinuxBoard : public Board {
   static absl::Status CheckTrap(TrapMechanism trap);
   // A run's interceptors, when it has any: the step tracer alone (`trace_only`) follows
   // a Linux kernel; the gdb stub and the fault injector read sigvisor's boot protocol.
-  static absl::Status CheckInterceptors(bool trace_only);
+  // The refusal names the fault injector (--inject) when the run has one (`injects`),
+  // else the gdb stub.
+  static absl::Status CheckInterceptors(bool trace_only, bool injects = false);
 
   bool in_kernel_irqchip() const override { return true; }
   bool in_kernel_pit() const override { return true; }

@@ -26,8 +26,21 @@ TEST(LinuxBoardTest, OnlyTheStepTracerFollowsALinuxKernel) {
   const absl::Status refused = LinuxBoard::CheckInterceptors(/*trace_only=*/false);
   EXPECT_EQ(refused.code(), absl::StatusCode::kUnimplemented);
   EXPECT_EQ(refused.message(),
-            "the gdb stub and fault injection work on sigvisor images only; not on a Linux "
-            "kernel");
+            "--gdb: the gdb stub works on sigvisor images only; not on a Linux kernel");
+}
+
+// Issue 30: `run --image bzImage --inject ...` was refused naming the gdb stub.
+TEST(LinuxBoardTest, AFaultInjectorIsRefusedNamingInject) {
+  const absl::Status refused =
+      LinuxBoard::CheckInterceptors(/*trace_only=*/false, /*injects=*/true);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kUnimplemented);
+  const std::string message(refused.message());
+  EXPECT_EQ(message.rfind("--inject is for the bundled kernel: fault injection reads sigvisor's "
+                          "boot protocol",
+                          0),
+            0u)
+      << message;
+  EXPECT_EQ(message.find("gdb"), std::string::npos) << message;
 }
 
 }  // namespace

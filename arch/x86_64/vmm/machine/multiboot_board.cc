@@ -18,6 +18,12 @@ absl::StatusOr<std::unique_ptr<Board>> MultibootBoard::Make(const ElfImage& imag
         "kernel runs with --trap=off",
         TrapMechanismName(config.trap)));
   }
+  if (config.injection_events) {
+    return absl::UnimplementedError(
+        "--inject is for the bundled kernel: fault injection reads sigvisor's boot protocol "
+        "(its phase markers, the host-signal mailbox, the kernel's own report of each "
+        "fault); a Multiboot kernel speaks none of it");
+  }
   if (!config.interceptors.empty()) {
     return absl::UnimplementedError(
         "the tracer and the gdb stub work on sigvisor images only; not on a Multiboot kernel");

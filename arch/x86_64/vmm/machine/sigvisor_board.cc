@@ -5,6 +5,7 @@
 #include "arch/x86_64/vmm/machine/boot_layout.h"
 #include "arch/x86_64/vmm/machine/long_mode.h"
 #include "guest-kit/abi/sigvisor_abi.h"
+#include "vmm/base/fnv1a.h"
 #include "vmm/loader/elf_loader.h"
 #include "vmm/machine/boot_info.h"
 
@@ -25,18 +26,79 @@ absl::StatusOr<std::unique_ptr<Board>> SigvisorBoard::Make(const ElfImage& image
         "--vcpus %d is for Multiboot kernels; sigvisor images run on one vCPU", config.vcpus));
   }
   if (absl::Status s = CheckLoadsAboveBootState(image); !s.ok()) return s;
-  return std::unique_ptr<Board>(new SigvisorBoard(config));
+  return std::unique_ptr<Board>(new SigvisorBoard(config, nullptr));
 }
 
-SigvisorBoard::SigvisorBoard(const MachineConfig& config)
+absl::StatusOr<std::unique_ptr<Board>> SigvisorBoard::MakeRestored(const ElfImage& image,
+                                                                   const RestoredVm& restored,
+                                                                   const MachineConfig& config) {
+  if (restored.saved == nullptr) return absl::InternalError("a restored VM without its snapshot");
+  const SavedVm& saved = *restored.saved;
+  const SnapshotHeader& header = saved.header;
+  if (absl::Status s = CheckAbiVersion(image, SIGVISOR_ABI_VERSION); !s.ok()) return s;
+  auto refuse = [&](const std::string& why) {
+    return absl::InvalidArgumentError(absl::StrFormat("snapshot %s %s", saved.dir, why));
+  };
+  if (header.guest_kind != "sigvisor") {
+    return refuse(absl::StrFormat("holds a %s guest; this board restores sigvisor images",
+                                  header.guest_kind));
+  }
+  if (Fnv1a64(image.bytes()) != header.image_fnv1a64) {
+    return refuse(absl::StrFormat(
+        "was taken of another image (%s, FNV-1a %#018x), not of this one (FNV-1a %#018x): "
+        "take it again with this image",
+        header.image, header.image_fnv1a64, Fnv1a64(image.bytes())));
+  }
+  if (config.memory_bytes != header.memory_bytes || config.vcpus != 1 || header.vcpus != 1) {
+    return refuse(absl::StrFormat(
+        "has %d MiB of guest memory and %d vCPU; the run asks for %d MiB and %d",
+        header.memory_bytes >> 20, header.vcpus, config.memory_bytes >> 20, config.vcpus));
+  }
+  // What the kernel read at boot, before its quiescent point, it keeps: a debugreg=pv
+  // kernel took its pv page then (so it restores with --trap=pv only), and any other
+  // was booted untrapped (so patch and hw-gd are installed over it at restore, as at
+  // boot: the sites still hold their instructions, the hardware the guest's registers).
+  const bool saved_pv = header.trap == TrapMechanismName(TrapMechanism::kPv);
+  if (saved_pv != (config.trap == TrapMechanism::kPv)) {
+    return refuse(saved_pv ? std::string("holds a kernel booted with --trap=pv (it took its pv "
+                                         "page at boot): restore it with --trap=pv")
+                           : absl::StrFormat("holds a kernel booted without a pv page; --trap=%s "
+                                             "needs one from boot: take the snapshot with "
+                                             "--trap=pv",
+                                             TrapMechanismName(config.trap)));
+  }
+  if (config.injection_events || !config.interceptors.empty()) {
+    return refuse(
+        "cannot be restored with --inject, --gdb or a trace yet: its kernel was booted "
+        "without fault injection's reports, and they read the boot protocol; boot instead");
+  }
+  return std::unique_ptr<Board>(new SigvisorBoard(config, restored.saved));
+}
+
+SigvisorBoard::SigvisorBoard(const MachineConfig& config,
+                             std::shared_ptr<const SavedVm> restoring)
     : cmdline_(config.cmdline),
       boot_flags_((config.cpl0_emulated ? SIGVISOR_BOOT_CPL0_EMULATED : 0u) |
                   (config.injection_events ? SIGVISOR_BOOT_INJECT_EVENTS : 0u)),
-      pv_page_gpa_(config.trap == TrapMechanism::kPv ? kPvPageGpa : 0) {}
+      pv_page_gpa_(config.trap == TrapMechanism::kPv ? kPvPageGpa : 0),
+      restoring_(std::move(restoring)) {}
+
+absl::StatusOr<GuestMemory> SigvisorBoard::CreateMemory(uint64_t bytes) {
+  if (!restoring_) return GuestMemory::Create(bytes);
+  return MapSavedMemory(*restoring_);
+}
 
 absl::StatusOr<std::string> SigvisorBoard::Load(const ElfImage& image, GuestMemory& memory,
                                                 KvmVcpu& vcpu,
                                                 std::span<const kvm_cpuid_entry2> cpuid) {
+  if (restoring_) {
+    // The saved CPUID, which must be this host's: set before the first KVM_RUN, and
+    // before the MSRs it gates.
+    if (absl::Status s = CheckSameCpuid(*restoring_, cpuid); !s.ok()) return s;
+    if (absl::Status s = vcpu.SetCpuid(restoring_->cpuid); !s.ok()) return s;
+    if (absl::Status s = RestoreVcpu(vcpu, restoring_->vcpu); !s.ok()) return s;
+    return cmdline_;
+  }
   if (absl::Status s = LoadElfImage(image, memory); !s.ok()) return s;
   if (absl::Status s = WriteBootTables(memory); !s.ok()) return s;
   const BootInfoParams boot_info = {.image_end = image.load_end(),
@@ -51,9 +113,20 @@ absl::StatusOr<std::string> SigvisorBoard::Load(const ElfImage& image, GuestMemo
 absl::Status SigvisorBoard::Attach(const BoardWiring& wiring) {
   // The guest protocol takes the hypercalls no interceptor registered for.
   guest_protocol_.emplace(wiring.memory, wiring.console);
+  guest_protocol_->set_orders(cmdline_);  // the kernel asks for them once booted
+  if (wiring.at_quiescent_point) {
+    guest_protocol_->set_quiescent_hook(
+        [this, save = wiring.at_quiescent_point](uint32_t args_gpa) {
+          orders_gpa_ = args_gpa;  // SaveDevices() keeps it
+          return save(args_gpa);
+        });
+  }
   if (absl::Status s = guest_protocol_->Register(wiring.hypercalls); !s.ok()) return s;
   serial_.emplace(wiring.console);
   hypercall_ports_.emplace(wiring.hypercalls);
+  if (restoring_) {
+    if (absl::Status s = RestoreDevices(); !s.ok()) return s;
+  }
   for (absl::Status s : {
            wiring.bus.Register(AddressSpace::kPort, kSerialPort, Serial16550::kPortCount,
                                &*serial_),
@@ -65,6 +138,42 @@ absl::Status SigvisorBoard::Attach(const BoardWiring& wiring) {
     if (!s.ok()) return s;
   }
   return absl::OkStatus();
+}
+
+namespace {
+constexpr char kSerialPart[] = "serial";
+constexpr char kOrdersPart[] = "orders";
+}  // namespace
+
+absl::StatusOr<std::vector<SnapshotPart>> SigvisorBoard::SaveDevices() const {
+  if (!serial_ || orders_gpa_ == 0) {
+    return absl::FailedPreconditionError("the guest has not reached its quiescent point");
+  }
+  PartWriter serial(kSerialPart);
+  serial.PutStruct(serial_->SaveState());
+  PartWriter orders(kOrdersPart);
+  orders.PutU32(orders_gpa_);
+  std::vector<SnapshotPart> parts;
+  parts.push_back(std::move(serial).Finish());
+  parts.push_back(std::move(orders).Finish());
+  return parts;
+}
+
+// The devices as they were saved, and the guest's waiting request answered with this
+// run's orders: it reads them as soon as it runs.
+absl::Status SigvisorBoard::RestoreDevices() {
+  absl::StatusOr<const SnapshotPart*> serial = DevicePart(*restoring_, kSerialPart);
+  if (!serial.ok()) return serial.status();
+  PartReader serial_in(**serial);
+  const Serial16550::State state = serial_in.GetStruct<Serial16550::State>("serial state");
+  if (absl::Status s = serial_in.Done(); !s.ok()) return s;
+  serial_->RestoreState(state);
+  absl::StatusOr<const SnapshotPart*> orders = DevicePart(*restoring_, kOrdersPart);
+  if (!orders.ok()) return orders.status();
+  PartReader orders_in(**orders);
+  orders_gpa_ = orders_in.GetU32();
+  if (absl::Status s = orders_in.Done(); !s.ok()) return s;
+  return guest_protocol_->AnswerOrders(orders_gpa_);
 }
 
 }  // namespace sigvisor::x86

@@ -10,10 +10,12 @@
 #include "arch/x86_64/vmm/cpu/kvm_backend.h"
 #include "arch/x86_64/vmm/cpu/page_walk.h"
 #include "arch/x86_64/vmm/cpu/syscall_completion.h"
+#include "arch/x86_64/vmm/cpu/vcpu_snapshot.h"
 #include "arch/x86_64/vmm/machine/ap_runner.h"
 #include "arch/x86_64/vmm/machine/board.h"
 #include "arch/x86_64/vmm/machine/boot_layout.h"
 #include "arch/x86_64/vmm/machine/port_io_site.h"
+#include "arch/x86_64/vmm/machine/saved_vm.h"
 #include "vmm/base/clock.h"
 #include "vmm/machine/bus.h"
 #include "vmm/machine/guest_memory.h"
@@ -82,10 +84,10 @@ struct VmParts {
 };
 
 absl::StatusOr<VmParts> CreateVm(const KvmSystem& kvm, const MachineConfig& config,
-                                 const Board& board) {
+                                 Board& board) {
   absl::StatusOr<KvmVm> vm = kvm.CreateVm();
   if (!vm.ok()) return vm.status();
-  absl::StatusOr<GuestMemory> memory = GuestMemory::Create(config.memory_bytes);
+  absl::StatusOr<GuestMemory> memory = board.CreateMemory(config.memory_bytes);
   if (!memory.ok()) return memory.status();
   if (absl::Status s = vm->SetMemoryRegion(0, 0, memory->size(), memory->host_base()); !s.ok()) {
     return s;
@@ -166,6 +168,30 @@ void ChainInterceptors(const MachineConfig& config, const Board& board, VcpuStat
   }
 }
 
+// `sigvisor snapshot` at the guest's quiescent point: the exit's port I/O completed (so
+// that the saved rip is past the `out`), vCPU 0 and the board's devices read. Only
+// ioctls: this runs on the run loop's thread, inside its seccomp sandbox; the files are
+// written once the run is over (WriteSavedVm), while the stopped guest's memory is
+// still mapped.
+absl::StatusOr<SavedVm> CaptureVm(const KvmSystem& kvm, VmParts& vm, const Board& board,
+                                  const MachineConfig& config, SnapshotHeader header,
+                                  const std::string& kernel_cmdline) {
+  if (absl::Status s = vm.vcpu.CompletePendingIo(); !s.ok()) return s;
+  absl::StatusOr<VcpuSnapshot> vcpu = CaptureVcpu(kvm, vm.vcpu, board.in_kernel_irqchip());
+  if (!vcpu.ok()) return vcpu.status();
+  absl::StatusOr<std::vector<SnapshotPart>> devices = board.SaveDevices();
+  if (!devices.ok()) return devices.status();
+  header.memory_bytes = vm.memory.size();
+  header.vcpus = static_cast<uint32_t>(config.vcpus);
+  header.trap = std::string(TrapMechanismName(config.trap));
+  header.boot_cmdline = kernel_cmdline;
+  return SavedVm{.dir = config.save_to,
+                 .header = std::move(header),
+                 .cpuid = vm.cpuid,
+                 .vcpu = *std::move(vcpu),
+                 .devices = *std::move(devices)};
+}
+
 // The APs' ends folded into the BSP's result.
 void MergeAps(ApRunner& aps, RunResult& result) {
   aps.Stop();
@@ -199,6 +225,7 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
 
   MachineReport report;
   report.protocol = ProtocolOf(config.target);
+  report.restored = std::holds_alternative<RestoredVm>(config.target);
   const uint64_t create_start = MonotonicNs();
   absl::StatusOr<VmParts> vm = CreateVm(kvm, config, **board);
   if (!vm.ok()) return vm.status();
@@ -219,7 +246,7 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
   if (config.trap != TrapMechanism::kOff) {
     absl::StatusOr<std::unique_ptr<TrapEngine>> installed =
         TrapEngine::Install(config.trap, image, vm->memory, vm->vcpu, vm->cpuid, sync_regs,
-                            &state.debug(), kPvPageGpa);
+                            &state.debug(), kPvPageGpa, report.restored);
     if (!installed.ok()) return installed.status();
     traps = *std::move(installed);
     report.trap_sites = traps->sites().size();
@@ -266,17 +293,47 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
   // board's call gate: the gate is made first, the console reaches the session once
   // it exists (no device speaks before the first KVM_RUN).
   std::optional<Session> session;
-  const BoardWiring wiring{bus, vm->vm, vm->memory, state, hypercalls,
-                           [&session](std::string_view text) { session->ConsoleWrite(text); }};
+  BoardWiring wiring{bus, vm->vm, vm->memory, state, hypercalls,
+                     [&session](std::string_view text) { session->ConsoleWrite(text); }};
+  uint64_t run_start_ns = 0;
+  std::optional<SavedVm> captured;  // `sigvisor snapshot`: the VM read at its quiescent point
+  if (!config.save_to.empty()) {
+    wiring.at_quiescent_point = [&](uint32_t) {
+      SnapshotHeader header = config.save_header;
+      header.vm_create_ns = report.vm_create_ns;
+      header.boot_ns = MonotonicNs() - run_start_ns;  // to the quiescent point's exit
+      absl::StatusOr<SavedVm> vm_state =
+          CaptureVm(kvm, *vm, **board, config, std::move(header), report.kernel_cmdline);
+      if (!vm_state.ok()) {
+        return HypercallResult::RunFailed(
+            Outcome::kHostError,
+            absl::StrCat("reading the VM to save: ", vm_state.status().message()));
+      }
+      captured = *std::move(vm_state);
+      HypercallResult saved;
+      saved.verdict = RunVerdict::kGuestEnded;
+      saved.outcome = Outcome::kSaved;
+      return saved;
+    };
+  }
   if (absl::Status s = (*board)->Attach(wiring); !s.ok()) return s;
   options.hypercalls = (*board)->gate();
   session.emplace(backend, bus, options);
 
   if (ap_runner) ap_runner->Start();
+  run_start_ns = MonotonicNs();
   report.result = session->Run();
   if (ap_runner) MergeAps(*ap_runner, report.result);
   if (report.result.outcome == Outcome::kExited && (*board)->exit_status()) {
     report.result.exit_code = *(*board)->exit_status();
+  }
+  if (captured && report.result.outcome == Outcome::kSaved) {
+    if (absl::Status s = WriteSavedVm(*captured, vm->memory); !s.ok()) return s;
+    report.saved = MachineReport::Saved{.state_bytes = captured->state_bytes,
+                                        .memory_pages = captured->memory.touched_pages(),
+                                        .memory_disk_bytes = captured->memory_disk_bytes,
+                                        .fpu = FpuSource(captured->vcpu),
+                                        .msrs_refused = captured->vcpu.msrs_refused};
   }
   return report;
 }

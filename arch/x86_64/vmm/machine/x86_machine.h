@@ -18,6 +18,7 @@
 #include "vmm/loader/elf_image.h"
 #include "vmm/run/hypercall_table.h"
 #include "vmm/run/session.h"
+#include "vmm/snapshot/snapshot_header.h"
 
 namespace sigvisor::x86 {
 
@@ -79,6 +80,12 @@ struct MachineConfig {
   TrapMechanism trap = TrapMechanism::kOff;
   // Interceptors added for this run (tracer, debugger, injector), in the order they see exits.
   std::vector<InterceptorFactory> interceptors;
+  // `sigvisor snapshot`: the directory the VM is saved to when its guest reaches its
+  // quiescent point (docs/snapshots.md); the run then ends there (outcome saved).
+  // `save_header` has what the caller knows (version, image, host kind); the machine
+  // fills in the rest. Empty: the guest is given its orders and runs on.
+  std::string save_to;
+  SnapshotHeader save_header;
   // The interceptors are the step tracer alone (`sigvisor trace`), which follows a Linux
   // kernel too; the gdb stub and the fault injector read sigvisor's boot protocol.
   bool interceptors_trace_only = false;
@@ -93,6 +100,16 @@ struct MachineReport {
   size_t trap_sites = 0;      // sites the trap mechanism armed (all found, for patch)
   BootProtocol protocol = BootProtocol::kSigvisor;
   std::string kernel_cmdline;  // the command line the kernel was given
+  // With save_to, once saved: what the snapshot holds (its parts' figures).
+  struct Saved {
+    uint64_t state_bytes = 0;
+    uint64_t memory_pages = 0;     // pages written to the memory image (not zero)
+    uint64_t memory_disk_bytes = 0;  // the memory image's blocks on disk
+    std::string fpu;               // where the FPU state comes from (FpuSource)
+    std::vector<uint32_t> msrs_refused;
+  };
+  std::optional<Saved> saved;
+  bool restored = false;  // the target was a RestoredVm
 };
 
 // What `config` asks of `image` that no machine can give (the vCPU count, RAM, and

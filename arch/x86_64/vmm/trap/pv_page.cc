@@ -46,6 +46,19 @@ absl::StatusOr<PvPage> PvPage::Create(GuestMemory& memory, uint64_t gpa,
   return pv;
 }
 
+absl::StatusOr<PvPage> PvPage::Adopt(GuestMemory& memory, uint64_t gpa) {
+  absl::StatusOr<sigvisor_pv_page> page = memory.ReadObject<sigvisor_pv_page>(gpa);
+  if (!page.ok()) return page.status();
+  if (page->magic != SIGVISOR_PV_PAGE_MAGIC || page->abi_version != SIGVISOR_ABI_VERSION) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "the restored guest's pv page at %#x has magic %#x and ABI %u, not a pv page of ABI %u",
+        gpa, page->magic, page->abi_version, SIGVISOR_ABI_VERSION));
+  }
+  PvPage pv(memory, gpa);
+  pv.last_ = *page;
+  return pv;
+}
+
 absl::StatusOr<sigvisor_pv_page> PvPage::Read() const {
   return memory_->ReadObject<sigvisor_pv_page>(gpa_);
 }

@@ -38,6 +38,9 @@ class PvPage {
   // the registers as `hardware` holds them, both as the guest's values and as loaded.
   static absl::StatusOr<PvPage> Create(GuestMemory& memory, uint64_t gpa,
                                        const DebugRegs& hardware);
+  // The page a restored guest already uses (docs/snapshots.md): read as it stands, its
+  // counters then counted from there, as Create's from zero.
+  static absl::StatusOr<PvPage> Adopt(GuestMemory& memory, uint64_t gpa);
 
   // What the guest counted since the last call, by kind and site, in site order,
   // then the writes no site accounts for. Never fails: the page is in RAM (checked

@@ -79,12 +79,13 @@ std::string_view TrapCoverage(TrapMechanism mechanism) {
 absl::StatusOr<std::unique_ptr<TrapEngine>> TrapEngine::Install(
     TrapMechanism mechanism, const ElfImage& image, GuestMemory& memory, KvmVcpu& vcpu,
     std::span<const kvm_cpuid_entry2> cpuid, bool sync_regs, GuestDebug* guest_debug,
-    uint64_t pv_page_gpa) {
+    uint64_t pv_page_gpa, bool restored) {
   if (mechanism == TrapMechanism::kOff) {
     return absl::InvalidArgumentError("no trap engine for --trap=off");
   }
-  if (mechanism == TrapMechanism::kPv) return InstallPv(image, memory, vcpu, cpuid, sync_regs,
-                                                        guest_debug, pv_page_gpa);
+  if (mechanism == TrapMechanism::kPv) {
+    return InstallPv(image, memory, vcpu, cpuid, sync_regs, guest_debug, pv_page_gpa, restored);
+  }
   absl::StatusOr<trap::Decoder> decoder = trap::Decoder::Create();
   if (!decoder.ok()) return decoder.status();
   absl::StatusOr<trap::SiteTable> sites = trap::ScanImage(image, *decoder);
@@ -113,7 +114,7 @@ absl::StatusOr<std::unique_ptr<TrapEngine>> TrapEngine::Install(
 absl::StatusOr<std::unique_ptr<TrapEngine>> TrapEngine::InstallPv(
     const ElfImage& image, GuestMemory& memory, KvmVcpu& vcpu,
     std::span<const kvm_cpuid_entry2> cpuid, bool sync_regs, GuestDebug* guest_debug,
-    uint64_t pv_page_gpa) {
+    uint64_t pv_page_gpa, bool restored) {
   if (!image.symbols().Find(white_box::kPvSetDebugreg)) {
     return absl::FailedPreconditionError(
         "--trap=pv needs a kernel built with debugreg=pv, which writes its debug registers "
@@ -125,7 +126,9 @@ absl::StatusOr<std::unique_ptr<TrapEngine>> TrapEngine::InstallPv(
   KvmTrapCpu probe(vcpu, memory, sync_regs);
   absl::StatusOr<trap::DebugRegs> hardware = probe.GetDebugRegs();
   if (!hardware.ok()) return hardware.status();
-  absl::StatusOr<trap::PvPage> page = trap::PvPage::Create(memory, pv_page_gpa, *hardware);
+  absl::StatusOr<trap::PvPage> page = restored
+                                          ? trap::PvPage::Adopt(memory, pv_page_gpa)
+                                          : trap::PvPage::Create(memory, pv_page_gpa, *hardware);
   if (!page.ok()) return page.status();
   std::unique_ptr<TrapEngine> engine(new TrapEngine(
       TrapMechanism::kPv, image, memory, vcpu, sync_regs, guest_debug, *std::move(decoder),

@@ -54,11 +54,13 @@ class TrapEngine : public ExitInterceptor {
   // guest-debug arbiter, which hw-gd then shares with a debugger or tracer. Every
   // argument must outlive the engine.
   // `pv_page_gpa` (kPv only): where the pv page goes, as the boot info says; the
-  // image must be a debugreg=pv build (it has pv_set_debugreg).
+  // image must be a debugreg=pv build (it has pv_set_debugreg). `restored`: the guest
+  // was restored from a snapshot, so its pv page is already laid out and in use
+  // (adopted, not rewritten); patch and hw-gd install as at boot.
   static absl::StatusOr<std::unique_ptr<TrapEngine>> Install(
       TrapMechanism mechanism, const ElfImage& image, GuestMemory& memory, KvmVcpu& vcpu,
       std::span<const kvm_cpuid_entry2> cpuid, bool sync_regs, GuestDebug* guest_debug = nullptr,
-      uint64_t pv_page_gpa = 0);
+      uint64_t pv_page_gpa = 0, bool restored = false);
 
   Interception Intercept(const VmExit& exit) override;
   std::vector<TrapBatch> CollectTraps() override;
@@ -75,7 +77,7 @@ class TrapEngine : public ExitInterceptor {
   static absl::StatusOr<std::unique_ptr<TrapEngine>> InstallPv(
       const ElfImage& image, GuestMemory& memory, KvmVcpu& vcpu,
       std::span<const kvm_cpuid_entry2> cpuid, bool sync_regs, GuestDebug* guest_debug,
-      uint64_t pv_page_gpa);
+      uint64_t pv_page_gpa, bool restored);
   Interception OnHalt();
   Interception OnPvLoad(const VmExit& exit);
   Interception OnDebug(const VmExit& exit);

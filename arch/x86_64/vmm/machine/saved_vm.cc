@@ -1,0 +1,125 @@
+#include "arch/x86_64/vmm/machine/saved_vm.h"
+
+#include <sys/stat.h>
+
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "vmm/snapshot/snapshot_file.h"
+
+namespace sigvisor::x86 {
+namespace {
+
+constexpr char kCpuidPart[] = "cpuid";
+constexpr char kVcpuPart[] = "vcpu0";
+
+// The machine's own parts; every other one is the board's.
+bool IsMachinePart(std::string_view name) {
+  return name == kSnapshotHeaderPart || name == kCpuidPart || name == kVcpuPart ||
+         name == kMemoryIndexPartName;
+}
+
+SnapshotPart EncodeCpuid(std::span<const kvm_cpuid_entry2> cpuid) {
+  PartWriter out(kCpuidPart);
+  out.PutU32(static_cast<uint32_t>(cpuid.size()));
+  for (const kvm_cpuid_entry2& entry : cpuid) out.PutStruct(entry);
+  return std::move(out).Finish();
+}
+
+absl::StatusOr<std::vector<kvm_cpuid_entry2>> DecodeCpuid(const SnapshotPart& part) {
+  PartReader in(part);
+  std::vector<kvm_cpuid_entry2> cpuid;
+  const uint32_t count = in.GetCount(4 + sizeof(kvm_cpuid_entry2), "CPUID entries");
+  for (uint32_t i = 0; i < count && in.ok(); ++i) {
+    cpuid.push_back(in.GetStruct<kvm_cpuid_entry2>("kvm_cpuid_entry2"));
+  }
+  if (absl::Status s = in.Done(); !s.ok()) return s;
+  return cpuid;
+}
+
+bool SameEntry(const kvm_cpuid_entry2& a, const kvm_cpuid_entry2& b) {
+  return a.function == b.function && a.index == b.index && a.flags == b.flags && a.eax == b.eax &&
+         a.ebx == b.ebx && a.ecx == b.ecx && a.edx == b.edx;
+}
+
+}  // namespace
+
+absl::StatusOr<const SnapshotPart*> DevicePart(const SavedVm& vm, std::string_view name) {
+  return FindSnapshotPart(vm.devices, name, vm.dir + "/state");
+}
+
+absl::Status WriteSavedVm(SavedVm& vm, const GuestMemory& memory) {
+  absl::StatusOr<std::span<const uint8_t>> ram = memory.Span(0, memory.size());
+  if (!ram.ok()) return ram.status();
+  MemoryImageStats stats;
+  absl::StatusOr<MemoryImageIndex> index = WriteMemoryImage(vm.dir, *ram, &stats);
+  if (!index.ok()) return index.status();
+  vm.memory = *std::move(index);
+  vm.memory_disk_bytes = stats.bytes_on_disk;
+  std::vector<SnapshotPart> parts = {EncodeSnapshotHeader(vm.header), EncodeCpuid(vm.cpuid),
+                                     EncodeVcpu(vm.vcpu, kVcpuPart), EncodeMemoryIndex(vm.memory)};
+  for (const SnapshotPart& device : vm.devices) {
+    if (IsMachinePart(device.name)) {
+      return absl::InternalError(absl::StrFormat(
+          "a board's snapshot part is named '%s', which is the machine's", device.name));
+    }
+    parts.push_back(device);
+  }
+  if (absl::Status s = WriteSnapshotState(vm.dir, parts); !s.ok()) return s;
+  vm.state_bytes = EncodeSnapshotState(parts).size();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SavedVm> ReadSavedVm(const std::string& dir) {
+  absl::StatusOr<std::vector<SnapshotPart>> parts = ReadSnapshotState(dir);
+  if (!parts.ok()) return parts.status();
+  const std::string what = dir + "/state";
+  SavedVm vm;
+  vm.dir = dir;
+  for (const SnapshotPart& part : *parts) vm.state_bytes += part.bytes.size();
+  absl::StatusOr<const SnapshotPart*> header = FindSnapshotPart(*parts, kSnapshotHeaderPart, what);
+  if (!header.ok()) return header.status();
+  absl::StatusOr<SnapshotHeader> decoded_header = DecodeSnapshotHeader(**header);
+  if (!decoded_header.ok()) return decoded_header.status();
+  vm.header = *std::move(decoded_header);
+  absl::StatusOr<const SnapshotPart*> cpuid = FindSnapshotPart(*parts, kCpuidPart, what);
+  if (!cpuid.ok()) return cpuid.status();
+  absl::StatusOr<std::vector<kvm_cpuid_entry2>> decoded_cpuid = DecodeCpuid(**cpuid);
+  if (!decoded_cpuid.ok()) return decoded_cpuid.status();
+  vm.cpuid = *std::move(decoded_cpuid);
+  absl::StatusOr<const SnapshotPart*> vcpu = FindSnapshotPart(*parts, kVcpuPart, what);
+  if (!vcpu.ok()) return vcpu.status();
+  absl::StatusOr<VcpuSnapshot> decoded_vcpu = DecodeVcpu(**vcpu);
+  if (!decoded_vcpu.ok()) return decoded_vcpu.status();
+  vm.vcpu = *std::move(decoded_vcpu);
+  absl::StatusOr<const SnapshotPart*> memory = FindSnapshotPart(*parts, kMemoryIndexPartName, what);
+  if (!memory.ok()) return memory.status();
+  absl::StatusOr<MemoryImageIndex> index = DecodeMemoryIndex(**memory);
+  if (!index.ok()) return index.status();
+  vm.memory = *std::move(index);
+  if (vm.memory.size != vm.header.memory_bytes) {
+    return absl::DataLossError(absl::StrFormat(
+        "snapshot %s: its header says %d bytes of guest memory, its memory index %d", what,
+        vm.header.memory_bytes, vm.memory.size));
+  }
+  for (SnapshotPart& part : *parts) {
+    if (!IsMachinePart(part.name)) vm.devices.push_back(std::move(part));
+  }
+  return vm;
+}
+
+absl::StatusOr<GuestMemory> MapSavedMemory(const SavedVm& vm) {
+  return MapMemoryImage(vm.dir, vm.memory);
+}
+
+absl::Status CheckSameCpuid(const SavedVm& vm, std::span<const kvm_cpuid_entry2> here) {
+  bool same = vm.cpuid.size() == here.size();
+  for (size_t i = 0; same && i < here.size(); ++i) same = SameEntry(vm.cpuid[i], here[i]);
+  if (same) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "snapshot %s was taken on a CPU with other features (its CPUID differs from the one "
+      "this host gives the guest): take it again here",
+      vm.dir));
+}
+
+}  // namespace sigvisor::x86

@@ -1,0 +1,56 @@
+// An x86-64 VM saved at its guest's quiescent point (docs/snapshots.md): the parts of
+// its snapshot as the machine writes and reads them. The machine's own parts are the
+// header, the CPUID the guest booted with, vCPU 0 and the memory image's index; the
+// board adds its devices' (board.h: SaveDevices), which only it reads back.
+#ifndef SIGVISOR_ARCH_X86_64_VMM_MACHINE_SAVED_VM_H_
+#define SIGVISOR_ARCH_X86_64_VMM_MACHINE_SAVED_VM_H_
+
+#include <linux/kvm.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "arch/x86_64/vmm/cpu/vcpu_snapshot.h"
+#include "vmm/machine/guest_memory.h"
+#include "vmm/snapshot/memory_image.h"
+#include "vmm/snapshot/snapshot_header.h"
+#include "vmm/snapshot/snapshot_parts.h"
+
+namespace sigvisor::x86 {
+
+struct SavedVm {
+  std::string dir;
+  SnapshotHeader header;
+  std::vector<kvm_cpuid_entry2> cpuid;  // vCPU 0's, as it booted
+  VcpuSnapshot vcpu;
+  MemoryImageIndex memory;
+  std::vector<SnapshotPart> devices;  // the board's
+  // Bytes of the state file and of the memory image on disk (for reports).
+  uint64_t state_bytes = 0;
+  uint64_t memory_disk_bytes = 0;
+};
+
+// The part of `vm.devices` named `name`, or the refusal naming it and the snapshot.
+absl::StatusOr<const SnapshotPart*> DevicePart(const SavedVm& vm, std::string_view name);
+
+// Writes DIR/memory from `memory` (only the pages that are not zero; vm.memory gets
+// its index) and then DIR/state, each complete or not at all.
+absl::Status WriteSavedVm(SavedVm& vm, const GuestMemory& memory);
+
+// Reads and checks DIR/state (every part's checksum; the memory image is checked when
+// it is mapped, MapSavedMemory).
+absl::StatusOr<SavedVm> ReadSavedVm(const std::string& dir);
+
+// The guest's RAM from DIR/memory, mapped copy-on-write after its runs' checksums.
+absl::StatusOr<GuestMemory> MapSavedMemory(const SavedVm& vm);
+
+// A restore on another CPU would run the guest with other features than it booted
+// with: the CPUID this host gives the board must equal the saved one.
+absl::Status CheckSameCpuid(const SavedVm& vm, std::span<const kvm_cpuid_entry2> here);
+
+}  // namespace sigvisor::x86
+
+#endif  // SIGVISOR_ARCH_X86_64_VMM_MACHINE_SAVED_VM_H_
