@@ -161,6 +161,39 @@ TEST(SnapshotTest, TwoRestoresOfOneSnapshotRunTogetherAndAgree) {
   EXPECT_EQ(Sigvisor("run --quiet --workload hello --restore " + dir).status, 0);
 }
 
+// bench --restore: every cell's per-op counts are those of a bench that boots, for
+// two builds and two trap mechanisms, and with --traps pv the pv counterparts'.
+TEST(SnapshotTest, BenchRestoreCountsAsBenchBoot) {
+  if (!HaveKvm()) GTEST_SKIP() << "no /dev/kvm: the hardware lane runs this (docs/testing.md)";
+  const std::string matrix =
+      " --json --workloads divzero,lat_sig --variants 'baseline; accelerated' "
+      "--traps off,patch,pv --repetitions 1 --ops 4";
+  const CommandResult booted = Sigvisor("bench" + matrix);
+  ASSERT_EQ(booted.status, 0) << booted.err;
+  const CommandResult restored = Sigvisor("bench --restore" + matrix);
+  ASSERT_EQ(restored.status, 0) << restored.err;
+  const json booted_doc = Parse(booted), restored_doc = Parse(restored);
+  for (const std::string& error :
+       sigvisor::testing::ValidateJson(restored_doc, Schema("sigvisor.bench-1.schema.json"))) {
+    ADD_FAILURE() << error;
+  }
+  EXPECT_TRUE(restored_doc["matrix"]["restored"].get<bool>());
+  EXPECT_FALSE(booted_doc["matrix"]["restored"].get<bool>());
+  ASSERT_EQ(restored_doc["cells"].size(), booted_doc["cells"].size());
+  ASSERT_EQ(booted_doc["cells"].size(), 3u * 2u * 3u);  // 3 phases x 2 builds x 3 mechanisms
+  for (size_t i = 0; i < booted_doc["cells"].size(); ++i) {
+    const json& a = booted_doc["cells"][i];
+    const json& b = restored_doc["cells"][i];
+    SCOPED_TRACE(a["workload"].dump() + " " + a["variant"].dump() + " " + a["trap"].dump());
+    EXPECT_EQ(b["workload"], a["workload"]);
+    EXPECT_EQ(b["variant"], a["variant"]);
+    EXPECT_EQ(b["trap"], a["trap"]);
+    EXPECT_EQ(b["per_op"], a["per_op"]);
+  }
+  // Its scratch snapshots are gone.
+  EXPECT_EQ(restored.err.find("sigvisor: error"), std::string::npos) << restored.err;
+}
+
 // A snapshot edited after it was saved: one flipped byte in either file is refused.
 TEST(SnapshotTest, AnEditedSnapshotIsRefused) {
   if (!HaveKvm()) GTEST_SKIP() << "no /dev/kvm: the hardware lane runs this (docs/testing.md)";

@@ -387,6 +387,29 @@ TEST(MergeTest, WarmupRoundTripsAndMustMatch) {
   EXPECT_TRUE(MergeResults({RunFake(warmed, {1, 2}), RunFake(warmed, {2, 2})}).ok());
 }
 
+// bench --restore goes through the JSON and must match across shards; a result written
+// before the flag existed booted every run.
+TEST(MergeTest, RestoredRoundTripsAndMustMatch) {
+  Matrix restored = TwoByTwo();
+  restored.restored = true;
+  nlohmann::json doc = BenchToJson(RunFake(restored, {1, 2}));
+  EXPECT_EQ(doc["matrix"]["restored"], true);
+  absl::StatusOr<BenchResult> parsed = BenchFromJson(doc);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(parsed->matrix.restored);
+  doc["matrix"].erase("restored");
+  parsed = BenchFromJson(doc);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_FALSE(parsed->matrix.restored);
+
+  absl::StatusOr<BenchResult> merged =
+      MergeResults({RunFake(restored, {1, 2}), RunFake(TwoByTwo(), {2, 2})}, {"a.json", "b.json"});
+  ASSERT_FALSE(merged.ok());
+  EXPECT_EQ(merged.status().message(),
+            "'a.json' and 'b.json' are not shards of one bench: matrix.restored is true in "
+            "'a.json' and false in 'b.json'");
+}
+
 TEST(MergeTest, ARefusalNamesBothPartsAndTheFieldThatDiffers) {
   const Matrix m = TwoByTwo();
   Matrix other = m;

@@ -106,6 +106,55 @@ uint64_t KvmBenchTarget::text_bytes(size_t v) const {
   return bytes;
 }
 
+absl::Status KvmBenchTarget::UseSnapshots(const std::string& dir, const std::string& version,
+                                          const std::string& host_kind) {
+  if (!inject_specs_.empty()) {
+    return absl::InvalidArgumentError(
+        "--restore with --inject: fault injection reads the boot protocol, which a restored "
+        "guest has passed; boot instead");
+  }
+  // One snapshot of `image`, booted with `trap` (off, or pv for a pv counterpart).
+  auto take = [&](size_t v, const ElfImage& image, TrapMechanism trap, const std::string& name)
+      -> absl::StatusOr<std::shared_ptr<const x86::SavedVm>> {
+    x86::MachineConfig config = launch::MachineConfigFor(
+        settings_, {.cmdline = "", .cpl0_emulated = cpl0_emulated_, .trap = trap});
+    config.target = targets_[v];
+    config.save_to = dir + "/" + name;
+    config.save_header =
+        x86::NewSnapshotHeader(image, "kernel", name, version, host_kind);
+    absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(*kvm_, image, config);
+    if (!report.ok()) return report.status();
+    if (report->result.outcome != Outcome::kSaved) {
+      return absl::InternalError(absl::StrFormat(
+          "--restore: %s did not reach its quiescent point (%s: %s)", name,
+          OutcomeName(report->result.outcome), report->result.diagnosis));
+    }
+    absl::StatusOr<x86::SavedVm> saved = x86::ReadSavedVm(config.save_to);
+    if (!saved.ok()) return saved.status();
+    return std::make_shared<const x86::SavedVm>(*std::move(saved));
+  };
+  for (size_t v = 0; v < matrix_.variants.size(); ++v) {
+    const VariantInfo& variant = matrix_.variants[v];
+    if (!std::holds_alternative<x86::SigvisorKernel>(targets_[v])) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--restore: %s names no quiescent point to save at (only the bundled kernel does "
+          "today); run it without --restore",
+          variant.name));
+    }
+    absl::StatusOr<std::shared_ptr<const x86::SavedVm>> saved =
+        take(v, images_[v], TrapMechanism::kOff, variant.name);
+    if (!saved.ok()) return saved.status();
+    saved_.push_back(*std::move(saved));
+    if (!pv_images_.empty()) {
+      absl::StatusOr<std::shared_ptr<const x86::SavedVm>> saved_pv =
+          take(v, pv_images_[v], TrapMechanism::kPv, variant.name + ",debugreg=pv");
+      if (!saved_pv.ok()) return saved_pv.status();
+      saved_pv_.push_back(*std::move(saved_pv));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<RunSample> KvmBenchTarget::Run(const RunSpec& spec, std::string* console) const {
   const bool linux_kernel = std::holds_alternative<x86::LinuxKernel>(targets_[spec.variant]);
   const std::string& workload = matrix_.workloads[spec.workload];
@@ -123,6 +172,10 @@ absl::StatusOr<RunSample> KvmBenchTarget::Run(const RunSpec& spec, std::string* 
        .trap = matrix_.traps[spec.trap],
        .check_clocks = true});  // each phase's clocks, at the vCPU's TSC rate
   config.target = targets_[spec.variant];
+  if (!saved_.empty()) {
+    config.target = x86::RestoredVm{config.trap == TrapMechanism::kPv ? saved_pv_[spec.variant]
+                                                                       : saved_[spec.variant]};
+  }
   std::vector<InjectionRecord> injections;
   launch::AddFaultInjector(config, inject_specs_, inject_seed_, &injections);
   const ElfImage& image =

@@ -5,10 +5,13 @@
 #ifndef SIGVISOR_VMM_APP_BENCH_KVM_TARGET_H_
 #define SIGVISOR_VMM_APP_BENCH_KVM_TARGET_H_
 
+#include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "arch/x86_64/vmm/machine/saved_vm.h"
 #include "arch/x86_64/vmm/trap/trap_engine.h"
 #include "vmm/app/bench/matrix.h"
 #include "vmm/app/bench/results.h"
@@ -37,6 +40,15 @@ class KvmBenchTarget {
     inject_seed_ = seed;
   }
 
+  // bench --restore: boots each build once to its guest's quiescent point, saves it in
+  // `dir` (one snapshot per build, and per pv counterpart with --traps pv) and from then
+  // on restores it for every run instead of booting (docs/snapshots.md). The runs' per-op
+  // counts are a booted run's. Refused for a Linux build (its init names no quiescent
+  // point yet) and with --inject (injection reads the boot protocol). `version` and
+  // `host_kind` go into the snapshots' headers.
+  absl::Status UseSnapshots(const std::string& dir, const std::string& version,
+                            const std::string& host_kind);
+
   // `console`, when given, receives the guest's console (bench --peer reads the guest's
   // own timing lines from it).
   absl::StatusOr<RunSample> Run(const RunSpec& spec, std::string* console = nullptr) const;
@@ -58,6 +70,9 @@ class KvmBenchTarget {
   std::vector<ElfImage> pv_images_;
   bool cpl0_emulated_ = false;
   launch::RunSettings settings_;
+  // bench --restore: per variant, its snapshot (and its pv counterpart's); empty: boot.
+  std::vector<std::shared_ptr<const x86::SavedVm>> saved_;
+  std::vector<std::shared_ptr<const x86::SavedVm>> saved_pv_;
   std::vector<InjectionSpec> inject_specs_;
   uint64_t inject_seed_ = 1;
 };

@@ -48,6 +48,9 @@ struct Matrix {
   uint64_t ops = 100;                   // measured operations per run
   uint64_t warmup = launch::kDefaultWarmupOps;  // unmeasured ones before each phase
   uint32_t memory_mib = 32;
+  // bench --restore: each run restored its build's snapshot instead of booting
+  // (docs/snapshots.md); its per-op counts are a booted run's.
+  bool restored = false;
 
   size_t runs() const {
     return workloads.size() * variants.size() * traps.size() * repetitions;

@@ -368,6 +368,7 @@ nlohmann::ordered_json BenchToJson(const BenchResult& result) {
         {"ops", m.ops},
         {"warmup", m.warmup},
         {"memory_mib", m.memory_mib},
+        {"restored", m.restored},
         {"runs", m.runs()}}},
       {"shards", {{"count", result.shard_count}, {"included", result.shards}}},
       {"runs_expected", result.runs_expected},
@@ -409,6 +410,8 @@ absl::StatusOr<BenchResult> BenchFromJson(const nlohmann::json& doc) {
   // Results written before --warmup existed had the guest's default, one.
   if (matrix.contains("warmup")) RETURN_IF_ERROR(Get(matrix, "warmup", m.warmup));
   RETURN_IF_ERROR(Get(matrix, "memory_mib", m.memory_mib));
+  // Results written before --restore existed booted every run.
+  if (matrix.contains("restored")) RETURN_IF_ERROR(Get(matrix, "restored", m.restored));
   nlohmann::json variants;
   RETURN_IF_ERROR(Get(matrix, "variants", variants));
   if (!variants.is_array()) return absl::InvalidArgumentError("field 'variants' is not a list");
@@ -569,6 +572,9 @@ std::optional<std::pair<std::string, std::pair<std::string, std::string>>> Matri
   }
   if (a.memory_mib != b.memory_mib) {
     return differ("matrix.memory_mib", absl::StrCat(a.memory_mib), absl::StrCat(b.memory_mib));
+  }
+  if (a.restored != b.restored) {
+    return differ("matrix.restored", a.restored ? "true" : "false", b.restored ? "true" : "false");
   }
   return std::nullopt;
 }

@@ -3,10 +3,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_format.h"
 #include "arch/x86_64/vmm/machine/linux_board.h"
 #include "vmm/app/bench/bench_format.h"
@@ -25,6 +29,22 @@
 #include "vmm/app/launch/workloads.h"
 
 namespace sigvisor::cli {
+namespace {
+
+// A fresh private directory under $TMPDIR (or /tmp): "<TMPDIR>/<prefix>-XXXXXX".
+absl::StatusOr<std::string> MakeScratchDirectory(const std::string& prefix) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/" +
+                        prefix + "-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "cannot make a directory %s: %s (set TMPDIR to a writable one)", pattern,
+        std::strerror(errno)));
+  }
+  return pattern;
+}
+
+}  // namespace
 
 constexpr uint64_t kDefaultOps = 100;
 constexpr uint32_t kDefaultRepetitions = 5;
@@ -278,6 +298,24 @@ int BenchCommand(const BenchOptions& options) {
   absl::StatusOr<std::vector<InjectionSpec>> injections = ParseInjectionSpecs(options.runs.inject);
   if (!injections.ok()) return ReportError(injections.status());
   target->SetInjection(*std::move(injections), options.runs.seed);
+  // --restore: the snapshots live in a directory of this bench's, removed at the end.
+  std::string snapshots;
+  absl::Cleanup remove_snapshots = [&snapshots] {
+    if (!snapshots.empty()) std::filesystem::remove_all(snapshots);
+  };
+  if (options.restore) {
+    if (!peers.empty()) return ReportError("--restore with --peer: QEMU boots its guest; drop one");
+    absl::StatusOr<std::string> dir = MakeScratchDirectory("sigvisor-bench-snapshots");
+    if (!dir.ok()) return ReportError(dir.status());
+    snapshots = *dir;
+    std::fprintf(stderr, "bench: saving %zu build(s) at their quiescent point in %s\n",
+                 matrix.variants.size(), snapshots.c_str());
+    if (absl::Status s = target->UseSnapshots(snapshots, VersionLine(), host->info.kind);
+        !s.ok()) {
+      return ReportError(s);
+    }
+    matrix.restored = true;
+  }
 
   bench::InstallInterruptHandler();
   bench::RunnerOptions runner;

@@ -265,6 +265,10 @@ FlagTable BenchFlags(BenchOptions& o) {
   };
   AddOutput(table, o.output);
   AddKvmRuns(table, o.runs);
+  table.push_back(BoolFlag("restore", &o.restore,
+                           "boot each build once to its quiescent point, save it, and restore "
+                           "that snapshot for every run instead of booting (the bundled kernel; "
+                           "per-op counts are a booted run's; docs/snapshots.md)"));
   table.push_back(StringFlag("peer", &o.peer,
                              "also run the same workloads on the same image under QEMU, "
                              "comma-separated (qemu-kvm, qemu-tcg), and print them side by "

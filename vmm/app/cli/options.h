@@ -139,6 +139,7 @@ struct BenchOptions : CommandLine {
   OutputOptions output;
   KvmRunsOptions runs;
   std::string peer;
+  bool restore = false;
 };
 FlagTable BenchFlags(BenchOptions& options);
 

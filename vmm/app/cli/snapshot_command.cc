@@ -1,19 +1,15 @@
 // `sigvisor snapshot`: boot a guest to its quiescent point and save the VM there, so
 // that `run --restore` starts from it instead of booting (docs/snapshots.md).
 #include <cstdio>
-#include <ctime>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "arch/x86_64/vmm/machine/saved_vm.h"
 #include "arch/x86_64/vmm/machine/x86_machine.h"
-#include "guest-kit/abi/sigvisor_abi.h"
 #include "vmm/app/cli/build_info/build_info.h"
 #include "vmm/app/cli/command.h"
 #include "vmm/app/cli/run_setup.h"
-#include "vmm/app/launch/guest_spec.h"
 #include "vmm/app/launch/image.h"
-#include "vmm/base/fnv1a.h"
-#include "vmm/report/text_report.h"
 
 namespace sigvisor::cli {
 
@@ -113,21 +109,14 @@ int SnapshotCommand(const SnapshotOptions& options) {
       launch::MachineConfigFor(settings, {.cmdline = "", .trap = trap->mechanism});
   config.target = image->target;
   config.save_to = options.out;
-  config.save_header = {.sigvisor_version = VersionLine(),
-                        .abi_version = SIGVISOR_ABI_VERSION,
-                        .arch = "x86_64",
-                        .guest_kind = "sigvisor",
-                        .image = options.image,
-                        .variant = image->variant,
-                        .image_fnv1a64 = Fnv1a64(image->elf.bytes()),
-                        .created_unix_s = static_cast<uint64_t>(std::time(nullptr))};
   if (absl::Status s = x86::CheckMachineConfig(image->elf, config); !s.ok()) {
     return ReportError(s);
   }
   absl::StatusOr<RunHost> host = OpenRunHost(options.kvm, "off");
   if (!host.ok()) return ReportError(host.status());
   config.cpl0_emulated = host->info.cpl0_emulated;
-  config.save_header.host_kind = host->info.kind;
+  config.save_header = x86::NewSnapshotHeader(image->elf, options.image, image->variant,
+                                              VersionLine(), host->info.kind);
   absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(host->kvm, image->elf, config);
   console.EndLine();
   if (!report.ok()) return ReportError(report.status());

@@ -3,8 +3,11 @@
 #include <sys/stat.h>
 
 #include <cstring>
+#include <ctime>
 
 #include "absl/strings/str_format.h"
+#include "guest-kit/abi/sigvisor_abi.h"
+#include "vmm/base/fnv1a.h"
 #include "vmm/snapshot/snapshot_file.h"
 
 namespace sigvisor::x86 {
@@ -43,6 +46,20 @@ bool SameEntry(const kvm_cpuid_entry2& a, const kvm_cpuid_entry2& b) {
 }
 
 }  // namespace
+
+SnapshotHeader NewSnapshotHeader(const ElfImage& image, std::string image_name,
+                                 std::string variant, std::string sigvisor_version,
+                                 std::string host_kind) {
+  return {.sigvisor_version = std::move(sigvisor_version),
+          .abi_version = SIGVISOR_ABI_VERSION,
+          .arch = "x86_64",
+          .host_kind = std::move(host_kind),
+          .guest_kind = "sigvisor",
+          .image = std::move(image_name),
+          .variant = std::move(variant),
+          .image_fnv1a64 = Fnv1a64(image.bytes()),
+          .created_unix_s = static_cast<uint64_t>(std::time(nullptr))};
+}
 
 absl::StatusOr<const SnapshotPart*> DevicePart(const SavedVm& vm, std::string_view name) {
   return FindSnapshotPart(vm.devices, name, vm.dir + "/state");

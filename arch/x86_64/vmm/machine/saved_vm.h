@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "arch/x86_64/vmm/cpu/vcpu_snapshot.h"
+#include "vmm/loader/elf_image.h"
 #include "vmm/machine/guest_memory.h"
 #include "vmm/snapshot/memory_image.h"
 #include "vmm/snapshot/snapshot_header.h"
@@ -32,6 +33,14 @@ struct SavedVm {
   uint64_t state_bytes = 0;
   uint64_t memory_disk_bytes = 0;
 };
+
+// The header of a snapshot of `image` about to be taken: what the caller knows (the
+// image as the command named it, `--image` and `--variant`; the binary's version; the
+// host kind), with the guest ABI, the architecture, the image's hash and the time
+// filled in. The machine adds the rest when it saves (x86_machine.h: save_header).
+SnapshotHeader NewSnapshotHeader(const ElfImage& image, std::string image_name,
+                                 std::string variant, std::string sigvisor_version,
+                                 std::string host_kind);
 
 // The part of `vm.devices` named `name`, or the refusal naming it and the snapshot.
 absl::StatusOr<const SnapshotPart*> DevicePart(const SavedVm& vm, std::string_view name);
