@@ -25,6 +25,7 @@ namespace {
 
 using nlohmann::json;
 using ::sigvisor::testing::CommandResult;
+using ::sigvisor::testing::DocsSchema;
 using ::sigvisor::testing::ExpectOneLineError;
 using ::sigvisor::testing::HaveKvm;
 using ::sigvisor::testing::Lines;
@@ -32,18 +33,8 @@ using ::sigvisor::testing::Sigvisor;
 using ::sigvisor::testing::Slurp;
 using ::sigvisor::testing::TempPath;
 
-
-
-
-
-json Schema(const std::string& name) {
-  std::ifstream file("docs/schema/" + name);
-  EXPECT_TRUE(file.good()) << name;
-  return json::parse(file);
-}
-
 void ExpectValid(const json& doc, const std::string& schema) {
-  const std::vector<std::string> errors = sigvisor::testing::ValidateJson(doc, Schema(schema));
+  const std::vector<std::string> errors = sigvisor::testing::ValidateJson(doc, DocsSchema(schema));
   EXPECT_TRUE(errors.empty()) << errors.size() << " errors, the first: " << errors.front();
 }
 

@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace sigvisor::testing {
 
 struct CommandResult {
@@ -146,6 +148,13 @@ inline SignalledResult SigvisorSignalled(const std::vector<std::string>& args,
   r.result = {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(out), Slurp(err)};
   r.killed_by = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   return r;
+}
+
+// The JSON Schema docs/schema/NAME, from the test's runfiles (data: //docs/schema:schemas).
+inline nlohmann::json DocsSchema(const std::string& name) {
+  std::ifstream file("docs/schema/" + name);
+  EXPECT_TRUE(file.good()) << "missing schema docs/schema/" << name;
+  return nlohmann::json::parse(file);
 }
 
 }  // namespace sigvisor::testing

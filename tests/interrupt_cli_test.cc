@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -21,16 +20,11 @@ namespace {
 using ::sigvisor::testing::HaveKvm;
 using ::sigvisor::testing::SignalledResult;
 using ::sigvisor::testing::SigvisorSignalled;
+using ::sigvisor::testing::DocsSchema;
 using json = nlohmann::json;
 
 // sigvisor's status when the guest did not exit (vmm/app/cli/exit_status.h).
 constexpr int kGuestFailed = 124;
-
-json Schema(const std::string& name) {
-  std::ifstream file("docs/schema/" + name);
-  EXPECT_TRUE(file.good()) << name;
-  return json::parse(file);
-}
 
 // The summary workload prints one line per workload as it ends: divzero's line means
 // its phase ended, and lat_sig (100,000 ops) is still running when the signal comes.
@@ -50,7 +44,7 @@ json InterruptedDocument(const SignalledResult& r) {
   EXPECT_FALSE(doc.is_discarded()) << r.result.out << r.result.err;
   if (doc.is_discarded()) return nullptr;
   for (const std::string& error :
-       sigvisor::testing::ValidateJson(doc, Schema("sigvisor.run-2.schema.json"))) {
+       sigvisor::testing::ValidateJson(doc, DocsSchema("sigvisor.run-2.schema.json"))) {
     ADD_FAILURE() << error;
   }
   EXPECT_EQ(doc["outcome"], "interrupted");

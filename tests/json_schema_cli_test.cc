@@ -23,13 +23,8 @@ using ::sigvisor::testing::CommandResult;
 using ::sigvisor::testing::HaveKvm;
 using ::sigvisor::testing::Sigvisor;
 using ::sigvisor::testing::TempPath;
+using ::sigvisor::testing::DocsSchema;
 using json = nlohmann::json;
-
-json Schema(const std::string& name) {
-  std::ifstream file("docs/schema/" + name);
-  EXPECT_TRUE(file.good()) << name;
-  return json::parse(file);
-}
 
 // `sigvisor ARGS` (it must succeed), its stdout parsed, valid against `schema`, and
 // naming this binary.
@@ -41,7 +36,7 @@ json ValidDocument(const std::string& args, const std::string& schema, int statu
     ADD_FAILURE() << args << ": stdout is not JSON\n" << r.out;
     return json::object();
   }
-  for (const std::string& error : sigvisor::testing::ValidateJson(doc, Schema(schema))) {
+  for (const std::string& error : sigvisor::testing::ValidateJson(doc, DocsSchema(schema))) {
     ADD_FAILURE() << args << ": " << error;
   }
   const std::string version = Sigvisor("--version").out;
@@ -178,7 +173,7 @@ TEST(JsonSchemaCliTest, BenchMergeAndStudies) {
     std::ofstream(path) << r.out;
     const json part = json::parse(r.out);
     EXPECT_TRUE(
-        sigvisor::testing::ValidateJson(part, Schema("sigvisor.bench-1.schema.json")).empty());
+        sigvisor::testing::ValidateJson(part, DocsSchema("sigvisor.bench-1.schema.json")).empty());
     EXPECT_TRUE(part.contains("sigvisor")) << shard;
   }
   const json merged =

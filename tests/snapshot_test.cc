@@ -29,6 +29,7 @@ using ::sigvisor::testing::ExpectOneLineError;
 using ::sigvisor::testing::HaveKvm;
 using ::sigvisor::testing::Sigvisor;
 using ::sigvisor::testing::TempPath;
+using ::sigvisor::testing::DocsSchema;
 using json = nlohmann::json;
 
 // Small enough for the hardware lane (TCG) and a PVM host alike; counts per op do not
@@ -41,12 +42,6 @@ json Parse(const CommandResult& r) {
   json doc = json::parse(r.out, nullptr, /*allow_exceptions=*/false);
   EXPECT_FALSE(doc.is_discarded()) << r.out << r.err;
   return doc;
-}
-
-json Schema(const std::string& name) {
-  std::ifstream file("docs/schema/" + name);
-  EXPECT_TRUE(file.good()) << name;
-  return json::parse(file);
 }
 
 // The text with every number as '#': the timings the guest prints differ run to run.
@@ -77,7 +72,7 @@ std::string Snapshot(const std::string& name, const std::string& flags = "") {
   if (r.status != 0) return "";
   json doc = Parse(r);
   for (const std::string& error :
-       sigvisor::testing::ValidateJson(doc, Schema("sigvisor.snapshot-1.schema.json"))) {
+       sigvisor::testing::ValidateJson(doc, DocsSchema("sigvisor.snapshot-1.schema.json"))) {
     ADD_FAILURE() << error;
   }
   return dir;
@@ -95,7 +90,7 @@ void ExpectRestoredLikeBooted(const std::string& dir, const std::string& variant
   ASSERT_EQ(restored.status, 0) << restored.err;
   const json booted_doc = Parse(booted), restored_doc = Parse(restored);
   for (const std::string& error :
-       sigvisor::testing::ValidateJson(restored_doc, Schema("sigvisor.run-2.schema.json"))) {
+       sigvisor::testing::ValidateJson(restored_doc, DocsSchema("sigvisor.run-2.schema.json"))) {
     ADD_FAILURE() << error;
   }
   EXPECT_EQ(restored_doc["restored_from"], dir);
@@ -174,7 +169,7 @@ TEST(SnapshotTest, BenchRestoreCountsAsBenchBoot) {
   ASSERT_EQ(restored.status, 0) << restored.err;
   const json booted_doc = Parse(booted), restored_doc = Parse(restored);
   for (const std::string& error :
-       sigvisor::testing::ValidateJson(restored_doc, Schema("sigvisor.bench-1.schema.json"))) {
+       sigvisor::testing::ValidateJson(restored_doc, DocsSchema("sigvisor.bench-1.schema.json"))) {
     ADD_FAILURE() << error;
   }
   EXPECT_TRUE(restored_doc["matrix"]["restored"].get<bool>());
