@@ -261,7 +261,8 @@ absl::StatusOr<std::vector<SnapshotPart>> ReadSnapshotState(const std::string& d
   return ParseSnapshotState(*bytes, path);
 }
 
-absl::Status WriteSnapshotState(const std::string& dir, std::span<const SnapshotPart> parts) {
+absl::StatusOr<uint64_t> WriteSnapshotState(const std::string& dir,
+                                            std::span<const SnapshotPart> parts) {
   if (absl::Status status = CheckSnapshotPartNames(parts); !status.ok()) return status;
   uint64_t total = kHeaderSize + parts.size() * kEntrySize + kTrailerSize;
   for (const SnapshotPart& part : parts) total += part.bytes.size();
@@ -279,7 +280,8 @@ absl::Status WriteSnapshotState(const std::string& dir, std::span<const Snapshot
   if (absl::Status status = file->WriteAt(0, EncodeSnapshotState(parts)); !status.ok()) {
     return status;
   }
-  return file->Commit();
+  if (absl::Status status = file->Commit(); !status.ok()) return status;
+  return total;
 }
 
 absl::StatusOr<const SnapshotPart*> FindSnapshotPart(std::span<const SnapshotPart> parts,

@@ -65,7 +65,9 @@ absl::StatusOr<std::vector<SnapshotPart>> ReadSnapshotState(const std::string& d
 // Writes DIR/state atomically (a temporary file in DIR, every write checked, fsync,
 // rename); creates DIR if missing (one level), refuses DIR if it is a file. Refuses
 // parts whose names fail CheckSnapshotPartNames, and a file over the reader's cap.
-absl::Status WriteSnapshotState(const std::string& dir, std::span<const SnapshotPart> parts);
+// Returns the bytes the file holds.
+absl::StatusOr<uint64_t> WriteSnapshotState(const std::string& dir,
+                                            std::span<const SnapshotPart> parts);
 
 // The part named `name`, or NotFound naming it and `what` (the state file, as for
 // ParseSnapshotState). The pointer is into `parts`.

@@ -393,7 +393,7 @@ TEST(SnapshotFileTest, ReadRefusesWhatIsNotAStateFile) {
               HasSubstr("snapshot state '" + dir + "/state' is a directory, not a regular file"));
 
   // And the writer will not put a file in its place.
-  const absl::Status write = WriteSnapshotState(dir, GoldenParts());
+  const absl::Status write = WriteSnapshotState(dir, GoldenParts()).status();
   EXPECT_EQ(write.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(write.message(), HasSubstr("state' is a directory, not a regular file"));
   EXPECT_EQ(ListDir(dir), std::vector<std::string>{"state"});
@@ -418,7 +418,7 @@ TEST(SnapshotFileTest, WriteRefusesAFileAsTheDirectory) {
   std::FILE* out = std::fopen(file.c_str(), "wb");
   ASSERT_NE(out, nullptr);
   std::fclose(out);
-  const absl::Status status = WriteSnapshotState(file, GoldenParts());
+  const absl::Status status = WriteSnapshotState(file, GoldenParts()).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(),
               HasSubstr("snapshot directory '" + file + "' exists and is not a directory"));
@@ -427,14 +427,14 @@ TEST(SnapshotFileTest, WriteRefusesAFileAsTheDirectory) {
 
 TEST(SnapshotFileTest, WriteCreatesOneLevelOnly) {
   const std::string dir = MakeTempDir() + "/a/b";
-  const absl::Status status = WriteSnapshotState(dir, GoldenParts());
+  const absl::Status status = WriteSnapshotState(dir, GoldenParts()).status();
   EXPECT_FALSE(status.ok());
   EXPECT_THAT(status.message(), HasSubstr("its parent must exist"));
 }
 
 TEST(SnapshotFileTest, WriteRefusesBadNamesAndWritesNothing) {
   const std::string dir = MakeTempDir();
-  const absl::Status status = WriteSnapshotState(dir, {{{"a", {}}, {"a", {}}}});
+  const absl::Status status = WriteSnapshotState(dir, {{{"a", {}}, {"a", {}}}}).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("snapshot parts 0 and 1 are both named 'a'"));
   EXPECT_TRUE(ListDir(dir).empty());
@@ -443,7 +443,7 @@ TEST(SnapshotFileTest, WriteRefusesBadNamesAndWritesNothing) {
 TEST(SnapshotFileTest, WriteRefusesAStateFileItCouldNotReadBack) {
   const std::string dir = MakeTempDir();
   const std::vector<SnapshotPart> parts = {{"big", std::vector<uint8_t>(64 << 20)}};
-  const absl::Status status = WriteSnapshotState(dir, parts);
+  const absl::Status status = WriteSnapshotState(dir, parts).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("is larger than the 64 MiB a state file may hold"));
   EXPECT_TRUE(ListDir(dir).empty());

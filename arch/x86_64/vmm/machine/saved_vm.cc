@@ -82,8 +82,9 @@ absl::Status WriteSavedVm(SavedVm& vm, const GuestMemory& memory) {
     }
     parts.push_back(device);
   }
-  if (absl::Status s = WriteSnapshotState(vm.dir, parts); !s.ok()) return s;
-  vm.state_bytes = EncodeSnapshotState(parts).size();
+  absl::StatusOr<uint64_t> state_bytes = WriteSnapshotState(vm.dir, parts);
+  if (!state_bytes.ok()) return state_bytes.status();
+  vm.state_bytes = *state_bytes;
   return absl::OkStatus();
 }
 
@@ -93,7 +94,6 @@ absl::StatusOr<SavedVm> ReadSavedVm(const std::string& dir) {
   const std::string what = dir + "/state";
   SavedVm vm;
   vm.dir = dir;
-  for (const SnapshotPart& part : *parts) vm.state_bytes += part.bytes.size();
   absl::StatusOr<const SnapshotPart*> header = FindSnapshotPart(*parts, kSnapshotHeaderPart, what);
   if (!header.ok()) return header.status();
   absl::StatusOr<SnapshotHeader> decoded_header = DecodeSnapshotHeader(**header);

@@ -29,7 +29,8 @@ struct SavedVm {
   VcpuSnapshot vcpu;
   MemoryImageIndex memory;
   std::vector<SnapshotPart> devices;  // the board's
-  // Bytes of the state file and of the memory image on disk (for reports).
+  // Bytes of the state file and of the memory image on disk, for reports: set by
+  // WriteSavedVm.
   uint64_t state_bytes = 0;
   uint64_t memory_disk_bytes = 0;
 };

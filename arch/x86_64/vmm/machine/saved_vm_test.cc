@@ -42,6 +42,7 @@ TEST(SavedVmTest, WrittenAndReadBack) {
   SavedVm vm = Example(dir);
   ASSERT_TRUE(WriteSavedVm(vm, *memory).ok());
   EXPECT_EQ(vm.memory.touched_pages(), 1u);
+  EXPECT_EQ(vm.state_bytes, std::filesystem::file_size(dir + "/state"));
 
   absl::StatusOr<SavedVm> back = ReadSavedVm(dir);
   ASSERT_TRUE(back.ok()) << back.status();
