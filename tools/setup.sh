@@ -69,16 +69,8 @@ if ! ls "$lane_cache"/linux-image-*-amd64_*.deb >/dev/null 2>&1 ||
   (cd "$lane_cache" && "${sudo_cmd[@]}" apt-get download -q "$kernel_package" busybox-static)
 fi
 
-# Its System.map, for `sigvisor trace --symbols` of a Linux guest (tests/linux_trace_test),
-# is in the kernel's -dbg package (the image package holds a one-line placeholder):
-# 859 MB from Debian's mirror, fetched once.
-kernel_deb=$(ls "$lane_cache"/linux-image-*-amd64_*.deb 2>/dev/null | grep -v -- -dbg_ | sort -V | tail -1)
-kernel_package=$(basename "$kernel_deb"); kernel_package=${kernel_package%%_*}
-if ! ls "$lane_cache/$kernel_package"-dbg_*.deb >/dev/null 2>&1; then
-  ((updated)) || "${sudo_cmd[@]}" apt-get update -q
-  echo "setup: fetching $kernel_package-dbg (its System.map) into $lane_cache" >&2
-  (cd "$lane_cache" && "${sudo_cmd[@]}" apt-get download -q "$kernel_package-dbg")
-fi
+# No System.map is fetched (it is in the kernel's 859 MB -dbg package): `sigvisor trace`
+# names the kernel's functions from its own kallsyms (vmm/loader/linux/kallsyms.h).
 
 # The Linux-guest tests (tests/linux_guest_test) boot that same Debian kernel under
 # sigvisor: unpacked once per version, beside the package.

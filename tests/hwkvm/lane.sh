@@ -122,7 +122,6 @@ cp tests/hwkvm/init "$root/init"
 # The Linux-guest tests boot this kernel under sigvisor inside the lane too
 # ($SIGVISOR_LINUX_KERNEL, which the lane's init sets).
 cp "$unpacked/vmlinuz" "$root/lane/vmlinuz"
-cp "$unpacked/System.map" "$root/lane/System.map"  # for `sigvisor trace --symbols`
 cp tests/hwkvm/gtest_cases.awk "$root/lane/"
 
 # Each test's runfiles tree at its own absolute path, its symlinks pointing at the

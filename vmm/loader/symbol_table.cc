@@ -82,6 +82,16 @@ SymbolTable::SymbolTable(std::vector<Symbol> sorted_symbols)
   });
 }
 
+SymbolTable SymbolTable::FromTextReachingNext(std::vector<Symbol> text,
+                                              std::vector<uint64_t> every_address) {
+  std::sort(every_address.begin(), every_address.end());
+  for (Symbol& symbol : text) {
+    auto next = std::upper_bound(every_address.begin(), every_address.end(), symbol.addr);
+    if (next != every_address.end()) symbol.size = *next - symbol.addr;
+  }
+  return FromSymbols(std::move(text));
+}
+
 SymbolTable SymbolTable::FromSymbols(std::vector<Symbol> symbols) {
   std::erase_if(symbols, [](const Symbol& s) { return s.name.empty(); });
   std::sort(symbols.begin(), symbols.end(), AddressOrder);

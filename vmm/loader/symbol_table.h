@@ -22,6 +22,16 @@
 
 namespace sigvisor {
 
+// `nm`'s one-letter symbol types, as System.map and kallsyms give them: t, T, w and W
+// name code; upper case is global, lower case local, w/W weak.
+inline bool IsNmTextType(char type) {
+  return type == 't' || type == 'T' || type == 'w' || type == 'W';
+}
+inline uint8_t NmTypeBinding(char type) {
+  if (type == 'w' || type == 'W') return STB_WEAK;
+  return type >= 'A' && type <= 'Z' ? STB_GLOBAL : STB_LOCAL;
+}
+
 struct Symbol {
   std::string name;
   uint64_t addr = 0;
@@ -43,6 +53,13 @@ class SymbolTable {
 
   // A table of the given symbols (nameless ones are dropped).
   static SymbolTable FromSymbols(std::vector<Symbol> symbols);
+
+  // A Linux kernel's code from a symbol list without sizes (System.map's lines, the
+  // kallsyms tables): `text`, each reaching to the next higher address in
+  // `every_address` (the addresses of every symbol of the list, data and absolute ones
+  // included); the last is a label (size 0).
+  static SymbolTable FromTextReachingNext(std::vector<Symbol> text,
+                                          std::vector<uint64_t> every_address);
 
   // Parses the raw contents of an SHT_SYMTAB section (`symtab`, entries of
   // sizeof(Elf64_Sym)) whose names live in `strtab`. Both spans are untrusted: a

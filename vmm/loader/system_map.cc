@@ -34,13 +34,6 @@ std::vector<std::string_view> Fields(std::string_view line) {
   return fields;
 }
 
-bool IsText(char type) { return type == 't' || type == 'T' || type == 'w' || type == 'W'; }
-
-uint8_t BindingOf(char type) {
-  if (type == 'w' || type == 'W') return STB_WEAK;
-  return absl::ascii_isupper(static_cast<unsigned char>(type)) ? STB_GLOBAL : STB_LOCAL;
-}
-
 }  // namespace
 
 absl::StatusOr<SymbolTable> ParseSystemMap(std::string_view text) {
@@ -69,24 +62,19 @@ absl::StatusOr<SymbolTable> ParseSystemMap(std::string_view text) {
     }
     addresses.push_back(addr);
     const char type = fields[1][0];
-    if (!IsText(type)) continue;
+    if (!IsNmTextType(type)) continue;
     text_symbols.push_back({.name = std::string(fields[2]),
                             .addr = addr,
                             .size = 0,
                             .type = STT_FUNC,
-                            .binding = BindingOf(type)});
+                            .binding = NmTypeBinding(type)});
   }
   if (text_symbols.empty()) {
     return absl::InvalidArgumentError(
         "it names no code (no symbol of type t, T, w or W): not a kernel's System.map, or "
         "Debian's placeholder (the real one is in the kernel's -dbg package)");
   }
-  std::sort(addresses.begin(), addresses.end());
-  for (Symbol& symbol : text_symbols) {
-    auto next = std::upper_bound(addresses.begin(), addresses.end(), symbol.addr);
-    if (next != addresses.end()) symbol.size = *next - symbol.addr;
-  }
-  return SymbolTable::FromSymbols(std::move(text_symbols));
+  return SymbolTable::FromTextReachingNext(std::move(text_symbols), std::move(addresses));
 }
 
 absl::StatusOr<SymbolTable> ReadSystemMap(const std::string& path) {

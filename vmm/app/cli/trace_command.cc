@@ -1,6 +1,7 @@
 // `sigvisor trace`: single-step one measured phase of the bundled kernel's workload, or
-// of a Linux kernel's (--image bzImage, named by --symbols System.map), and show every
-// instruction, the per-function profile and the stages of one op.
+// of a Linux kernel's (--image bzImage, named by its own kallsyms, or by --symbols
+// System.map), and show every instruction, the per-function profile and the stages of
+// one op.
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
@@ -15,6 +16,7 @@
 #include "vmm/app/launch/guest_spec.h"
 #include "vmm/app/launch/image.h"
 #include "vmm/kvm/kvm.h"
+#include "vmm/loader/linux/kallsyms.h"
 #include "vmm/loader/system_map.h"
 #include "vmm/trace/analysis.h"
 #include "vmm/trace/format.h"
@@ -159,9 +161,15 @@ int TraceCommand(const TraceOptions& options) {
     if (!map.ok()) return ReportError(map.status());
     symbols = std::make_shared<const SymbolTable>(*std::move(map));
   } else if (linux_kernel && image->elf.symbols().empty()) {
-    std::fprintf(stderr,
-                 "sigvisor: note: this kernel has no symbols of its own: give its System.map "
-                 "with --symbols to name its functions\n");
+    // A stripped vmlinux (every distribution's bzImage) still carries kallsyms, the
+    // table /proc/kallsyms prints: read from the vmlinux LoadImage already decompressed.
+    absl::StatusOr<SymbolTable> kallsyms = linux_boot::ReadKallsyms(image->elf.bytes());
+    if (!kallsyms.ok()) {
+      return ReportError(
+          absl::StrFormat("image '%s': %s: pass --symbols System.map to name its functions",
+                          options.image, kallsyms.status().message()));
+    }
+    symbols = std::make_shared<const SymbolTable>(*std::move(kallsyms));
   }
   std::optional<launch::LoadedImage> other;
   if (!options.diff.empty()) {

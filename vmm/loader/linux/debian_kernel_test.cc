@@ -18,44 +18,30 @@
 #include "vmm/loader/elf_image.h"
 #include "vmm/loader/elf_loader.h"
 #include "vmm/loader/linux/bzimage.h"
+#include "vmm/loader/linux/debian_kernel_for_test.h"
 #include "vmm/machine/guest_memory.h"
 
 namespace sigvisor::linux_boot {
 namespace {
 
-std::optional<std::filesystem::path> FindDebianVmlinuz() {
-  const char* cache = std::getenv("SIGVISOR_LANE_CACHE");
-  const std::filesystem::path root = cache != nullptr ? cache : "/var/cache/sigvisor/hwkvm";
-  std::error_code error;
-  for (const auto& unpacked : std::filesystem::directory_iterator(root, error)) {
-    if (unpacked.path().filename().string().rfind("unpacked-", 0) != 0) continue;
-    for (const auto& file : std::filesystem::directory_iterator(unpacked.path() / "boot", error)) {
-      if (file.path().filename().string().rfind("vmlinuz-", 0) == 0) return file.path();
-    }
-  }
-  return std::nullopt;
-}
-
 TEST(DebianKernelTest, DecompressesParsesAndLoads) {
-  const std::optional<std::filesystem::path> path = FindDebianVmlinuz();
-  if (!path) {
-    GTEST_SKIP() << "no Debian kernel under $SIGVISOR_LANE_CACHE or /var/cache/sigvisor/hwkvm "
-                    "(tools/setup.sh fetches it; tests/hwkvm/lane.sh unpacks it)";
-  }
-  std::ifstream in(*path, std::ios::binary);
+  const std::optional<testing::DebianKernel> kernel = testing::FindDebianKernel();
+  if (!kernel) GTEST_SKIP() << testing::kNoDebianKernel;
+  const std::filesystem::path& path = kernel->vmlinuz;
+  std::ifstream in(path, std::ios::binary);
   const std::vector<uint8_t> file((std::istreambuf_iterator<char>(in)),
                                   std::istreambuf_iterator<char>());
-  ASSERT_TRUE(LooksLikeBzImage(file)) << *path;
+  ASSERT_TRUE(LooksLikeBzImage(file)) << path;
 
   absl::StatusOr<BzImage> bz = ParseBzImage(file);
-  ASSERT_TRUE(bz.ok()) << *path << ": " << bz.status();
+  ASSERT_TRUE(bz.ok()) << path << ": " << bz.status();
   EXPECT_GE(bz->protocol_version, kMinProtocol);
   EXPECT_NE(bz->xloadflags & kXlfKernel64, 0);
   EXPECT_TRUE(bz->relocatable);
   EXPECT_EQ(bz->compression, Compression::kXz);  // every Debian 12 kernel
 
   absl::StatusOr<ElfImage> vmlinux = ElfImage::Parse(bz->vmlinux);
-  ASSERT_TRUE(vmlinux.ok()) << *path << ": " << vmlinux.status();
+  ASSERT_TRUE(vmlinux.ok()) << path << ": " << vmlinux.status();
   EXPECT_TRUE(vmlinux->bootable());
   EXPECT_EQ(vmlinux->abi_version(), std::nullopt);
   EXPECT_FALSE(vmlinux->multiboot().has_value());
