@@ -29,6 +29,18 @@ TEST(AbiLayoutTest, HypercallArgumentBlocks) {
   EXPECT_EQ(SIGVISOR_ORDERS_NONE, 0xffffffffu);
 }
 
+// ABI 6: signal=pv's two calls (the kernel fills them field by field in C).
+TEST(AbiLayoutTest, SignalFrameCalls) {
+  EXPECT_EQ(sizeof(sigvisor_hc_signal_frame), 88u);
+  EXPECT_EQ(offsetof(sigvisor_hc_signal_frame, signo), 72u);
+  EXPECT_EQ(offsetof(sigvisor_hc_signal_frame, result), 80u);
+  EXPECT_EQ(sizeof(sigvisor_hc_sigreturn), 40u);
+  EXPECT_EQ(offsetof(sigvisor_hc_sigreturn, mask), 16u);
+  EXPECT_EQ(offsetof(sigvisor_hc_sigreturn, result), 28u);
+  EXPECT_LT(SIGVISOR_HC_SIGRETURN, 16u);  // the PC's hypercall port block
+  EXPECT_EQ(SIGVISOR_SIGNAL_PV_DONE, 0);
+}
+
 TEST(AbiLayoutTest, HostMailbox) {
   EXPECT_EQ(sizeof(sigvisor_host_mailbox), 16u);
   // The mailbox shares the boot-info page, after the boot info.
@@ -78,7 +90,9 @@ TEST(AbiLayoutTest, NumbersAreDistinctAndPortsFit) {
   EXPECT_EQ(SIGVISOR_HC_EVENT, 7);
   EXPECT_EQ(SIGVISOR_HC_PV_DEBUGREG_LOAD, 8);
   EXPECT_EQ(SIGVISOR_HC_ORDERS, 9);
-  EXPECT_EQ(SIGVISOR_HC_COUNT, 10);
+  EXPECT_EQ(SIGVISOR_HC_SIGNAL_FRAME, 10);
+  EXPECT_EQ(SIGVISOR_HC_SIGRETURN, 11);
+  EXPECT_EQ(SIGVISOR_HC_COUNT, 12);
   EXPECT_LT(SIGVISOR_HC_PORT_BASE + SIGVISOR_HC_COUNT, 0x10000u);
   EXPECT_EQ(SIGVISOR_SEL_USER_DS, 0x2bu);  // the host's selectors, as PVM requires
   EXPECT_EQ(SIGVISOR_SEL_USER_CS, 0x33u);

@@ -27,8 +27,10 @@
 /* 4: the paravirtual debug-register page (sigvisor_boot_info.pv_page_gpa,
  *    SIGVISOR_HC_PV_DEBUGREG_LOAD).
  * 5: the quiescent point: the kernel asks the VMM for its orders (init's command
- *    line) once booted (SIGVISOR_HC_ORDERS); it is now the guest's first hypercall. */
-#define SIGVISOR_ABI_VERSION SIGVISOR_U(5)
+ *    line) once booted (SIGVISOR_HC_ORDERS); it is now the guest's first hypercall.
+ * 6: signal frames built by the VMM (signal=pv: SIGVISOR_HC_SIGNAL_FRAME,
+ *    SIGVISOR_HC_SIGRETURN). */
+#define SIGVISOR_ABI_VERSION SIGVISOR_U(6)
 
 /* ------------------------------------------------------------------------------
  * Hypercalls.
@@ -56,7 +58,9 @@ enum sigvisor_hypercall_nr {
   SIGVISOR_HC_EVENT = 7,         /* struct sigvisor_hc_event */
   SIGVISOR_HC_PV_DEBUGREG_LOAD = 8, /* struct sigvisor_pv_page (see below) */
   SIGVISOR_HC_ORDERS = 9,        /* struct sigvisor_hc_orders */
-  SIGVISOR_HC_COUNT = 10         /* first unused number */
+  SIGVISOR_HC_SIGNAL_FRAME = 10, /* struct sigvisor_hc_signal_frame */
+  SIGVISOR_HC_SIGRETURN = 11,    /* struct sigvisor_hc_sigreturn */
+  SIGVISOR_HC_COUNT = 12         /* first unused number */
 };
 #endif
 
@@ -156,6 +160,75 @@ struct sigvisor_hc_orders {
   uint32_t len;     /* set by the VMM: the orders' length without the NUL; the guest
                        puts SIGVISOR_ORDERS_NONE here first, and it stays so where no VMM
                        answers (QEMU): the guest then takes the boot info's cmdline */
+};
+#endif
+
+/* ------------------------------------------------------------------------------
+ * Signal frames built by the VMM (x86-64 kernels built with signal=pv,
+ * CONFIG_SIGNAL_PV; docs/pv-signals.md).
+ *
+ * SIGVISOR_HC_SIGNAL_FRAME: where the kernel would write a handler's rt frame on the
+ * user stack (setup_rt_frame), it hands the VMM the signal, its action and the
+ * task's saved user registers instead. The VMM writes the frame, byte for byte what
+ * the kernel would write (Linux x86-64's rt_sigframe: the restorer's address, the
+ * ucontext with the saved registers and mask, `info_bytes` of the siginfo), and
+ * sets the registers the handler starts with in the task's struct pt_regs
+ * (white_box.h).
+ *
+ * SIGVISOR_HC_SIGRETURN: rt_sigreturn's restore. The VMM reads the frame the
+ * handler returned from (8 bytes below the user rsp), puts the saved registers back
+ * into pt_regs (the flags through the kernel's FIX_EFLAGS) and returns the saved
+ * mask in `mask`; the kernel sets it (masks, queues and delivery stay the kernel's).
+ *
+ * `result`, set by the VMM:
+ *   SIGVISOR_SIGNAL_PV_DONE      the frame is written (restored) and pt_regs set;
+ *   SIGVISOR_SIGNAL_PV_DECLINED  nothing was touched: the kernel does it itself, as
+ *       it does where no VMM answers (QEMU; the kernel puts DECLINED in `result`
+ *       before the call). The VMM declines whenever the kernel's own path could
+ *       decide otherwise than "write it": a frame outside the user range, a page not
+ *       present, user-accessible and writable at every level, no SA_RESTORER, a
+ *       malformed request. What becomes of a bad frame (SIGSEGV) is the kernel's
+ *       decision, made by its own code;
+ *   SIGVISOR_SIGNAL_PV_CHECK     (a VMM run with --check-signal-frames) the VMM has
+ *       computed what it would write but left it to the kernel, which does it and
+ *       then makes the same call again with `phase` SIGVISOR_SIGNAL_PV_BUILT and
+ *       `kernel_result` (its own path's return, 0 or -EFAULT): the VMM compares the
+ *       kernel's frame and registers with its own, byte for byte.
+ * Every pointer here is untrusted: the VMM reads and writes only through the
+ * page-table root given, within guest RAM and the user range, and declines
+ * otherwise; it never fails the run for what a guest asks.
+ * ------------------------------------------------------------------------------ */
+#define SIGVISOR_SIGNAL_PV_DONE 0
+#define SIGVISOR_SIGNAL_PV_DECLINED 1
+#define SIGVISOR_SIGNAL_PV_CHECK 2
+#define SIGVISOR_SIGNAL_PV_ASK SIGVISOR_U(0)   /* phase: the first call */
+#define SIGVISOR_SIGNAL_PV_BUILT SIGVISOR_U(1) /* phase: the kernel did it (CHECK) */
+
+#ifndef __ASSEMBLER__
+struct sigvisor_hc_signal_frame {
+  uint64_t regs_gpa;       /* the task's struct pt_regs: read, and set for the handler */
+  uint64_t page_table_gpa; /* the task's page-table root (its CR3) */
+  uint64_t info_gpa;       /* the siginfo to copy into the frame (kernel memory) */
+  uint64_t info_bytes;     /* how many of its bytes the kernel copies (at most 128) */
+  uint64_t handler;        /* sa_handler */
+  uint64_t restorer;       /* sa_restorer */
+  uint64_t action_flags;   /* sa_flags */
+  uint64_t saved_mask;     /* the mask the frame saves (uc_sigmask, sigcontext.oldmask) */
+  uint64_t fault_address;  /* sigcontext.cr2 */
+  int32_t signo;
+  uint32_t phase;          /* SIGVISOR_SIGNAL_PV_ASK or _BUILT */
+  int32_t result;          /* VMM: SIGVISOR_SIGNAL_PV_* */
+  int32_t kernel_result;   /* kernel, with _BUILT: what its own setup_rt_frame returned */
+};
+
+struct sigvisor_hc_sigreturn {
+  uint64_t regs_gpa;       /* the task's struct pt_regs at rt_sigreturn's entry */
+  uint64_t page_table_gpa; /* the task's page-table root */
+  uint64_t mask;           /* VMM: the frame's uc_sigmask; kernel, with _BUILT: its own */
+  uint32_t phase;          /* SIGVISOR_SIGNAL_PV_ASK or _BUILT */
+  int32_t result;          /* VMM: SIGVISOR_SIGNAL_PV_* */
+  int32_t kernel_result;   /* kernel, with _BUILT: 0, or -EFAULT where it found a bad frame */
+  uint32_t reserved;
 };
 #endif
 

@@ -54,8 +54,29 @@
 #define SIGVISOR_WB_SYS_KILL "sys_kill"
 
 /* ---- struct pt_regs (arch/x86_64/guest/pt_regs.h), as the host reads it ------------
- * Byte offsets from the start of the frame. */
+ * The register frame every kernel entry saves, field by field in the order entry.S
+ * pushes it (Linux's layout): the kernel's struct is made from this list, and the
+ * signal=pv frame builder reads and writes the user registers through it. */
+#define SIGVISOR_WB_PT_REGS_FIELDS(X)                                                  \
+  X(r15) X(r14) X(r13) X(r12) X(rbp) X(rbx) X(r11) X(r10) X(r9) X(r8) X(rax) X(rcx) \
+  X(rdx) X(rsi) X(rdi)                                                                 \
+  X(vector)     /* pushed by the entry stub */                                         \
+  X(error_code) /* pushed by the CPU, or 0 by the stub */                              \
+  X(rip) X(cs) X(rflags) X(rsp) X(ss) /* the hardware interrupt frame */
 #define SIGVISOR_WB_PT_REGS_RAX 80 /* the system call number at syscall_dispatch */
+
+/* ---- The user address range (arch/x86_64/guest/uaccess.h's access_ok) -----------------
+ * Where user memory may be: [USER_BASE, USER_TOP). The signal=pv frame builder
+ * checks a frame against it as access_ok does. */
+#define SIGVISOR_WB_USER_BASE 0x40000000ull
+#define SIGVISOR_WB_USER_TOP 0x80000000ull
+
+/* ---- The signal frame's policy (arch/x86_64/guest/signal.c) ---------------------------
+ * Below the user rsp a frame leaves the red zone; sigreturn restores only these flags
+ * (Linux's FIX_EFLAGS: AC OF DF TF SF ZF AF PF CF RF), and delivery clears TF and DF. */
+#define SIGVISOR_WB_SIGNAL_REDZONE 128
+#define SIGVISOR_WB_SIGNAL_FIX_EFLAGS 0x40dd5ull
+#define SIGVISOR_WB_SIGNAL_HANDLER_CLEARS_EFLAGS 0x500ull /* TF | DF */
 
 #ifdef __cplusplus
 #include <cstdint>
@@ -79,6 +100,20 @@ inline constexpr std::string_view kSendSignal = SIGVISOR_WB_SEND_SIGNAL;
 inline constexpr std::string_view kSysKill = SIGVISOR_WB_SYS_KILL;
 
 inline constexpr uint64_t kPtRegsRax = SIGVISOR_WB_PT_REGS_RAX;
+
+// The kernel's struct pt_regs, as the list above lays it out.
+struct PtRegs {
+#define SIGVISOR_WB_PT_REGS_FIELD(name) uint64_t name;
+  SIGVISOR_WB_PT_REGS_FIELDS(SIGVISOR_WB_PT_REGS_FIELD)
+#undef SIGVISOR_WB_PT_REGS_FIELD
+};
+static_assert(sizeof(PtRegs) == 22 * 8);
+
+inline constexpr uint64_t kUserBase = SIGVISOR_WB_USER_BASE;
+inline constexpr uint64_t kUserTop = SIGVISOR_WB_USER_TOP;
+inline constexpr uint64_t kSignalRedzone = SIGVISOR_WB_SIGNAL_REDZONE;
+inline constexpr uint64_t kSignalFixEflags = SIGVISOR_WB_SIGNAL_FIX_EFLAGS;
+inline constexpr uint64_t kSignalHandlerClearsEflags = SIGVISOR_WB_SIGNAL_HANDLER_CLEARS_EFLAGS;
 
 // Every name above, for the test that each image defines them. `out_of_line`: it
 // must be an ELF symbol (the host sets a breakpoint on it).

@@ -20,6 +20,9 @@ SETTINGS = {
     # The kernel's debug-register (and segment-base) writes: native instructions, or
     # the paravirtual page --trap=pv supplies (arch/x86_64/guest/debugreg.h).
     "debugreg": ("CONFIG_DEBUGREG_PV", "native", "pv"),
+    # Who writes and reads back the signal frame: the kernel, or the VMM with one
+    # hypercall each way (arch/x86_64/guest/pv_signal.c).
+    "signal": ("CONFIG_SIGNAL_PV", "kernel", "pv"),
 }
 
 # The seeds each arch's images vary. x86-64: all but seed 004 (x86-64 Linux never had
@@ -47,7 +50,8 @@ def _seed_name(variant):
 def variant_name(variant):
     """The canonical --variant name: 'baseline', 'accelerated', 'dr7=lazy',
     'accelerated,dr7=always' (for MIPS: 'tramp=vdso', 'accelerated,tramp=stack'); a
-    setting at its other value follows: 'debugreg=pv', 'dr7=lazy,debugreg=pv'."""
+    setting at its other value follows: 'debugreg=pv', 'dr7=lazy,debugreg=pv',
+    'accelerated,signal=pv'."""
     name = _seed_name(variant)
     settings = ["%s=%s" % (key, SETTINGS[key][2]) for key in SETTINGS.keys() if variant.get(key)]
     if not settings:
@@ -97,9 +101,13 @@ def with_setting(variant, key):
 
 PV_VARIANTS = [with_setting(variant, "debugreg") for variant in PV_BASES]
 
+# The builds whose signal frames the VMM writes (signal=pv): the two ends `study
+# pvsig` and `bench` compare, the baseline and the accelerated kernel.
+SIGNAL_PV_VARIANTS = [with_setting(variant, "signal") for variant in [_variant([]), _variant(SEED_KEYS)]]
+
 # Every x86-64 image built and embedded: the seed builds first (the baseline is the
-# default), then their pv counterparts.
-X86_VARIANTS = VARIANTS + PV_VARIANTS
+# default), then their debugreg=pv and signal=pv counterparts.
+X86_VARIANTS = VARIANTS + PV_VARIANTS + SIGNAL_PV_VARIANTS
 
 # The MIPS images (guest-kit/BUILD.bazel, kernel-mips-<id>.elf), chosen the same way.
 MIPS_VARIANTS = _variants(MIPS_SEED_KEYS)

@@ -13,11 +13,13 @@
  *   CONFIG_DEQUEUE_POINTER  seed 003  guest-kit/kernel/signal.c     dequeue_signal()
  *   CONFIG_TRAMP_VDSO       seed 004  arch/mips/guest/signal.c      setup_rt_frame()
  *
- * And one setting that is no seed's change (variants.bzl's SETTINGS): how the kernel
+ * And settings that are no seed's change (variants.bzl's SETTINGS): how the kernel
  * reaches the VMM.
  *
  *   CONFIG_DEBUGREG_PV      --trap=pv arch/x86_64/guest/debugreg.h    set_debugreg*()
  *                                     arch/x86_64/guest/percpu.c     wrmsr_segment_base()
+ *   CONFIG_SIGNAL_PV        signal=pv arch/x86_64/guest/signal.c    write_rt_frame(),
+ *                                                                   sys_rt_sigreturn()
  */
 #ifndef SIGVISOR_GUEST_KIT_KERNEL_CONFIG_H_
 #define SIGVISOR_GUEST_KIT_KERNEL_CONFIG_H_
@@ -59,6 +61,13 @@
  * page from the VMM, e.g. under --trap=off or QEMU, the same movs as 0). */
 #ifndef CONFIG_DEBUGREG_PV
 #define CONFIG_DEBUGREG_PV 0
+#endif
+
+/* Signal frames written by the kernel (0), or by the VMM with one hypercall each way
+ * (1; the kernel writes them itself where the VMM declines or none answers, e.g.
+ * QEMU). x86-64 only. */
+#ifndef CONFIG_SIGNAL_PV
+#define CONFIG_SIGNAL_PV 0
 #endif
 
 #endif /* SIGVISOR_GUEST_KIT_KERNEL_CONFIG_H_ */

@@ -158,13 +158,6 @@ static siginfo_t *minimal_siginfo(siginfo_t *info, int signo) {
   return info;
 }
 
-/* Linux copies the whole struct only for si_code < 0; otherwise the preamble and the
- * largest kernel union member (_sigchld: 32 bytes on x86-64). */
-#define SIGINFO_KERNEL_BYTES (16 + 32)
-static uint64_t siginfo_copy_size(const siginfo_t *info) {
-  return info->si_code < 0 ? sizeof(siginfo_t) : SIGINFO_KERNEL_BYTES;
-}
-
 /*
  * Seed 003. Baseline: dequeue copies the entry's siginfo into the caller's buffer
  * and frees the entry at once. CONFIG_DEQUEUE_POINTER: it hands the entry itself to

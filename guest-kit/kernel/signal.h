@@ -47,8 +47,15 @@ int64_t sys_rt_sigprocmask(int how, uint64_t set, uint64_t oldset, uint64_t sets
 int64_t sys_rt_sigsuspend(uint64_t mask, uint64_t setsize);
 int64_t sys_pause(void);
 
+/* Linux copies the whole struct only for si_code < 0; otherwise the preamble and the
+ * largest kernel union member (_sigchld: 32 bytes on x86-64). */
+#define SIGINFO_KERNEL_BYTES (16 + 32)
+static inline uint64_t siginfo_copy_size(const siginfo_t *info) {
+  return info->si_code < 0 ? sizeof(siginfo_t) : SIGINFO_KERNEL_BYTES;
+}
+
 /* Copies `from` to the user siginfo at `to` as Linux's copy_siginfo_to_user does:
- * the preamble and the largest kernel union member, not all 128 bytes. */
+ * siginfo_copy_size() bytes, not all 128. */
 int copy_siginfo_to_user(siginfo_t *to, const siginfo_t *from);
 
 #endif /* SIGVISOR_GUEST_KIT_KERNEL_SIGNAL_H_ */

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-45}
 shift || true
 targets=("$@")
-if ((${#targets[@]} == 0)); then targets=(elf_fuzz session_fuzz bus_fuzz inject_spec_fuzz mips_interp_fuzz trace_analysis_fuzz bzimage_fuzz snapshot_fuzz kallsyms_fuzz); fi
+if ((${#targets[@]} == 0)); then targets=(elf_fuzz session_fuzz bus_fuzz inject_spec_fuzz mips_interp_fuzz trace_analysis_fuzz bzimage_fuzz snapshot_fuzz kallsyms_fuzz pv_signal_fuzz); fi
 out=${FUZZ_OUT:-/tmp/sigvisor-fuzz}
 mkdir -p "$out"
 

@@ -120,6 +120,22 @@ json TrapsToJson(const TrapSummary& trap, const TrapLedger& ledger) {
 
 json Optional(const std::optional<uint64_t>& value) { return value ? json(*value) : json(nullptr); }
 
+json SignalFramesToJson(const SignalFrameCounts& counts) {
+  json declined = json::object();
+  for (const auto& [reason, n] : counts.declined) declined[reason] = n;
+  json doc = {{"written", counts.frames_written},
+              {"restored", counts.sigreturns_restored},
+              {"declined", declined},
+              {"checked", counts.checking}};
+  if (counts.checking) {
+    doc["frames_compared"] = counts.frames_compared;
+    doc["sigreturns_compared"] = counts.sigreturns_compared;
+    doc["mismatches"] = counts.mismatches;
+    doc["mismatches_dropped"] = counts.mismatches_dropped;
+  }
+  return doc;
+}
+
 // KVM's own exits in a phase (kvm_exits.h), beside the VMM's: `kvm_exits` {total,
 // by_reason} and, for `per_op`, the same per op. Null where there are none to give:
 // the MIPS interpreter, a host whose KVM gives no statistics.
@@ -321,6 +337,7 @@ nlohmann::ordered_json RunRecordToJson(const RunRecord& record) {
       !spreads.empty()) {
     doc["phase_spread"] = PhaseSpreadsToJson(spreads);
   }
+  if (record.signal_frames) doc["signal_frames"] = SignalFramesToJson(*record.signal_frames);
   doc["timing"] = timing;
   doc["wall_ns"] = record.wall_ns;
   doc["console"] = result.console;

@@ -3,11 +3,13 @@
 #define SIGVISOR_VMM_REPORT_RUN_RECORD_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "vmm/inject/injection_record.h"
 #include "vmm/run/session.h"
+#include "vmm/run/signal_frame_counts.h"
 #include "vmm/run/trap_mechanism.h"
 
 namespace sigvisor {
@@ -56,6 +58,8 @@ struct RunRecord {
   // --inject: every injection planned, in order, with its outcome; and --seed.
   std::vector<InjectionRecord> injections;
   uint64_t inject_seed = 0;
+  // A signal=pv kernel's frame calls (or --check-signal-frames' comparisons).
+  std::optional<SignalFrameCounts> signal_frames;
 };
 
 // The KVM statistics every report shows (when the host has them), in this order.

@@ -156,6 +156,40 @@ void AppendSpread(std::string& out, const PhaseSpread& spread) {
   row("ns", spread.ns);
 }
 
+// signal=pv: what the VMM did with the kernel's frame calls, or how its frames
+// compared with the kernel's (--check-signal-frames).
+std::string FormatSignalFrames(const SignalFrameCounts& counts) {
+  std::string out;
+  uint64_t declined = 0;
+  for (const auto& [reason, n] : counts.declined) declined += n;
+  if (counts.checking) {
+    absl::StrAppendFormat(
+        &out,
+        "signal frames checked: %d frames and %d sigreturns computed by the VMM "
+        "and compared with the kernel's own: %s\n",
+        counts.frames_compared, counts.sigreturns_compared,
+        counts.mismatches.empty()
+            ? "all identical"
+            : absl::StrFormat("%d differ", counts.mismatches.size() + counts.mismatches_dropped));
+    for (const std::string& m : counts.mismatches)
+      absl::StrAppendFormat(&out, "  differs: %s\n", m);
+  } else {
+    absl::StrAppendFormat(&out,
+                          "signal frames (signal=pv): %d written and %d read back by the VMM\n",
+                          counts.frames_written, counts.sigreturns_restored);
+  }
+  if (declined > 0) {
+    absl::StrAppendFormat(&out, "  %d left to the kernel:", declined);
+    const char* sep = " ";
+    for (const auto& [reason, n] : counts.declined) {
+      absl::StrAppendFormat(&out, "%s%s (%d)", sep, reason, n);
+      sep = ", ";
+    }
+    out += "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string FormatRunReport(const RunRecord& record) {
@@ -233,6 +267,7 @@ std::string FormatRunReport(const RunRecord& record) {
       out += "\n";
     }
   }
+  if (record.signal_frames) out += FormatSignalFrames(*record.signal_frames);
   for (const std::string& warning : result.warnings) {
     absl::StrAppendFormat(&out, "warning: %s\n", warning);
   }

@@ -39,6 +39,10 @@ std::string_view HypercallName(uint64_t nr) {
     case SIGVISOR_HC_PANIC: return "panic";
     case SIGVISOR_HC_PV_DEBUGREG_LOAD: return "pv_debugreg_load";
     case SIGVISOR_HC_ORDERS: return "orders";
+    case SIGVISOR_HC_SIGNAL_FRAME:
+      return "signal_frame";
+    case SIGVISOR_HC_SIGRETURN:
+      return "sigreturn";
     default: return "unknown";
   }
 }

@@ -8,13 +8,12 @@
 
 #include "guest-kit/abi/white_box.h"
 
+/* r15 ... rdi, vector, error_code, then the hardware interrupt frame (rip, cs,
+ * rflags, rsp, ss): the field list is white_box.h's, which the host reads by. */
 struct pt_regs {
-  uint64_t r15, r14, r13, r12, rbp, rbx;
-  uint64_t r11, r10, r9, r8, rax, rcx, rdx, rsi, rdi;
-  uint64_t vector;     /* pushed by the entry stub */
-  uint64_t error_code; /* pushed by the CPU, or 0 by the stub */
-  /* The hardware interrupt frame. */
-  uint64_t rip, cs, rflags, rsp, ss;
+#define PT_REGS_FIELD(name) uint64_t name;
+  SIGVISOR_WB_PT_REGS_FIELDS(PT_REGS_FIELD)
+#undef PT_REGS_FIELD
 };
 
 /* The host reads these fields at the offsets white_box.h gives it. */

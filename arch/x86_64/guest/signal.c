@@ -13,6 +13,10 @@
 #include "guest-kit/kernel/task.h"
 #include "guest-kit/uapi/signal.h"
 
+#if CONFIG_SIGNAL_PV
+#include "arch/x86_64/guest/pv_signal.h"
+#endif
+
 /* What the handler finds on its stack: the return address (the restorer), the
  * ucontext with the saved registers and mask, and the siginfo. */
 struct rt_sigframe {
@@ -21,12 +25,12 @@ struct rt_sigframe {
   siginfo_t info;
 };
 
-#define X86_EFLAGS_TF 0x100ull
-#define X86_EFLAGS_DF 0x400ull
-/* The flags sigreturn may restore (Linux's FIX_EFLAGS): the rest stay the kernel's. */
-#define FIX_EFLAGS 0x40dd5ull /* AC OF DF TF SF ZF AF PF CF RF */
+/* The flags sigreturn may restore (Linux's FIX_EFLAGS): the rest stay the kernel's.
+ * These and the red zone are white_box.h's: the signal=pv frame builder keeps them too. */
+#define FIX_EFLAGS SIGVISOR_WB_SIGNAL_FIX_EFLAGS /* AC OF DF TF SF ZF AF PF CF RF */
+#define HANDLER_CLEARS_EFLAGS SIGVISOR_WB_SIGNAL_HANDLER_CLEARS_EFLAGS /* TF DF */
 #define SS_DISABLE 2
-#define REDZONE 128
+#define REDZONE SIGVISOR_WB_SIGNAL_REDZONE
 
 /* The general registers in struct sigcontext, in one list for both directions. */
 #define SIGCONTEXT_REGS(X) \
@@ -102,12 +106,29 @@ static int setup_rt_frame(struct ksignal *ksig, sigset_t saved_mask, struct pt_r
   regs->rax = 0;
   regs->rsp = sp;
   regs->rip = (uint64_t)ksig->action.handler;
-  regs->rflags &= ~(X86_EFLAGS_TF | X86_EFLAGS_DF);
+  regs->rflags &= ~HANDLER_CLEARS_EFLAGS;
   return 0;
 }
 
+/*
+ * signal=pv (CONFIG_SIGNAL_PV): the VMM writes the frame and sets the handler's
+ * registers with one hypercall (pv_signal.h); where it declines, or no VMM answers,
+ * the kernel writes it here as every other build does.
+ */
+static int write_rt_frame(struct ksignal *ksig, sigset_t saved_mask, struct pt_regs *regs) {
+#if CONFIG_SIGNAL_PV
+  const int answer = pv_signal_frame(ksig, saved_mask, regs);
+  if (answer == SIGVISOR_SIGNAL_PV_DONE) return 0;
+  const int err = setup_rt_frame(ksig, saved_mask, regs);
+  if (answer == SIGVISOR_SIGNAL_PV_CHECK) pv_signal_frame_built(err);
+  return err;
+#else
+  return setup_rt_frame(ksig, saved_mask, regs);
+#endif
+}
+
 static void handle_signal(struct ksignal *ksig, struct pt_regs *regs) {
-  if (setup_rt_frame(ksig, signal_mask_to_save(), regs) < 0) {
+  if (write_rt_frame(ksig, signal_mask_to_save(), regs) < 0) {
     signal_failed(ksig);
     force_sigsegv(ksig->signo);
     return;
@@ -134,15 +155,42 @@ void exit_to_user_mode(struct pt_regs *regs) {
   restore_saved_sigmask();
 }
 
+/* Reads the handler's frame back: `mask` and the saved registers into regs; true for
+ * a bad frame. The handler's `ret` popped pretcode: the frame starts 8 bytes below
+ * rsp. (A macro, so that the builds without signal=pv compile it as they always have.) */
+#define RT_FRAME_BAD(regs, mask)                                                      \
+  ({                                                                                  \
+    const struct rt_sigframe *frame_ = (const struct rt_sigframe *)((regs)->rsp - 8); \
+    !access_ok((uint64_t)frame_, sizeof(*frame_)) ||                                  \
+        __get_user((mask), &frame_->uc.uc_sigmask) ||                                 \
+        restore_sigcontext((regs), &frame_->uc.uc_mcontext);                          \
+  })
+
+#if CONFIG_SIGNAL_PV
+/* signal=pv: the VMM reads the frame back into regs and hands over the mask; where
+ * it declines, or no VMM answers, the kernel reads it here. */
 int64_t sys_rt_sigreturn(struct pt_regs *regs) {
-  /* The handler's `ret` popped pretcode: the frame starts 8 bytes below rsp. */
-  const struct rt_sigframe *frame = (const struct rt_sigframe *)(regs->rsp - 8);
   sigset_t mask;
-  if (!access_ok((uint64_t)frame, sizeof(*frame)) || __get_user(mask, &frame->uc.uc_sigmask) ||
-      restore_sigcontext(regs, &frame->uc.uc_mcontext)) {
+  const int answer = pv_sigreturn(regs, &mask);
+  if (answer != SIGVISOR_SIGNAL_PV_DONE) {
+    const int bad = RT_FRAME_BAD(regs, mask);
+    if (answer == SIGVISOR_SIGNAL_PV_CHECK) pv_sigreturn_built(mask, bad ? -EFAULT : 0);
+    if (bad) {
+      force_sigsegv(0);
+      return (int64_t)regs->rax;
+    }
+  }
+  set_blocked(mask);
+  return (int64_t)regs->rax; /* the interrupted code's rax, not a result */
+}
+#else
+int64_t sys_rt_sigreturn(struct pt_regs *regs) {
+  sigset_t mask;
+  if (RT_FRAME_BAD(regs, mask)) {
     force_sigsegv(0);
     return (int64_t)regs->rax;
   }
   set_blocked(mask);
   return (int64_t)regs->rax; /* the interrupted code's rax, not a result */
 }
+#endif

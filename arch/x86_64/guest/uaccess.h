@@ -17,7 +17,12 @@
 
 #include <stdint.h>
 
+#include "guest-kit/abi/white_box.h"
 #include "guest-kit/uapi/syscalls.h"
+
+/* The host's signal=pv frame builder checks frames against the same range. */
+_Static_assert(USER_BASE == SIGVISOR_WB_USER_BASE && USER_TOP == SIGVISOR_WB_USER_TOP,
+               "white_box.h's user range is access_ok's");
 
 #define _ASM_EXTABLE(from, to)                 \
   ".pushsection __ex_table, \"a\"\n"           \

@@ -166,6 +166,9 @@ FlagTable RunFlags(RunOptions& o) {
       StringFlag("restore", &o.restore,
                  "a snapshot directory (sigvisor snapshot --out DIR): restore that VM instead "
                  "of booting and give its guest this run's --workload, --ops and --warmup"),
+      BoolFlag("check_signal_frames", &o.check_signal_frames,
+               "with a signal=pv build: the VMM computes every signal frame and sigreturn but "
+               "lets the kernel write them, then compares them byte for byte (docs/pv-signals.md)"),
   };
 }
 

@@ -44,6 +44,7 @@ struct RunOptions : CommandLine {
   std::string arch = "x86_64";
   uint32_t cores = 1;
   std::string restore;  // a snapshot directory: restore it instead of booting
+  bool check_signal_frames = false;  // signal=pv: compare the VMM's frames with the kernel's
 };
 FlagTable RunFlags(RunOptions& options);
 

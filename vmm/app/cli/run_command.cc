@@ -23,8 +23,9 @@ namespace {
 
 // Flags of one architecture's guests, refused with the other's (as the run would
 // ignore them).
-constexpr std::string_view kX86Only[] = {"kvm",   "trap",  "gdb",    "module", "initrd",
-                                         "irqchip", "vcpus", "inject", "seed"};
+constexpr std::string_view kX86Only[] = {
+    "kvm",     "trap",  "gdb",    "module", "initrd",
+    "irqchip", "vcpus", "inject", "seed",   "check_signal_frames"};
 constexpr std::string_view kMipsOnly[] = {"cores"};
 
 }  // namespace
@@ -97,6 +98,13 @@ int RunCommand(const RunOptions& options) {
   // input is named as such on any machine.
   absl::StatusOr<TrapRequest> trap_request = ParseTrapFlag(options.trap);
   if (!trap_request.ok()) return ReportError(trap_request.status());
+  if (options.check_signal_frames &&
+      image->variant_settings.find("signal=pv") == std::string::npos) {
+    return ReportError(absl::StrFormat(
+        "--check-signal-frames compares the frames the VMM builds for a signal=pv kernel; %s "
+        "makes none: add --variant signal=pv (or accelerated,signal=pv)",
+        image->label));
+  }
   absl::StatusOr<std::vector<InjectionSpec>> specs = ParseInjectionSpecs(options.inject);
   if (!specs.ok()) return ReportError(specs.status());
 
@@ -109,6 +117,7 @@ int RunCommand(const RunOptions& options) {
       settings, {.cmdline = guest->cmdline, .trap = trap_request->mechanism, .check_clocks = true});
   config.target = std::move(image->target);
   config.vcpus = options.vcpus;
+  config.check_signal_frames = options.check_signal_frames;
   // Ctrl-C or SIGTERM from here on stops the guest and reports the run as interrupted
   // (run_interrupt.h); a second one ends the process at once.
   InstallRunInterruptHandler();

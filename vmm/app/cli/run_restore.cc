@@ -57,6 +57,7 @@ int RunRestored(const RunOptions& options, uint64_t start_ns) {
   x86::MachineConfig config = launch::MachineConfigFor(
       settings, {.cmdline = guest->cmdline, .trap = trap_request->mechanism, .check_clocks = true});
   config.target = x86::RestoredVm{std::make_shared<const x86::SavedVm>(*std::move(saved))};
+  config.check_signal_frames = options.check_signal_frames;
   InstallRunInterruptHandler();
   config.session.interrupt = RunInterruptFlag();
   if (absl::Status s = x86::CheckMachineConfig(image->elf, config); !s.ok()) {

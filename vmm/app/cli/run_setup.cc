@@ -187,6 +187,7 @@ RunRecord RecordOf(const launch::LoadedImage& image, const RunHost& host,
   record.result = std::move(report.result);
   record.vm_create_ns = report.vm_create_ns;
   record.setup_ns = report.setup_ns;
+  record.signal_frames = std::move(report.signal_frames);
   record.wall_ns = MonotonicNs() - start_ns;
   return record;
 }
@@ -197,7 +198,16 @@ int PrintRunRecord(const RunRecord& record, bool json) {
   } else {
     std::printf("%s", FormatRunReport(record).c_str());
   }
-  return ReportRunEnd(record.result, !record.variant.empty());
+  const int status = ReportRunEnd(record.result, !record.variant.empty());
+  // --check-signal-frames: a frame that differs from the kernel's fails the check,
+  // whatever the guest's own status (the report above names what differed).
+  if (status == 0 && record.signal_frames && !record.signal_frames->mismatches.empty()) {
+    std::fprintf(stderr,
+                 "sigvisor: --check-signal-frames: the VMM's signal frames differ from "
+                 "the kernel's (see the report)\n");
+    return 1;
+  }
+  return status;
 }
 
 }  // namespace sigvisor::cli

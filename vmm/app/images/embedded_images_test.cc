@@ -53,7 +53,20 @@ TEST(KernelVariantsTest, PvBuildsAreSeedBuildsWithDebugregPv) {
   size_t seed_builds = 0;
   for (const KernelVariant& v : KernelVariants()) seed_builds += IsSeedBuild(v);
   EXPECT_EQ(seed_builds, 10u);
-  EXPECT_EQ(KernelVariants().size(), 14u);
+  EXPECT_EQ(KernelVariants().size(), 16u);  // 10 seed builds, 4 debugreg=pv, 2 signal=pv
+}
+
+// signal=pv is a setting like debugreg: built on the baseline and the accelerated
+// kernel only, and said after the seeds.
+TEST(KernelVariantsTest, SignalPvBuilds) {
+  EXPECT_EQ((*ResolveVariant("signal=pv"))->name, "signal=pv");
+  EXPECT_EQ((*ResolveVariant("accelerated,signal=pv"))->name, "accelerated,signal=pv");
+  EXPECT_EQ((*ResolveVariant("signal=kernel"))->name, "baseline");
+  EXPECT_FALSE(IsSeedBuild(**ResolveVariant("signal=pv")));
+  EXPECT_EQ(DescribeVariant(**ResolveVariant("signal=pv")),
+            "dr7=always pda=gs uaccess=err_or dequeue=copy signal=pv");
+  EXPECT_FALSE(ResolveVariant("dr7=lazy,signal=pv").ok());
+  EXPECT_FALSE(ResolveVariant("signal=pv,debugreg=pv").ok());
 }
 
 TEST(KernelVariantsTest, RefusesWithAClearMessage) {

@@ -90,6 +90,83 @@ absl::StatusOr<std::vector<GuestPiece>> TranslateRange(const GuestMemory& memory
   return pieces;
 }
 
+namespace {
+
+// One page's walk for TranslateUserRange: the leaf's address and every entry's GPA,
+// top level first, so that the caller can set their A/D bits once the whole range
+// has passed.
+struct UserWalk {
+  uint64_t gpa = 0;
+  std::vector<uint64_t> entry_gpas;
+};
+
+absl::StatusOr<UserWalk> WalkUserPage(const GuestMemory& memory, uint64_t cr3, uint64_t gva,
+                                      UserAccess access) {
+  constexpr uint64_t kWritable = 1ull << 1;
+  constexpr uint64_t kUser = 1ull << 2;
+  const uint64_t needed = kPresent | kUser | (access == UserAccess::kWrite ? kWritable : 0);
+  UserWalk walk;
+  uint64_t table = cr3 & kAddressMask;
+  for (int level = 3; level >= 0; --level) {
+    const int shift = 12 + 9 * level;
+    const uint64_t entry_gpa = table + ((gva >> shift) & 511) * 8;
+    absl::StatusOr<uint64_t> entry = memory.ReadObject<uint64_t>(entry_gpa);
+    if (!entry.ok()) return entry.status();
+    if ((*entry & needed) != needed) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "guest address %#x is not mapped present, user%s (level %d entry %#x)", gva,
+          access == UserAccess::kWrite ? " and writable" : "", level + 1, *entry));
+    }
+    walk.entry_gpas.push_back(entry_gpa);
+    if (level == 0 || ((level == 1 || level == 2) && (*entry & kLargePage))) {
+      const uint64_t page_mask = (1ull << shift) - 1;
+      walk.gpa = (*entry & kAddressMask & ~page_mask) | (gva & page_mask);
+      return walk;
+    }
+    table = *entry & kAddressMask;
+  }
+  return absl::InternalError("unreachable");
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<GuestPiece>> TranslateUserRange(GuestMemory& memory, uint64_t cr3,
+                                                           uint64_t gva, size_t len,
+                                                           UserAccess access) {
+  constexpr uint64_t kPageSize = 4096;
+  constexpr uint64_t kAccessed = 1ull << 5;
+  constexpr uint64_t kDirty = 1ull << 6;
+  std::vector<GuestPiece> pieces;
+  std::vector<UserWalk> walks;
+  for (size_t done = 0; done < len;) {
+    const uint64_t at = gva + done;
+    const size_t chunk = std::min<size_t>(len - done, kPageSize - at % kPageSize);
+    absl::StatusOr<UserWalk> walk = WalkUserPage(memory, cr3, at, access);
+    if (!walk.ok()) return walk.status();
+    if (!memory.Contains(walk->gpa, chunk)) {
+      return absl::OutOfRangeError(
+          absl::StrFormat("guest address %#x maps outside guest RAM (%#x)", at, walk->gpa));
+    }
+    pieces.push_back({walk->gpa, chunk});
+    walks.push_back(*std::move(walk));
+    done += chunk;
+  }
+  for (const UserWalk& walk : walks) {
+    for (size_t i = 0; i < walk.entry_gpas.size(); ++i) {
+      const bool leaf = i + 1 == walk.entry_gpas.size();
+      const uint64_t bits = kAccessed | (leaf && access == UserAccess::kWrite ? kDirty : 0);
+      absl::StatusOr<uint64_t> entry = memory.ReadObject<uint64_t>(walk.entry_gpas[i]);
+      if (!entry.ok()) return entry.status();
+      if ((*entry & bits) == bits) continue;
+      if (absl::Status s = memory.WriteObject<uint64_t>(walk.entry_gpas[i], *entry | bits);
+          !s.ok()) {
+        return s;
+      }
+    }
+  }
+  return pieces;
+}
+
 std::vector<uint8_t> ReadGuestVirtual(const GuestMemory& memory, uint64_t cr3, uint64_t gva,
                                       size_t len) {
   std::vector<uint8_t> bytes;

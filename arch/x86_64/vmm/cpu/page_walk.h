@@ -34,6 +34,20 @@ struct GuestPiece {
 absl::StatusOr<std::vector<GuestPiece>> TranslateRange(const GuestMemory& memory, uint64_t cr3,
                                                         uint64_t gva, size_t len);
 
+// How the guest kernel's own access to user memory would go: a read, or a write
+// (which also needs R/W at every level).
+enum class UserAccess { kRead, kWrite };
+
+// [gva, gva + len) translated as the CPU would for the guest kernel touching user
+// memory: every level present and user-accessible (U/S), writable too for kWrite,
+// and every piece in guest RAM; otherwise an error and nothing changed. On success
+// the walk's Accessed bits (and the leaf's Dirty bit for kWrite) are set, as the
+// CPU's own walk would have set them, so that the page tables end as they would
+// had the kernel made the access itself.
+absl::StatusOr<std::vector<GuestPiece>> TranslateUserRange(GuestMemory& memory, uint64_t cr3,
+                                                            uint64_t gva, size_t len,
+                                                            UserAccess access);
+
 // Up to `len` bytes at `gva`, stopping early at an unmapped page.
 std::vector<uint8_t> ReadGuestVirtual(const GuestMemory& memory, uint64_t cr3, uint64_t gva,
                                       size_t len);

@@ -27,6 +27,7 @@
 #include "vmm/machine/guest_memory.h"
 #include "vmm/run/guest_protocol.h"
 #include "vmm/run/hypercall_table.h"
+#include "vmm/run/signal_frame_counts.h"
 #include "vmm/snapshot/snapshot_parts.h"
 
 namespace sigvisor::x86 {
@@ -85,6 +86,10 @@ class Board {
 
   // The status the guest asked to exit with through a device (isa-debug-exit), if it did.
   virtual std::optional<int> exit_status() const = 0;
+
+  // What the signal=pv hypercalls did (sigvisor images only), if the guest made any
+  // or the run checked them. Valid after the run.
+  virtual std::optional<SignalFrameCounts> signal_frames() const { return std::nullopt; }
 
   // The board's devices and call gate as snapshot parts, at the guest's quiescent
   // point (saved_vm.h); a restoring board reads them back. A kind whose guest names

@@ -75,12 +75,12 @@ absl::StatusOr<std::unique_ptr<Board>> SigvisorBoard::MakeRestored(const ElfImag
   return std::unique_ptr<Board>(new SigvisorBoard(config, restored.saved));
 }
 
-SigvisorBoard::SigvisorBoard(const MachineConfig& config,
-                             std::shared_ptr<const SavedVm> restoring)
+SigvisorBoard::SigvisorBoard(const MachineConfig& config, std::shared_ptr<const SavedVm> restoring)
     : cmdline_(config.cmdline),
       boot_flags_((config.cpl0_emulated ? SIGVISOR_BOOT_CPL0_EMULATED : 0u) |
                   (config.injection_events ? SIGVISOR_BOOT_INJECT_EVENTS : 0u)),
       pv_page_gpa_(config.trap == TrapMechanism::kPv ? kPvPageGpa : 0),
+      check_signal_frames_(config.check_signal_frames),
       restoring_(std::move(restoring)) {}
 
 absl::StatusOr<GuestMemory> SigvisorBoard::CreateMemory(uint64_t bytes) {
@@ -122,6 +122,10 @@ absl::Status SigvisorBoard::Attach(const BoardWiring& wiring) {
         });
   }
   if (absl::Status s = guest_protocol_->Register(wiring.hypercalls); !s.ok()) return s;
+  // Stateless between calls but for a pending check, so nothing of it is saved: a
+  // snapshot is taken before any user task exists.
+  pv_signal_frames_.emplace(wiring.memory, check_signal_frames_);
+  if (absl::Status s = pv_signal_frames_->Register(wiring.hypercalls); !s.ok()) return s;
   serial_.emplace(wiring.console);
   hypercall_ports_.emplace(wiring.hypercalls);
   if (restoring_) {
@@ -138,6 +142,11 @@ absl::Status SigvisorBoard::Attach(const BoardWiring& wiring) {
     if (!s.ok()) return s;
   }
   return absl::OkStatus();
+}
+
+std::optional<SignalFrameCounts> SigvisorBoard::signal_frames() const {
+  if (!pv_signal_frames_ || !pv_signal_frames_->counts().any()) return std::nullopt;
+  return pv_signal_frames_->counts();
 }
 
 namespace {

@@ -1,8 +1,8 @@
 // The board of a sigvisor image (the bundled kernel, the test guests): identity-mapped
 // long mode with sigvisor's boot info (long_mode.h, boot_layout.h), COM1, isa-debug-exit
 // and the hypercall ports, with sigvisor's guest protocol (console, phases, exit,
-// orders) behind them. No in-kernel irqchip: the trap mechanisms rely on `hlt` at CPL0
-// reaching the VMM, and one vCPU.
+// orders) and a signal=pv kernel's frame calls (pv_signal.h) behind them. No in-kernel irqchip: the
+// trap mechanisms rely on `hlt` at CPL0 reaching the VMM, and one vCPU.
 //
 // The guest names its quiescent point (SIGVISOR_HC_ORDERS), so this board's VMs can be
 // saved there and restored (a RestoredVm, docs/snapshots.md): restoring, the board
@@ -20,6 +20,7 @@
 #include "arch/x86_64/vmm/machine/boot_target.h"
 #include "arch/x86_64/vmm/machine/saved_vm.h"
 #include "arch/x86_64/vmm/machine/x86_machine.h"
+#include "arch/x86_64/vmm/signal/pv_signal.h"
 #include "devices/hypercall.h"
 #include "devices/pc/debug_exit.h"
 #include "devices/serial16550.h"
@@ -52,6 +53,7 @@ class SigvisorBoard : public Board {
   }
   std::optional<int> exit_status() const override { return debug_exit_.exit_status(); }
   absl::StatusOr<std::vector<SnapshotPart>> SaveDevices() const override;
+  std::optional<SignalFrameCounts> signal_frames() const override;
 
  private:
   SigvisorBoard(const MachineConfig& config, std::shared_ptr<const SavedVm> restoring);
@@ -64,6 +66,8 @@ class SigvisorBoard : public Board {
   DebugExit debug_exit_;
   std::optional<HypercallDevice> hypercall_ports_;
   std::optional<GuestProtocol> guest_protocol_;
+  bool check_signal_frames_ = false;
+  std::optional<PvSignalFrames> pv_signal_frames_;  // a signal=pv kernel's two calls
   std::shared_ptr<const SavedVm> restoring_;  // null: booting
   // The guest's unanswered orders request: where the quiescent point was reached
   // (saving), or where the saved guest waits (restoring).

@@ -327,6 +327,7 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
   if (report.result.outcome == Outcome::kExited && (*board)->exit_status()) {
     report.result.exit_code = *(*board)->exit_status();
   }
+  report.signal_frames = (*board)->signal_frames();
   if (captured && report.result.outcome == Outcome::kSaved) {
     if (absl::Status s = WriteSavedVm(*captured, vm->memory); !s.ok()) return s;
     report.saved = MachineReport::Saved{.state_bytes = captured->state_bytes,

@@ -18,6 +18,7 @@
 #include "vmm/loader/elf_image.h"
 #include "vmm/run/hypercall_table.h"
 #include "vmm/run/session.h"
+#include "vmm/run/signal_frame_counts.h"
 #include "vmm/snapshot/snapshot_header.h"
 
 namespace sigvisor::x86 {
@@ -86,6 +87,9 @@ struct MachineConfig {
   // fills in the rest. Empty: the guest is given its orders and runs on.
   std::string save_to;
   SnapshotHeader save_header;
+  // signal=pv kernels: the VMM computes each frame and sigreturn but lets the kernel
+  // write them, then compares byte for byte (run --check-signal-frames).
+  bool check_signal_frames = false;
   // The interceptors are the step tracer alone (`sigvisor trace`), which follows a Linux
   // kernel too; the gdb stub and the fault injector read sigvisor's boot protocol.
   bool interceptors_trace_only = false;
@@ -110,6 +114,8 @@ struct MachineReport {
   };
   std::optional<Saved> saved;
   bool restored = false;  // the target was a RestoredVm
+  // What the signal=pv hypercalls did, if the guest made any (or the run checked).
+  std::optional<SignalFrameCounts> signal_frames;
 };
 
 // What `config` asks of `image` that no machine can give (the vCPU count, RAM, and
