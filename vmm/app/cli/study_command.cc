@@ -1,10 +1,12 @@
 // `sigvisor study dr7|pda|cerr|dequeue|all|tramp`: each seed's experiment, its table
-// and the VM-level figures, with a verdict against the seed per figure.
+// and the VM-level figures, with a verdict against the seed per figure; `pvsig`: the
+// baseline against signal=pv and where offloading the signal frame wins.
 #include <algorithm>
 #include <cstdio>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "arch/x86_64/vmm/probe/probe.h"
 #include "vmm/app/bench/bench_format.h"
 #include "vmm/app/bench/kvm_target.h"
 #include "vmm/app/bench/progress.h"
@@ -20,7 +22,8 @@ namespace sigvisor::cli {
 // `sigvisor help`'s line for `study`, and what `sigvisor help study` prints above
 // the flags (StudyFlags, options.cc).
 constexpr CommandHelp kStudyHelp{
-    "reproduce a seed's experiment: dr7, pda, cerr, dequeue, all, or tramp (MIPS)",
+    "reproduce a seed's experiment: dr7, pda, cerr, dequeue, all, or tramp (MIPS); or pvsig "
+    "(does signal=pv win here)",
     "Runs one seed's experiment (docs/seeds.md, 000-003) as a bench of the baseline\n"
     "against the build with the seed's change, prints a table shaped like the seed's,\n"
     "then the VM-level figures (time, kernel instructions, exits and traps per op; the\n"
@@ -31,6 +34,10 @@ constexpr CommandHelp kStudyHelp{
     "  cerr     seed 002: lat_sig sig inst/sig hndl, uaccess=err_or vs cerr, size, stack\n"
     "  dequeue  seed 003: sigpingpong mean/stddev, dequeue=copy vs pointer, bloat-o-meter\n"
     "  all      the four, in that order (a minute or two here)\n"
+    "  pvsig    no seed: divzero, baseline vs signal=pv (the VMM writes and reads back\n"
+    "           the signal frame: fewer kernel instructions, two exits more per signal),\n"
+    "           trap off: each build per signal, the break-even (kernel instructions saved\n"
+    "           per exit added) and which build wins on this host; not part of all\n"
     "  tramp    seed 004 on the MIPS interpreter (no KVM): lat_sig sig hndl, tramp=stack\n"
     "           vs vdso, on 1 core and on --cores N (default 4): instructions, I-cache\n"
     "           lines flushed, IPIs and modelled time per signal, and wall time; on its own\n"
@@ -38,6 +45,7 @@ constexpr CommandHelp kStudyHelp{
     "\nExamples:\n"
     "  sigvisor study all\n"
     "  sigvisor study dr7 --repetitions 20 --svg dr7.svg\n"
+    "  sigvisor study pvsig\n"
     "  sigvisor study cerr dequeue --json > studies.json\n"
     "  sigvisor study tramp --cores 8",
 };
@@ -108,6 +116,18 @@ int StudyCommand(const StudyOptions& options) {
     targets.push_back(*std::move(target));
   }
 
+  // A study whose answer depends on this host's costs (pvsig's crossover) gets
+  // `sigvisor probe`'s exit round trip, measured here first (~25 short VMs).
+  study::StudyHostCosts costs;
+  if (std::any_of(studies->begin(), studies->end(),
+                  [](const study::StudyDef* s) { return s->uses_host_costs; })) {
+    absl::StatusOr<ProbeReport> probe = RunProbe(host->kvm);
+    if (!probe.ok()) return ReportError(probe.status());
+    for (const MechanismResult& m : probe->mechanisms) {
+      if (m.name == "io_exit" && m.works) costs.exit_round_trip_ns = m.round_trip_ns;
+    }
+  }
+
   bench::InstallInterruptHandler();
   bench::ProgressPrinter progress(total_runs);
   std::vector<study::StudyReport> reports;
@@ -122,8 +142,9 @@ int StudyCommand(const StudyOptions& options) {
         matrices[i], [&](const bench::RunSpec& spec) { return target->Run(spec); }, runner);
     progress.Finish();
     // The text says which injections every run made: the figures include them.
-    reports.push_back(
-        study::AnalyzeStudy(s, std::move(result), {options.runs.inject, options.runs.seed}));
+    reports.push_back(study::AnalyzeStudy(s, std::move(result),
+                                          {options.runs.inject, options.runs.seed},
+                                          s.uses_host_costs ? costs : study::StudyHostCosts{}));
     if (output->format == OutputFormat::kText) {
       std::printf("%s%s", i ? "\n" : "", reports.back().text.c_str());
       std::fflush(stdout);

@@ -41,6 +41,9 @@ struct StudyDef {
   std::vector<TrapMechanism> default_traps;
   // Adds the seed's figures to the context and writes its seed-shaped table.
   void (*analyze)(StudyContext&) = nullptr;
+  // Whether the analysis uses the host's own costs (StudyHostCosts): the study command
+  // then runs `sigvisor probe`'s measurements first.
+  bool uses_host_costs = false;
 };
 
 std::span<const StudyDef> Studies();
@@ -131,12 +134,20 @@ struct StudyInjections {
   uint64_t seed = 1;
 };
 
+// What `sigvisor probe` measured on the host the study ran on, for a study whose
+// answer depends on the host's own costs (pvsig's crossover). Empty: not probed.
+struct StudyHostCosts {
+  // The round trip of one exit to the VMM and back: probe's io_exit mechanism (an
+  // `out` from guest CPL0, as sigvisor's hypercalls are).
+  std::optional<double> exit_round_trip_ns;
+};
+
 // Analyses a study's bench result: the comparisons, the text and the static data. With
 // `injections`, the text says, above the study's tables, which ran in every run and
 // that the figures include what they did, and the VM-level table's title repeats it
-// (issue 30: it never said so).
+// (issue 30: it never said so). `costs`: the probe's figures, where the study uses them.
 StudyReport AnalyzeStudy(const StudyDef& study, bench::BenchResult bench,
-                         const StudyInjections& injections = {});
+                         const StudyInjections& injections = {}, const StudyHostCosts& costs = {});
 
 nlohmann::ordered_json StudyToJson(const StudyReport& report);
 // `not_run`: studies that were asked for but not started (the command was interrupted).

@@ -25,11 +25,18 @@ using bench::FormatNs;
 
 // Each study's defaults keep `sigvisor study all` to a minute or two on this
 // project's PVM hosts (guest CPL0 at ~1 us per instruction). Counts are exact for any
-// ops; times need repetitions, not length.
+// ops; times need repetitions, not length. `all` is the seeds' studies, the ones with
+// a seed: pvsig (no seed) reproduces no post and asks a question of the host, so it
+// runs only when named.
 const std::vector<StudyDef>& AllStudies() {
   static const std::vector<StudyDef> kStudies = {Dr7Study(), PdaStudy(), CerrStudy(),
-                                                 DequeueStudy()};
+                                                 DequeueStudy(), PvsigStudy()};
   return kStudies;
+}
+
+// "seed 000", or "no seed" for a study of this project's own (pvsig).
+std::string SeedName(const StudyDef& def) {
+  return def.seed.empty() ? "no seed" : absl::StrFormat("seed %s", def.seed);
 }
 
 constexpr double kSignificance = 0.05;
@@ -49,11 +56,11 @@ std::string Header(const StudyContext& ctx) {
   std::vector<std::string> traps;
   for (TrapMechanism t : m.traps) traps.emplace_back(TrapMechanismName(t));
   return absl::StrFormat(
-      "== study %s (seed %s): %s ==\n"
+      "== study %s (%s): %s ==\n"
       "%s (%s) against %s (%s)\n"
       "workload %s: %d ops per run, %d runs of each variant per trap mechanism (%s), "
       "variants alternating\n%s\n",
-      ctx.def.name, ctx.def.seed, ctx.def.title, ctx.old_name(), m.variants[0].settings,
+      ctx.def.name, SeedName(ctx.def), ctx.def.title, ctx.old_name(), m.variants[0].settings,
       ctx.new_name(), m.variants[1].settings, ctx.def.workload, m.ops, m.repetitions,
       absl::StrJoin(traps, ", "), bench::CompletenessLine(ctx.bench));
 }
@@ -292,8 +299,15 @@ std::string ComparisonTable(const StudyContext& ctx, std::string_view per) {
   std::string out =
       absl::StrFormat("\nVM-level figures, per %s (%s -> %s)%s:\n", per, ctx.old_name(),
                       ctx.new_name(), ctx.injected ? ", the injections above included" : "");
-  absl::StrAppendFormat(&out, "  %-38s %12s %12s %10s %9s  %s\n", "", "old", "new", "change", "",
-                        "against the seed");
+  // A study with no seed (pvsig) has no verdicts to show, nor the columns' spaces
+  // before them.
+  const bool seeded = !ctx.def.seed.empty();
+  auto add = [&out](std::string line) {
+    line.erase(line.find_last_not_of(' ') + 1);
+    out += line + "\n";
+  };
+  add(absl::StrFormat("  %-38s %12s %12s %10s %9s%s", "", "old", "new", "change", "",
+                      seeded ? "  against the seed" : ""));
   std::string group = "\x01";
   for (const Comparison& c : ctx.comparisons) {
     const std::string g =
@@ -308,8 +322,8 @@ std::string ComparisonTable(const StudyContext& ctx, std::string_view per) {
     const std::string change = time ? Percent(c.change_percent() / 100) : SignedNum(c.change());
     const std::string percent =
         time || c.old_value == 0 ? "" : absl::StrFormat("(%s)", Percent(c.change_percent() / 100));
-    absl::StrAppendFormat(&out, "    %-36s %12s %12s %10s %9s  %s\n", label, Value(c, c.old_value),
-                          Value(c, c.new_value), change, percent, c.Verdict());
+    add(absl::StrFormat("    %-36s %12s %12s %10s %9s%s", label, Value(c, c.old_value),
+                        Value(c, c.new_value), change, percent, seeded ? "  " + c.Verdict() : ""));
   }
   return out;
 }
@@ -396,7 +410,9 @@ absl::StatusOr<std::vector<const StudyDef*>> ParseStudyNames(std::span<const std
       if (names.size() > 1) {
         return absl::InvalidArgumentError("`sigvisor study all` takes no other study name");
       }
-      for (const StudyDef& s : AllStudies()) out.push_back(&s);
+      for (const StudyDef& s : AllStudies()) {
+        if (!s.seed.empty()) out.push_back(&s);
+      }
       continue;
     }
     const StudyDef* study = FindStudy(name);
@@ -430,12 +446,13 @@ absl::StatusOr<bench::Matrix> StudyMatrix(const StudyDef& study, std::optional<u
 }
 
 StudyReport AnalyzeStudy(const StudyDef& study, bench::BenchResult result,
-                         const StudyInjections& injections) {
+                         const StudyInjections& injections, const StudyHostCosts& costs) {
   StudyReport report;
   report.def = &study;
   report.bench = std::move(result);
   StudyContext ctx{study, report.bench, bench::Cells(report.bench), {}, "", json::object(), ""};
   ctx.injected = !injections.specs.empty();
+  ctx.costs = costs;
   ctx.text = Header(ctx) + InjectionNote(ctx, injections);
   if (study.analyze != nullptr) study.analyze(ctx);
   if (!ctx.notes.empty()) ctx.text += "\n" + ctx.notes;
@@ -576,7 +593,7 @@ std::string StudiesToSvg(const std::vector<StudyReport>& reports) {
     const bench::Matrix& m = r.bench.matrix;
     ChartSection section;
     section.heading =
-        absl::StrFormat("study %s (seed %s): %s", r.def->name, r.def->seed, r.def->title);
+        absl::StrFormat("study %s (%s): %s", r.def->name, SeedName(*r.def), r.def->title);
     section.note = absl::StrFormat("%s, %d ops per run, %d runs per variant%s", r.def->workload,
                                    m.ops, m.repetitions, r.complete() ? "" : " (INCOMPLETE)");
     const std::vector<Cell> cells = bench::Cells(r.bench);

@@ -31,6 +31,7 @@ struct StudyContext {
   nlohmann::ordered_json extra = nlohmann::ordered_json::object();
   std::string notes;      // explanations printed under the VM-level table
   bool injected = false;  // every run injected faults (--inject): the figures include them
+  StudyHostCosts costs;   // the probe's figures for this host, where the study asked for them
 
   const std::string& old_name() const { return bench.matrix.variants[0].name; }
   const std::string& new_name() const { return bench.matrix.variants[1].name; }
@@ -44,11 +45,13 @@ struct StudyContext {
   }
 };
 
-// The studies, one per file (study_dr7.cc, ...), in the order `all` runs them.
+// The studies, one per file (study_dr7.cc, ...), in the order `all` runs them; pvsig
+// last, no seed's and not among `all`'s.
 StudyDef Dr7Study();
 StudyDef PdaStudy();
 StudyDef CerrStudy();
 StudyDef DequeueStudy();
+StudyDef PvsigStudy();
 
 // In a per-run listing, a run whose time the marker calibration swallowed.
 inline constexpr std::string_view kTimeNotMeasured =

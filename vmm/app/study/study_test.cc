@@ -4,6 +4,7 @@
 
 #include <fstream>
 
+#include "absl/strings/str_format.h"
 #include "vmm/app/bench/runner.h"
 #include "vmm/app/bench/stats.h"
 #include "vmm/app/images/embedded_images.h"
@@ -81,6 +82,31 @@ TEST(StudyTest, ParsesNames) {
        {std::vector<std::string>{}, {"nope"}, {"all", "dr7"}, {"dr7", "dr7"}}) {
     EXPECT_FALSE(ParseStudyNames(bad).ok());
   }
+}
+
+// pvsig is named on its own (or beside a seed's study), never by `all`: the seeds' four.
+TEST(StudyTest, PvsigIsNamedButNotInAll) {
+  absl::StatusOr<std::vector<const StudyDef*>> pvsig =
+      ParseStudyNames(std::vector<std::string>{"pvsig"});
+  ASSERT_TRUE(pvsig.ok()) << pvsig.status();
+  ASSERT_EQ(pvsig->size(), 1u);
+  EXPECT_EQ((*pvsig)[0]->name, "pvsig");
+  EXPECT_EQ((*pvsig)[0]->seed, "");
+  EXPECT_EQ((*ParseStudyNames(std::vector<std::string>{"dr7", "pvsig"}))[1]->name, "pvsig");
+  absl::StatusOr<std::vector<const StudyDef*>> all =
+      ParseStudyNames(std::vector<std::string>{"all"});
+  ASSERT_TRUE(all.ok());
+  for (const StudyDef* s : *all) {
+    EXPECT_NE(s->name, "pvsig");
+    EXPECT_FALSE(s->seed.empty()) << s->name;
+  }
+  absl::StatusOr<std::vector<const StudyDef*>> bad =
+      ParseStudyNames(std::vector<std::string>{"pvsigs"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "no study 'pvsigs' (give dr7, pda, cerr, dequeue, pvsig or all)");
+  EXPECT_FALSE(ParseStudyNames(std::vector<std::string>{"pvsig", "pvsig"}).ok());
+  EXPECT_FALSE(ParseStudyNames(std::vector<std::string>{"all", "pvsig"}).ok());
 }
 
 TEST(StudyTest, EveryStudyComparesTheBaselineWithItsSeedsVariant) {
@@ -217,7 +243,7 @@ TEST(StudyTest, JsonCsvAndSvgOfAllStudies) {
   const std::vector<std::string> errors = testing::ValidateJson(doc, schema);
   EXPECT_TRUE(errors.empty()) << errors.front();
   EXPECT_TRUE(doc["complete"].get<bool>());
-  EXPECT_EQ(doc["studies"].size(), 4u);
+  EXPECT_EQ(doc["studies"].size(), 5u);  // the four seeds' and pvsig
 
   const std::string csv = StudiesToCsv(reports);
   size_t lines = 0, rows = 0;
@@ -228,7 +254,7 @@ TEST(StudyTest, JsonCsvAndSvgOfAllStudies) {
   testing::XmlCheck svg = testing::CheckXml(StudiesToSvg(reports));
   ASSERT_TRUE(svg.ok) << svg.error;
   for (const char* name :
-       {"baseline", "dr7=lazy", "pda=direct", "uaccess=cerr", "dequeue=pointer"}) {
+       {"baseline", "dr7=lazy", "pda=direct", "uaccess=cerr", "dequeue=pointer", "signal=pv"}) {
     EXPECT_NE(svg.text.find(name), std::string::npos) << name;
   }
 }
@@ -385,6 +411,212 @@ TEST(StudyTest, KvmsOwnExitsSitBesideTheVmms) {
       std::string::npos);
   // Without KVM's exits (no statistics on the host): no figure.
   EXPECT_EQ(Find(FakeStudy(def, 3), "kvm_exits_per_op", "divzero", TrapMechanism::kOff), nullptr);
+}
+
+// A fake host for pvsig's divzero: per signal, the build's kernel instructions (827;
+// signal=pv 556) at `ns_per_insn` each, its VMM exits (0; signal=pv's two hypercalls)
+// at `ns_per_exit` each, `rest_ns` of the rest, and 10 ns of spread across the runs.
+// Kernel instructions are counted only where `cpl0_emulated`, as insn_emulation is.
+struct PvsigHost {
+  bench::HostInfoSummary host;
+  double ns_per_insn = 0, ns_per_exit = 0, rest_ns = 0;
+  bool kvm_exits = false;  // KVM's own statistics: one exit a signal, and each hypercall's
+};
+
+StudyReport FakePvsig(const PvsigHost& h, const StudyHostCosts& costs = {}) {
+  const StudyDef& def = *FindStudy("pvsig");
+  absl::StatusOr<bench::Matrix> matrix = StudyMatrix(def, 10, 5, {}, 32);
+  EXPECT_TRUE(matrix.ok()) << matrix.status();
+  const bench::Matrix m = *matrix;
+  bench::RunnerOptions options;
+  options.host = h.host;
+  auto run = [&](const bench::RunSpec& spec) -> absl::StatusOr<bench::RunSample> {
+    bench::RunSample sample;
+    sample.spec = spec;
+    sample.outcome = "exited";
+    const bool pv = spec.variant == 1;
+    const uint64_t insns = pv ? 556 : 827, exits = pv ? 2 : 0;
+    bench::PhaseSample p;
+    p.name = "divzero";
+    p.ops = m.ops;
+    if (h.host.cpl0_emulated) p.kernel_insns = insns * m.ops;
+    p.exits = exits * m.ops;
+    if (h.kvm_exits) p.kvm_exits = (1 + exits) * m.ops;
+    p.wall_ns = static_cast<uint64_t>(double(m.ops) * (double(insns) * h.ns_per_insn +
+                                                       double(exits) * h.ns_per_exit + h.rest_ns +
+                                                       10.0 * (spec.repetition % 3)));
+    p.tsc_cycles = 2 * *p.wall_ns;
+    sample.phases.push_back(p);
+    return sample;
+  };
+  return AnalyzeStudy(def, bench::RunMatrix(m, run, options), {}, costs);
+}
+
+void ExpectValidStudyJson(const StudyReport& r) {
+  std::ifstream file("docs/schema/sigvisor.study-1.schema.json");
+  ASSERT_TRUE(file.good());
+  const std::vector<std::string> errors = testing::ValidateJson(
+      nlohmann::json::parse(StudiesToJson({r}).dump()), nlohmann::json::parse(file));
+  EXPECT_TRUE(errors.empty()) << errors.front();
+}
+
+// A PVM-like host: kernel instructions counted at ~1 us each, an exit at 14 us. The
+// break-even (271 instructions saved for 2 exits: 135.5 an exit) is far above what an
+// exit costs, and signal=pv wins.
+TEST(StudyTest, PvsigCrossoverWhereKernelInstructionsAreDear) {
+  StudyReport r = FakePvsig({{"pvm", true}, 1000, 14000, 5000});
+  ASSERT_TRUE(r.complete());
+  EXPECT_NE(r.text.find("== study pvsig (no seed): "), std::string::npos) << r.text;
+  // Each build per signal: time, kernel instructions, exits.
+  auto row = [](const char* build, const char* ns, const char* insns, const char* exits,
+                const char* kvm) {
+    return absl::StrFormat("  %-14s %14s %26s %9s %12s\n", build, ns, insns, exits, kvm);
+  };
+  EXPECT_NE(r.text.find(row("baseline", "832.0 us", "827", "0", "-")), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find(row("signal=pv", "589.0 us", "556", "2", "-")), std::string::npos)
+      << r.text;
+  EXPECT_NE(r.text.find("Crossover: signal=pv replaces 271 kernel instructions per signal with 2 "
+                        "exits:\n  it wins where one exit costs less than 135.50 kernel "
+                        "instructions (the break-even).\n"),
+            std::string::npos)
+      << r.text;
+  EXPECT_NE(r.text.find("  A kernel instruction costs at most 1006 ns here (baseline's time per "
+                        "signal / its\n  kernel instructions): the break-even is an exit round "
+                        "trip of at most 136.3 us.\n"),
+            std::string::npos)
+      << r.text;
+  // Not probed: the prediction is a threshold on the exit's cost.
+  EXPECT_NE(r.text.find("  Predicted: offloading loses where one exit costs more than that, and "
+                        "should\n  win below it"),
+            std::string::npos)
+      << r.text;
+  EXPECT_NE(r.text.find("Measured: signal=pv takes 0.71x baseline's time per signal (p=0.011): "
+                        "offloading wins here.\n"),
+            std::string::npos)
+      << r.text;
+  EXPECT_NE(r.text.find("  The medians put one exit round trip at no more than 14.8 us here, at "
+                        "most 14.73\n  kernel instructions' worth (the break-even: 135.50).\n"),
+            std::string::npos)
+      << r.text;
+  // No seed: no verdict column, no finding.
+  EXPECT_EQ(r.text.find("against the seed"), std::string::npos) << r.text;
+  EXPECT_EQ(r.text.find("the seed does not say"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("    VM exits                                        0            2"
+                        "         +2\n"),
+            std::string::npos)
+      << r.text;
+  EXPECT_EQ(r.text.find("FINDING"), std::string::npos) << r.text;
+  const Comparison* exits = Find(r, "exits_per_op", "divzero", TrapMechanism::kOff);
+  ASSERT_NE(exits, nullptr);
+  EXPECT_EQ(exits->old_value, 0);
+  EXPECT_EQ(exits->new_value, 2);
+  EXPECT_EQ(exits->agrees(), std::nullopt);
+  const Comparison* insns = Find(r, "kernel_insns_per_op", "divzero", TrapMechanism::kOff);
+  ASSERT_NE(insns, nullptr);
+  EXPECT_EQ(insns->change(), -271);
+  ASSERT_NE(Find(r, "ns_per_op_median", "divzero", TrapMechanism::kOff), nullptr);
+  // The crossover in the JSON's static data, one per trap mechanism.
+  ASSERT_TRUE(r.extra.contains("crossover"));
+  ASSERT_EQ(r.extra["crossover"].size(), 1u);
+  const nlohmann::ordered_json& x = r.extra["crossover"][0];
+  EXPECT_EQ(x["trap"], "off");
+  EXPECT_EQ(x["old"]["variant"], "baseline");
+  EXPECT_EQ(x["new"]["kernel_insns_per_op"], 556.0);
+  EXPECT_EQ(x["new"]["exits_per_op"], 2.0);
+  EXPECT_EQ(x["kernel_insns_saved"], 271.0);
+  EXPECT_EQ(x["exits_added"], 2.0);
+  EXPECT_EQ(x["break_even_insns_per_exit"], 135.5);
+  EXPECT_NEAR(x["ns_per_kernel_insn_max"].get<double>(), 832010.0 / 827, 1e-6);
+  EXPECT_NEAR(x["time_ratio"].get<double>(), 589010.0 / 832010, 1e-9);
+  EXPECT_EQ(x["measured_winner"], "signal=pv");
+  EXPECT_TRUE(x["exit_ns_min"].is_null());
+  // (dT + dI * the bound on a kernel instruction's cost) / dE.
+  EXPECT_NEAR(x["exit_ns_max"].get<double>(), (589010.0 - 832010 + 271 * (832010.0 / 827)) / 2,
+              1e-6);
+  ExpectValidStudyJson(r);
+  const std::string csv = StudiesToCsv({r});
+  EXPECT_NE(csv.find("pvsig,,exits_per_op,VM exits,divzero,off,exits,baseline,signal=pv,0,2,2,"),
+            std::string::npos)
+      << csv;
+}
+
+// With `sigvisor probe`'s exit round trip (as the study command measures it first), the
+// prediction is a number: 14 us an exit is at least 13.9 kernel instructions' worth at
+// 1006 ns an instruction, under the break-even of 135.5: signal=pv should win. And an
+// exit dearer than the break-even predicts a loss.
+TEST(StudyTest, PvsigPredictsFromTheProbesExitCost) {
+  StudyReport wins = FakePvsig({{"pvm", true}, 1000, 14000, 5000}, {.exit_round_trip_ns = 14000});
+  EXPECT_NE(wins.text.find("  Predicted from `sigvisor probe`: an exit round trip costs 14.0 us "
+                           "here, 13.92 kernel\n  instructions' worth at least: offloading "
+                           "should win, if kernel instructions are most of the baseline's time "
+                           "(break-even 135.50).\n"),
+            std::string::npos)
+      << wins.text;
+  const nlohmann::ordered_json& x = wins.extra["crossover"][0];
+  EXPECT_EQ(x["probe_exit_round_trip_ns"], 14000.0);
+  EXPECT_NEAR(x["probe_exit_insns_min"].get<double>(), 14000 / (832010.0 / 827), 1e-9);
+  EXPECT_EQ(x["predicted_winner"], "signal=pv");
+  ExpectValidStudyJson(wins);
+  StudyReport loses = FakePvsig({{"pvm", true}, 1000, 14000, 5000}, {.exit_round_trip_ns = 200000});
+  EXPECT_NE(loses.text.find("offloading should lose (break-even 135.50)"), std::string::npos)
+      << loses.text;
+  EXPECT_EQ(loses.extra["crossover"][0]["predicted_winner"], "baseline");
+  // Where no kernel instruction is counted the probe's figure prices the exits only.
+  StudyReport hw =
+      FakePvsig({{"hardware", false}, 0.3, 1500, 1700, true}, {.exit_round_trip_ns = 1500});
+  EXPECT_NE(
+      hw.text.find("  Predicted from `sigvisor probe`: an exit round trip costs 1500 ns here, "
+                   "so\n  signal=pv adds 3000 ns per signal"),
+      std::string::npos)
+      << hw.text;
+  EXPECT_TRUE(hw.extra["crossover"][0]["predicted_winner"].is_null());
+}
+
+// A hardware-like host: no kernel instruction counted, an exit at 1.5 us against 0.3 ns
+// an instruction. No break-even and no prediction; the times show signal=pv loses, and
+// bound an exit's cost from below.
+TEST(StudyTest, PvsigCrossoverWhereNoKernelInstructionIsCounted) {
+  StudyReport r = FakePvsig({{"hardware", false}, 0.3, 1500, 1700, true});
+  ASSERT_TRUE(r.complete());
+  auto row = [](const char* build, const char* ns, const char* insns, const char* exits,
+                const char* kvm) {
+    return absl::StrFormat("  %-14s %14s %26s %9s %12s\n", build, ns, insns, exits, kvm);
+  };
+  EXPECT_NE(r.text.find(row("baseline", "2.0 us", "not counted on this host", "0", "1")),
+            std::string::npos)
+      << r.text;
+  EXPECT_NE(r.text.find(row("signal=pv", "4.9 us", "not counted on this host", "2", "3")),
+            std::string::npos)
+      << r.text;
+  EXPECT_NE(r.text.find("Crossover: signal=pv takes 2 exits more per signal for the kernel "
+                        "instructions it\n  saves, which this host does not count"),
+            std::string::npos)
+      << r.text;
+  EXPECT_NE(r.text.find("no\n  break-even here, only what the times show"), std::string::npos)
+      << r.text;
+  EXPECT_NE(r.text.find("Measured: signal=pv takes 2.49x baseline's time per signal (p=0.011): "
+                        "offloading loses here.\n"),
+            std::string::npos)
+      << r.text;
+  // The medians, 4876.8 and 1958.1 ns: 2918.7 ns for 2 exits.
+  EXPECT_NE(r.text.find("  Its 2 exits cost 2919 ns more per signal than the kernel work they "
+                        "replace: one\n  exit round trip costs at least 1459 ns here"),
+            std::string::npos)
+      << r.text;
+  EXPECT_EQ(r.text.find("Predicted"), std::string::npos) << r.text;
+  EXPECT_EQ(Find(r, "kernel_insns_per_op", "divzero", TrapMechanism::kOff), nullptr);
+  const Comparison* kvm = Find(r, "kvm_exits_per_op", "divzero", TrapMechanism::kOff);
+  ASSERT_NE(kvm, nullptr);
+  EXPECT_EQ(kvm->new_value, 3);
+  const nlohmann::ordered_json& x = r.extra["crossover"][0];
+  EXPECT_TRUE(x["old"]["kernel_insns_per_op"].is_null());
+  EXPECT_TRUE(x["kernel_insns_saved"].is_null());
+  EXPECT_TRUE(x["break_even_insns_per_exit"].is_null());
+  EXPECT_TRUE(x["break_even_exit_ns_max"].is_null());
+  EXPECT_EQ(x["measured_winner"], "baseline");
+  EXPECT_GT(x["exit_ns_min"].get<double>(), 1400);
+  EXPECT_TRUE(x["exit_ns_max"].is_null());
+  ExpectValidStudyJson(r);
 }
 
 TEST(ComparisonTest, Verdicts) {
