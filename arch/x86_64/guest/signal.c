@@ -110,22 +110,23 @@ static int setup_rt_frame(struct ksignal *ksig, sigset_t saved_mask, struct pt_r
   return 0;
 }
 
+#if CONFIG_SIGNAL_PV
 /*
- * signal=pv (CONFIG_SIGNAL_PV): the VMM writes the frame and sets the handler's
- * registers with one hypercall (pv_signal.h); where it declines, or no VMM answers,
- * the kernel writes it here as every other build does.
+ * signal=pv: the VMM writes the frame and sets the handler's registers with one
+ * hypercall (pv_signal.h); where it declines, or no VMM answers, the kernel writes it
+ * here as every other build does.
  */
 static int write_rt_frame(struct ksignal *ksig, sigset_t saved_mask, struct pt_regs *regs) {
-#if CONFIG_SIGNAL_PV
   const int answer = pv_signal_frame(ksig, saved_mask, regs);
   if (answer == SIGVISOR_SIGNAL_PV_DONE) return 0;
   const int err = setup_rt_frame(ksig, saved_mask, regs);
   if (answer == SIGVISOR_SIGNAL_PV_CHECK) pv_signal_frame_built(err);
   return err;
-#else
-  return setup_rt_frame(ksig, saved_mask, regs);
-#endif
 }
+#else
+/* (A macro, so that the other builds' code and its inlining are as they always were.) */
+#define write_rt_frame setup_rt_frame
+#endif
 
 static void handle_signal(struct ksignal *ksig, struct pt_regs *regs) {
   if (write_rt_frame(ksig, signal_mask_to_save(), regs) < 0) {

@@ -2,7 +2,7 @@
 // signal=pv (guest-kit/abi/sigvisor_abi.h, "Signal frames built by the VMM") does not
 // write a signal's rt frame on the user stack itself (setup_rt_frame) nor read it back
 // at rt_sigreturn (restore_sigcontext): it makes one hypercall each way and the VMM
-// does it. Per signal that is fewer kernel instructions (827 -> 556 per divzero op in
+// does it. Per signal that is fewer kernel instructions (828 -> 556 per divzero op in
 // `sigvisor trace` on the hardware lane) for two port-I/O exits the baseline does not
 // take. Which wins is a property of the host: where guest CPL0 is emulated (PVM, ~1 us
 // an instruction) kernel instructions are dear and an exit costs ~10-30 us; on
