@@ -324,6 +324,7 @@ nlohmann::ordered_json RunRecordToJson(const RunRecord& record) {
        {{"kind", record.host.kind},
         {"cpl0_emulated", interpreter ? json(nullptr) : json(record.host.cpl0_emulated)}}},
       {"trap_mechanism", TrapMechanismName(record.trap.mechanism)},
+      {"phase_interrupts", record.phase_interrupts_blocked ? "blocked" : "allowed"},
       {"exits",
        {{"total", result.ledger.total()}, {"by_reason", by_reason}, {"by_detail", by_detail}}},
       {"traps", TrapsToJson(record.trap, result.traps)},

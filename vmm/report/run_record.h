@@ -58,6 +58,8 @@ struct RunRecord {
   // --inject: every injection planned, in order, with its outcome; and --seed.
   std::vector<InjectionRecord> injections;
   uint64_t inject_seed = 0;
+  // --block-phase-interrupts: no interrupt was injected inside the measured phases.
+  bool phase_interrupts_blocked = false;
   // A signal=pv kernel's frame calls (or --check-signal-frames' comparisons).
   std::optional<SignalFrameCounts> signal_frames;
 };

@@ -171,8 +171,9 @@ std::string FormatSignalFrames(const SignalFrameCounts& counts) {
         counts.mismatches.empty()
             ? "all identical"
             : absl::StrFormat("%d differ", counts.mismatches.size() + counts.mismatches_dropped));
-    for (const std::string& m : counts.mismatches)
+    for (const std::string& m : counts.mismatches) {
       absl::StrAppendFormat(&out, "  differs: %s\n", m);
+    }
   } else {
     absl::StrAppendFormat(&out,
                           "signal frames (signal=pv): %d written and %d read back by the VMM\n",
@@ -217,6 +218,9 @@ std::string FormatRunReport(const RunRecord& record) {
   }
   if (!record.trap.reason.empty()) absl::StrAppendFormat(&out, "; %s", record.trap.reason);
   out += "\n";
+  if (record.phase_interrupts_blocked) {
+    out += "  interrupts: none injected inside the measured phases (--block-phase-interrupts)\n";
+  }
   // A guest that makes no hypercall (a Multiboot kernel) has no boot span to show, and
   // a restored one no boot of its own.
   const bool restored = !record.restored_from.empty();

@@ -166,6 +166,10 @@ FlagTable RunFlags(RunOptions& o) {
       StringFlag("restore", &o.restore,
                  "a snapshot directory (sigvisor snapshot --out DIR): restore that VM instead "
                  "of booting and give its guest this run's --workload, --ops and --warmup"),
+      BoolFlag("block_phase_interrupts", &o.block_phase_interrupts,
+               "inject no interrupt between a phase's BEGIN and END markers, so that a kernel "
+               "with timers (Linux) measures each phase alone: its ticks wait for the END "
+               "(docs/linux-workloads.md)"),
       BoolFlag("check_signal_frames", &o.check_signal_frames,
                "with a signal=pv build: the VMM computes every signal frame and sigreturn but "
                "lets the kernel write them, then compares them byte for byte (docs/pv-signals.md)"),

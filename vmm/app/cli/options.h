@@ -45,6 +45,7 @@ struct RunOptions : CommandLine {
   uint32_t cores = 1;
   std::string restore;  // a snapshot directory: restore it instead of booting
   bool check_signal_frames = false;  // signal=pv: compare the VMM's frames with the kernel's
+  bool block_phase_interrupts = false;  // no interrupt injected inside a measured phase
 };
 FlagTable RunFlags(RunOptions& options);
 

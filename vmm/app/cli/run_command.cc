@@ -25,7 +25,7 @@ namespace {
 // ignore them).
 constexpr std::string_view kX86Only[] = {
     "kvm",     "trap",  "gdb",    "module", "initrd",
-    "irqchip", "vcpus", "inject", "seed",   "check_signal_frames"};
+    "irqchip", "vcpus", "inject", "seed",   "check_signal_frames", "block_phase_interrupts"};
 constexpr std::string_view kMipsOnly[] = {"cores"};
 
 }  // namespace
@@ -118,6 +118,7 @@ int RunCommand(const RunOptions& options) {
   config.target = std::move(image->target);
   config.vcpus = options.vcpus;
   config.check_signal_frames = options.check_signal_frames;
+  config.block_phase_interrupts = options.block_phase_interrupts;
   // Ctrl-C or SIGTERM from here on stops the guest and reports the run as interrupted
   // (run_interrupt.h); a second one ends the process at once.
   InstallRunInterruptHandler();
@@ -150,6 +151,7 @@ int RunCommand(const RunOptions& options) {
   RunRecord record = RecordOf(*image, *run_host, *std::move(report), start_ns);
   record.injections = std::move(injections);
   record.inject_seed = options.seed;
+  record.phase_interrupts_blocked = options.block_phase_interrupts;
   return PrintRunRecord(record, options.json);
 }
 

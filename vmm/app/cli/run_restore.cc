@@ -58,6 +58,7 @@ int RunRestored(const RunOptions& options, uint64_t start_ns) {
       settings, {.cmdline = guest->cmdline, .trap = trap_request->mechanism, .check_clocks = true});
   config.target = x86::RestoredVm{std::make_shared<const x86::SavedVm>(*std::move(saved))};
   config.check_signal_frames = options.check_signal_frames;
+  config.block_phase_interrupts = options.block_phase_interrupts;
   InstallRunInterruptHandler();
   config.session.interrupt = RunInterruptFlag();
   if (absl::Status s = x86::CheckMachineConfig(image->elf, config); !s.ok()) {
@@ -80,6 +81,7 @@ int RunRestored(const RunOptions& options, uint64_t start_ns) {
 
   RunRecord record = RecordOf(*image, *run_host, *std::move(report), start_ns);
   record.restored_from = options.restore;
+  record.phase_interrupts_blocked = options.block_phase_interrupts;
   return PrintRunRecord(record, options.json);
 }
 

@@ -43,8 +43,12 @@ absl::Status GuestDebug::SetSingleStep(unsigned requester, bool on) {
   return Load();
 }
 
-absl::Status GuestDebug::SetBlockInterrupts(bool on) {
-  block_interrupts_ = on;
+absl::Status GuestDebug::SetBlockInterrupts(unsigned requester, bool on) {
+  if (on) {
+    block_requesters_ |= requester;
+  } else {
+    block_requesters_ &= ~requester;
+  }
   return Load();
 }
 
@@ -145,7 +149,7 @@ absl::Status GuestDebug::Load() {
   }
   if (software_) debug.control |= KVM_GUESTDBG_USE_SW_BP;
   if (step_requesters_ != 0) debug.control |= KVM_GUESTDBG_SINGLESTEP;
-  if (block_interrupts_) debug.control |= KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_BLOCKIRQ;
+  if (block_requesters_ != 0) debug.control |= KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_BLOCKIRQ;
   if (any_slot || guest_owned_) debug.control |= KVM_GUESTDBG_USE_HW_BP;
   if (loaded_ && std::memcmp(&*loaded_, &debug, sizeof(debug)) == 0) return absl::OkStatus();
   if (!loaded_ && debug.control == 0) {  // never enabled: nothing to clear

@@ -46,10 +46,15 @@ class GuestDebug {
   absl::Status SetSingleStep(unsigned requester, bool on);
   bool single_stepping() const { return step_requesters_ != 0; }
 
-  // KVM_GUESTDBG_BLOCKIRQ: no interrupt is injected while on, stepped or not. For a
-  // traced kernel with timers (Linux): a step costs more than a tick's period, so
-  // each stepped span would end with a tick pending and the trace be all timer work.
-  absl::Status SetBlockInterrupts(bool on);
+  // KVM_GUESTDBG_BLOCKIRQ: no interrupt is injected while on, stepped or not; on
+  // while any requester (a bit) wants it. The tracer: a step costs more than a tick's
+  // period, so each stepped span of a kernel with timers (Linux) would end with a tick
+  // pending and the trace be all timer work. A run's measured phases (run
+  // --block-phase-interrupts, phase_interrupt_block.h): each phase the signal path alone.
+  static constexpr unsigned kBlockTracer = 1;
+  static constexpr unsigned kBlockPhases = 2;
+  absl::Status SetBlockInterrupts(unsigned requester, bool on);
+  bool blocking_interrupts() const { return block_requesters_ != 0; }
 
   // A VMM breakpoint in a free slot: execute (length 1), or a data watchpoint of
   // 1, 2, 4 or 8 bytes. Fails when all four slots are taken (by the VMM's own or,
@@ -93,7 +98,7 @@ class GuestDebug {
 
   KvmVcpu& vcpu_;
   unsigned step_requesters_ = 0;
-  bool block_interrupts_ = false;
+  unsigned block_requesters_ = 0;
   std::array<Slot, 4> slots_;
   bool guest_owned_ = false;  // hw-gd
   bool software_ = false;

@@ -9,6 +9,7 @@
 #include "arch/x86_64/vmm/cpu/cpl0_completion.h"
 #include "arch/x86_64/vmm/cpu/kvm_backend.h"
 #include "arch/x86_64/vmm/cpu/page_walk.h"
+#include "arch/x86_64/vmm/cpu/phase_interrupt_block.h"
 #include "arch/x86_64/vmm/cpu/syscall_completion.h"
 #include "arch/x86_64/vmm/cpu/vcpu_snapshot.h"
 #include "arch/x86_64/vmm/machine/ap_runner.h"
@@ -148,10 +149,12 @@ absl::Status CheckMemory(const MachineConfig& config) {
 // run but the VMM can complete exactly (int3 as #BP) behaves as on hardware KVM (last
 // of the guest's: the gdb stub's own breakpoints are int3s it recognises first), and
 // SYSCALL, which such a host leaves at CPL3, for a guest whose user space uses it (the
-// bundled kernel's takes `int $0x80`, traps.c); and the APs' stop last.
+// bundled kernel's takes `int $0x80`, traps.c); then, with --block-phase-interrupts,
+// the observer that blocks interrupts inside the phases; and the APs' stop last.
 struct Completions {
   std::optional<Cpl0Completion> cpl0;
   std::optional<SyscallCompletion> syscall;
+  std::optional<PhaseInterruptBlock> phase_interrupts;  // --block-phase-interrupts
 };
 
 void ChainInterceptors(const MachineConfig& config, const Board& board, VcpuState& state,
@@ -165,6 +168,9 @@ void ChainInterceptors(const MachineConfig& config, const Board& board, VcpuStat
   if (config.cpl0_emulated) options.interceptors.push_back(&completions.cpl0.emplace(state));
   if (config.cpl0_emulated && board.uses_syscall()) {
     options.interceptors.push_back(&completions.syscall.emplace(state));
+  }
+  if (config.block_phase_interrupts) {
+    options.interceptors.push_back(&completions.phase_interrupts.emplace(state.debug()));
   }
 }
 

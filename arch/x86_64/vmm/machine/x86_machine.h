@@ -87,6 +87,9 @@ struct MachineConfig {
   // fills in the rest. Empty: the guest is given its orders and runs on.
   std::string save_to;
   SnapshotHeader save_header;
+  // No interrupt injected between a phase's BEGIN and END markers
+  // (phase_interrupt_block.h): a guest with timers measures its phases alone.
+  bool block_phase_interrupts = false;
   // signal=pv kernels: the VMM computes each frame and sigreturn but lets the kernel
   // write them, then compares byte for byte (run --check-signal-frames).
   bool check_signal_frames = false;

@@ -224,7 +224,7 @@ void StepTracer::Start() {
     return;
   }
   // The phase alone: no timer or device interrupt lands in it while it is traced.
-  if (absl::Status s = context_.cpu.debug().SetBlockInterrupts(true); !s.ok()) {
+  if (absl::Status s = context_.cpu.debug().SetBlockInterrupts(GuestDebug::kBlockTracer, true); !s.ok()) {
     out_->stopped_why = absl::StrCat("could not block interrupts while tracing: ", s.message());
     (void)context_.cpu.debug().SetSingleStep(GuestDebug::kStepTracer, false);
     done_ = true;
@@ -241,7 +241,7 @@ void StepTracer::Start() {
       out_->stopped_why = absl::StrCat("cannot follow kernel entries on this host: ",
                                        stops.status().message());
       (void)context_.cpu.debug().SetSingleStep(GuestDebug::kStepTracer, false);
-      (void)context_.cpu.debug().SetBlockInterrupts(false);
+      (void)context_.cpu.debug().SetBlockInterrupts(GuestDebug::kBlockTracer, false);
       done_ = true;
       return;
     }
@@ -281,7 +281,7 @@ void StepTracer::Stop(std::string why, bool complete) {
   out_->stopped_why = std::move(why);
   pending_.reset();
   (void)context_.cpu.debug().SetSingleStep(GuestDebug::kStepTracer, false);
-  (void)context_.cpu.debug().SetBlockInterrupts(false);
+  (void)context_.cpu.debug().SetBlockInterrupts(GuestDebug::kBlockTracer, false);
   if (entry_stops_) {
     if (absl::Status s = entry_stops_->Remove(); !s.ok() && out_->stopped_why.empty()) {
       out_->stopped_why = absl::StrCat("could not restore the guest's IDT: ", s.message());
