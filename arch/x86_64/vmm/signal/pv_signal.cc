@@ -97,7 +97,7 @@ HypercallResult PvSignalFrames::SignalFrame(uint32_t args_gpa) {
   absl::StatusOr<sigvisor_hc_signal_frame> args =
       memory_.ReadObject<sigvisor_hc_signal_frame>(args_gpa);
   if (!args.ok()) return BadArgs(SIGVISOR_HC_SIGNAL_FRAME, args_gpa, args.status());
-  if (args->phase == SIGVISOR_SIGNAL_PV_BUILT) return FrameBuilt(args_gpa, args->kernel_result);
+  if (args->phase == SIGVISOR_SIGNAL_PV_BUILT) return FrameBuilt(args->kernel_result);
   return FrameAsked(args_gpa);
 }
 
@@ -127,14 +127,19 @@ HypercallResult PvSignalFrames::FrameAsked(uint32_t args_gpa) {
   if (!plan.ok()) return decline(plan.status());
 
   if (counts_.checking) {
-    // The frame as it is now, to tell afterwards what the kernel wrote and what it left.
+    // The same decision as when writing (the walk's A/D bits are set as the kernel's
+    // own stores will set them), then the frame as it is now, to tell afterwards what
+    // the kernel wrote and what it left.
     PendingFrame pending{.plan = *std::move(plan),
                          .regs_gpa = args.regs_gpa,
                          .page_table_gpa = args.page_table_gpa,
                          .before = std::vector<uint8_t>(sizeof(LinuxRtSigframe))};
+    absl::StatusOr<std::vector<GuestPiece>> writable =
+        TranslateUserRange(memory_, args.page_table_gpa, pending.plan.address, pending.plan.extent,
+                           UserAccess::kWrite);
     absl::StatusOr<std::vector<GuestPiece>> pieces =
         TranslateRange(memory_, args.page_table_gpa, pending.plan.address, sizeof(LinuxRtSigframe));
-    if (!pieces.ok() || !ReadPieces(memory_, *pieces, pending.before).ok()) {
+    if (!writable.ok() || !pieces.ok() || !ReadPieces(memory_, *pieces, pending.before).ok()) {
       return decline(
           absl::FailedPreconditionError("a frame not mapped present, user and writable"));
     }
@@ -168,7 +173,7 @@ absl::Status PvSignalFrames::WriteFrame(const SignalFramePlan& plan, uint64_t pa
   return absl::OkStatus();
 }
 
-HypercallResult PvSignalFrames::FrameBuilt(uint32_t args_gpa, int32_t kernel_result) {
+HypercallResult PvSignalFrames::FrameBuilt(int32_t kernel_result) {
   HypercallResult answer;
   answer.instrument = true;
   if (!pending_frame_) {
@@ -217,7 +222,6 @@ HypercallResult PvSignalFrames::FrameBuilt(uint32_t args_gpa, int32_t kernel_res
   if (std::string diff = FirstRegsDifference(*regs, pending.plan.regs); !diff.empty()) {
     Mismatch(absl::StrFormat("signal %d: %s", signo, diff));
   }
-  (void)args_gpa;
   return answer;
 }
 
@@ -225,7 +229,7 @@ HypercallResult PvSignalFrames::Sigreturn(uint32_t args_gpa) {
   absl::StatusOr<sigvisor_hc_sigreturn> args = memory_.ReadObject<sigvisor_hc_sigreturn>(args_gpa);
   if (!args.ok()) return BadArgs(SIGVISOR_HC_SIGRETURN, args_gpa, args.status());
   if (args->phase == SIGVISOR_SIGNAL_PV_BUILT) {
-    return SigreturnBuilt(args_gpa, args->mask, args->kernel_result);
+    return SigreturnBuilt(args->mask, args->kernel_result);
   }
   return SigreturnAsked(args_gpa);
 }
@@ -273,9 +277,7 @@ HypercallResult PvSignalFrames::SigreturnAsked(uint32_t args_gpa) {
   return Answer(SIGVISOR_HC_SIGRETURN, args_gpa, result_gpa, SIGVISOR_SIGNAL_PV_DONE);
 }
 
-HypercallResult PvSignalFrames::SigreturnBuilt(uint32_t args_gpa, uint64_t mask,
-                                               int32_t kernel_result) {
-  (void)args_gpa;
+HypercallResult PvSignalFrames::SigreturnBuilt(uint64_t mask, int32_t kernel_result) {
   HypercallResult answer;
   answer.instrument = true;
   if (!pending_sigreturn_) {

@@ -56,9 +56,9 @@ class PvSignalFrames {
   };
 
   HypercallResult FrameAsked(uint32_t args_gpa);
-  HypercallResult FrameBuilt(uint32_t args_gpa, int32_t kernel_result);
+  HypercallResult FrameBuilt(int32_t kernel_result);
   HypercallResult SigreturnAsked(uint32_t args_gpa);
-  HypercallResult SigreturnBuilt(uint32_t args_gpa, uint64_t mask, int32_t kernel_result);
+  HypercallResult SigreturnBuilt(uint64_t mask, int32_t kernel_result);
   // Answers the call: `result` into the argument block at `result_gpa`.
   HypercallResult Answer(uint64_t nr, uint32_t args_gpa, uint64_t result_gpa, int32_t result);
   void Declined(const absl::Status& why);

@@ -141,6 +141,18 @@ TEST_F(PvSignalTest, DeclinesAReadOnlyStackAndTouchesNothing) {
   EXPECT_EQ(frames.counts().declined.at("a frame not mapped present, user and writable"), 1u);
 }
 
+// Checking decides as writing does: a stack the VMM would not write is left to the
+// kernel unchecked, not compared with a kernel that then faults.
+TEST_F(PvSignalTest, CheckModeDeclinesWhatWritingWouldDecline) {
+  Put(PteGpa(), kStackPageGpa | 0x5);  // present, user, not writable
+  PvSignalFrames frames(*memory_, /*check=*/true);
+  ASSERT_TRUE(memory_->WriteObject(kArgs, FrameArgs()).ok());
+  EXPECT_TRUE(Call(frames, SIGVISOR_HC_SIGNAL_FRAME, kArgs).instrument);
+  EXPECT_EQ(FrameResult(), SIGVISOR_SIGNAL_PV_DECLINED);
+  EXPECT_EQ(frames.counts().declined.at("a frame not mapped present, user and writable"), 1u);
+  EXPECT_TRUE(frames.counts().mismatches.empty());
+}
+
 TEST_F(PvSignalTest, HostilePointersAreDeclinedOrRefusedNeverFollowed) {
   PvSignalFrames frames(*memory_, false);
   const uint64_t far = 0xffff'ffff'ffff'f000;
