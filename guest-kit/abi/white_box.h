@@ -63,6 +63,7 @@
   X(vector)     /* pushed by the entry stub */                                         \
   X(error_code) /* pushed by the CPU, or 0 by the stub */                              \
   X(rip) X(cs) X(rflags) X(rsp) X(ss) /* the hardware interrupt frame */
+
 #define SIGVISOR_WB_PT_REGS_RAX 80 /* the system call number at syscall_dispatch */
 
 /* ---- The user address range (arch/x86_64/guest/uaccess.h's access_ok) -----------------

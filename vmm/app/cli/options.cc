@@ -214,8 +214,9 @@ FlagTable TraceFlags(TraceOptions& o) {
                "print only the summary and the signal-path stages of one op (no listing)"),
       NoSandbox(&o.no_sandbox),
       StringFlag("symbols", &o.symbols,
-                 "a Linux kernel's System.map: names its code in the trace (Debian's is in "
-                 "the kernel's -dbg package); the kernel runs with nokaslr"),
+                 "a Linux kernel's System.map: names its code in the trace instead of the "
+                 "kernel's own kallsyms (needed only for a kernel built without them); the "
+                 "kernel runs with nokaslr"),
   };
 }
 

@@ -47,7 +47,7 @@ struct StepTracerOptions {
   // Why code the host does not step is opaque, for the trace ("" = a generic line).
   std::string opaque_reason;
   // Names the kernel's code instead of the image's own symbols (a stripped Linux
-  // vmlinux: its System.map's); null = the image's.
+  // vmlinux: its kallsyms, or a System.map given); null = the image's.
   std::shared_ptr<const SymbolTable> kernel_symbols;
 };
 
