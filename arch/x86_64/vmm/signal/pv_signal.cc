@@ -93,16 +93,26 @@ void PvSignalFrames::Mismatch(std::string what) {
   }
 }
 
+void PvSignalFrames::CompareRegs(uint64_t regs_gpa, const PtRegs& expected,
+                                 const std::string& what) {
+  absl::StatusOr<PtRegs> regs = memory_.ReadObject<PtRegs>(regs_gpa);
+  if (!regs.ok()) {
+    Mismatch(absl::StrFormat("%s: pt_regs cannot be read back", what));
+  } else if (std::string diff = FirstRegsDifference(*regs, expected); !diff.empty()) {
+    Mismatch(absl::StrFormat("%s: %s", what, diff));
+  }
+}
+
 HypercallResult PvSignalFrames::SignalFrame(uint32_t args_gpa) {
   absl::StatusOr<sigvisor_hc_signal_frame> args =
       memory_.ReadObject<sigvisor_hc_signal_frame>(args_gpa);
   if (!args.ok()) return BadArgs(SIGVISOR_HC_SIGNAL_FRAME, args_gpa, args.status());
   if (args->phase == SIGVISOR_SIGNAL_PV_BUILT) return FrameBuilt(args->kernel_result);
-  return FrameAsked(args_gpa);
+  return FrameAsked(args_gpa, *args);
 }
 
-HypercallResult PvSignalFrames::FrameAsked(uint32_t args_gpa) {
-  const sigvisor_hc_signal_frame args = *memory_.ReadObject<sigvisor_hc_signal_frame>(args_gpa);
+HypercallResult PvSignalFrames::FrameAsked(uint32_t args_gpa,
+                                           const sigvisor_hc_signal_frame& args) {
   const uint64_t result_gpa = args_gpa + offsetof(sigvisor_hc_signal_frame, result);
   auto decline = [&](const absl::Status& why) {
     Declined(why);
@@ -214,14 +224,7 @@ HypercallResult PvSignalFrames::FrameBuilt(int32_t kernel_result) {
       return answer;
     }
   }
-  absl::StatusOr<PtRegs> regs = memory_.ReadObject<PtRegs>(pending.regs_gpa);
-  if (!regs.ok()) {
-    Mismatch(absl::StrFormat("signal %d: pt_regs cannot be read back", signo));
-    return answer;
-  }
-  if (std::string diff = FirstRegsDifference(*regs, pending.plan.regs); !diff.empty()) {
-    Mismatch(absl::StrFormat("signal %d: %s", signo, diff));
-  }
+  CompareRegs(pending.regs_gpa, pending.plan.regs, absl::StrFormat("signal %d", signo));
   return answer;
 }
 
@@ -231,11 +234,11 @@ HypercallResult PvSignalFrames::Sigreturn(uint32_t args_gpa) {
   if (args->phase == SIGVISOR_SIGNAL_PV_BUILT) {
     return SigreturnBuilt(args->mask, args->kernel_result);
   }
-  return SigreturnAsked(args_gpa);
+  return SigreturnAsked(args_gpa, *args);
 }
 
-HypercallResult PvSignalFrames::SigreturnAsked(uint32_t args_gpa) {
-  const sigvisor_hc_sigreturn args = *memory_.ReadObject<sigvisor_hc_sigreturn>(args_gpa);
+HypercallResult PvSignalFrames::SigreturnAsked(uint32_t args_gpa,
+                                               const sigvisor_hc_sigreturn& args) {
   const uint64_t result_gpa = args_gpa + offsetof(sigvisor_hc_sigreturn, result);
   auto decline = [&](const absl::Status& why) {
     Declined(why);
@@ -299,14 +302,7 @@ HypercallResult PvSignalFrames::SigreturnBuilt(uint64_t mask, int32_t kernel_res
                              mask, pending.plan.mask));
     return answer;
   }
-  absl::StatusOr<PtRegs> regs = memory_.ReadObject<PtRegs>(pending.regs_gpa);
-  if (!regs.ok()) {
-    Mismatch("rt_sigreturn: pt_regs cannot be read back");
-    return answer;
-  }
-  if (std::string diff = FirstRegsDifference(*regs, pending.plan.regs); !diff.empty()) {
-    Mismatch(absl::StrFormat("rt_sigreturn: %s", diff));
-  }
+  CompareRegs(pending.regs_gpa, pending.plan.regs, "rt_sigreturn");
   return answer;
 }
 

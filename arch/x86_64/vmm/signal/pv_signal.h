@@ -23,6 +23,7 @@
 
 #include "absl/status/status.h"
 #include "arch/x86_64/vmm/signal/frame_builder.h"
+#include "guest-kit/abi/sigvisor_abi.h"
 #include "vmm/machine/guest_memory.h"
 #include "vmm/run/hypercall_table.h"
 #include "vmm/run/signal_frame_counts.h"
@@ -55,14 +56,17 @@ class PvSignalFrames {
     uint64_t regs_gpa = 0;
   };
 
-  HypercallResult FrameAsked(uint32_t args_gpa);
+  HypercallResult FrameAsked(uint32_t args_gpa, const sigvisor_hc_signal_frame& args);
   HypercallResult FrameBuilt(int32_t kernel_result);
-  HypercallResult SigreturnAsked(uint32_t args_gpa);
+  HypercallResult SigreturnAsked(uint32_t args_gpa, const sigvisor_hc_sigreturn& args);
   HypercallResult SigreturnBuilt(uint64_t mask, int32_t kernel_result);
   // Answers the call: `result` into the argument block at `result_gpa`.
   HypercallResult Answer(uint64_t nr, uint32_t args_gpa, uint64_t result_gpa, int32_t result);
   void Declined(const absl::Status& why);
   void Mismatch(std::string what);
+  // --check-signal-frames: pt_regs at `regs_gpa` against what the VMM computed; a
+  // difference is a mismatch of `what` ("signal 8", "rt_sigreturn").
+  void CompareRegs(uint64_t regs_gpa, const PtRegs& expected, const std::string& what);
   absl::Status WriteFrame(const SignalFramePlan& plan, uint64_t page_table_gpa);
 
   GuestMemory& memory_;
