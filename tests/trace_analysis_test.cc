@@ -10,6 +10,9 @@
 #include "vmm/trace/analysis.h"
 #include "vmm/trace/format.h"
 #include "vmm/trace/inline_info.h"
+#include "vmm/trace/linux_stages.h"
+#include "vmm/trace/op_counts.h"
+#include "vmm/trace/stages.h"
 
 namespace sigvisor::trace {
 namespace {
@@ -90,13 +93,19 @@ Entry Opaque(std::string via, uint64_t emulated) {
   return e;
 }
 
-// One divzero-shaped op between the markers' kernel spans.
-Trace DivzeroShaped(bool dr7) {
+// A complete trace of one divzero op, its entries to come.
+Trace OneDivzeroOp(std::string host_kind) {
   Trace t;
   t.phase = "divzero";
   t.ops = 1;
   t.complete = true;
-  t.host_kind = "pvm";
+  t.host_kind = std::move(host_kind);
+  return t;
+}
+
+// One divzero-shaped op between the markers' kernel spans.
+Trace DivzeroShaped(bool dr7) {
+  Trace t = OneDivzeroOp("pvm");
   t.trap = TrapMechanism::kOff;
   t.opaque_reason = "CPL3 is not stepped here";
   t.entries.push_back(Insn(0x100, "x86_return_from_trap"));  // BEGIN returning
@@ -175,6 +184,208 @@ TEST(AnalysisTest, ProfileAndStages) {
       "DR7 write", "frame setup", "return to the handler", "handler (CPL3, opaque)",
       "sigreturn entry", "sys_rt_sigreturn", "sigreturn exit"};
   EXPECT_EQ(names, expected);
+}
+
+// One Linux divzero op, shaped as Debian 6.1's trace on the hardware lane: the #DE
+// through the die notifiers to force_sig_fault (with a ucounts charge), the delivery
+// (dequeue, the frame and its FPU part, the exit-to-user work), the handler, and
+// sigreturn by SYSCALL. Each step has `n` instructions.
+Trace LinuxDivzeroShaped() {
+  Trace t = OneDivzeroOp("hardware");
+  t.kernel = Kernel::kLinux;
+  auto add = [&](std::string function, std::vector<std::string> callers, int n,
+                 std::string text = "nop") {
+    for (int i = 0; i < n; ++i) t.entries.push_back(Insn(0x1000, function, callers, {}, text));
+  };
+  t.entries.push_back(Opaque("#DE", 0));  // from the BEGIN marker: user code, its #DE
+  const std::vector<std::string> de = {"asm_exc_divide_error"};
+  const std::vector<std::string> trap = {"asm_exc_divide_error", "exc_divide_error",
+                                         "do_error_trap"};
+  add("asm_exc_divide_error", {}, 2);
+  add("error_entry", de, 3);
+  add("sync_regs", {"asm_exc_divide_error", "error_entry"}, 1, "rep movsq (%rsi), (%rdi)");
+  add("exc_divide_error", de, 4);
+  add("notify_die", trap, 5);
+  add("__rcu_read_lock",
+      {"asm_exc_divide_error", "exc_divide_error", "do_error_trap", "notify_die"}, 1);
+  add("force_sig_fault", trap, 6);
+  const std::vector<std::string> send = {
+      "asm_exc_divide_error", "exc_divide_error",     "do_error_trap",   "force_sig_fault",
+      "send_signal_locked",   "__send_signal_locked", "__sigqueue_alloc"};
+  add("inc_rlimit_get_ucounts", send, 7);
+  add("kmem_cache_alloc", send, 8);
+  add("irqentry_exit", de, 1);
+  const std::vector<std::string> out = {"asm_exc_divide_error", "irqentry_exit_to_user_mode"};
+  add("exit_to_user_mode_prepare", out, 2);
+  std::vector<std::string> deliver = out;
+  deliver.push_back("exit_to_user_mode_prepare");
+  add("arch_do_signal_or_restart", deliver, 3);
+  deliver.push_back("arch_do_signal_or_restart");
+  add("get_signal", deliver, 9);
+  std::vector<std::string> dequeue = deliver;
+  dequeue.push_back("get_signal");
+  add("put_ucounts", dequeue, 2);
+  add("get_sigframe.constprop.0.isra.0", deliver, 4);
+  add("copy_fpstate_to_sigframe", deliver, 5);
+  add("copy_siginfo_to_user", deliver, 3);
+  add("native_tss_update_io_bitmap",
+      {"asm_exc_divide_error", "irqentry_exit_to_user_mode", "exit_to_user_mode_prepare"}, 2);
+  add("irqentry_exit_to_user_mode", de, 1, "retq");
+  add("asm_exc_divide_error", {}, 1, "jmp error_return");
+  add("__irqentry_text_end", {}, 2);
+  add("native_irq_return_iret", {}, 1, "iretq");
+  t.entries.push_back(Opaque("syscall (rt_sigreturn)", 0));  // the handler
+  add("entry_SYSCALL_64", {}, 3);
+  const std::vector<std::string> sys = {"entry_SYSCALL_64_after_hwframe", "do_syscall_64"};
+  add("__ia32_sys_rt_sigreturn", sys, 6);
+  add("fpu__restore_sig",
+      {"entry_SYSCALL_64_after_hwframe", "do_syscall_64", "__ia32_sys_rt_sigreturn",
+       "restore_sigcontext"},
+      4);
+  add("syscall_exit_to_user_mode", sys, 2);
+  add("entry_SYSCALL_64_after_hwframe", {}, 1);  // after the call: on the way out
+  add("native_irq_return_iret", {}, 1, "iretq");
+  t.entries.push_back(Opaque("the END marker", 0));
+  return t;
+}
+
+TEST(LinuxStagesTest, TheTableNamesLinuxsSignalPath) {
+  EXPECT_EQ(LinuxStageRuleFor("asm_exc_divide_error")->stage, kEntryPath);
+  EXPECT_EQ(LinuxStageRuleFor("exc_divide_error")->stage, stage::kSignalGeneration);
+  EXPECT_EQ(LinuxStageRuleFor("irqentry_exit_to_user_mode")->stage, kExitPath);
+  EXPECT_EQ(LinuxStageRuleFor("exit_to_user_mode_prepare")->stage, stage::kExitToUserWork);
+  EXPECT_EQ(LinuxStageRuleFor("get_sigframe.constprop.0.isra.0")->stage, stage::kFrameSetup);
+  EXPECT_EQ(LinuxStageRuleFor("apparmor_task_kill")->stage, stage::kLsmHook);
+  EXPECT_EQ(LinuxStageRuleFor("kmem_cache_alloc"), nullptr);  // counts with its caller
+  // Every stage the table names is one of the list the diff orders by.
+  for (const LinuxStageRule& rule : LinuxStageTable()) {
+    if (rule.stage == kEntryPath || rule.stage == kExitPath) continue;
+    EXPECT_LT(stage::Rank(rule.stage), std::size(stage::kOrder)) << rule.function;
+  }
+}
+
+TEST(LinuxStagesTest, CutsALinuxOpIntoTheModelsStagesAndLinuxsOwn) {
+  const Analysis a = Analyze(LinuxDivzeroShaped());
+  ASSERT_EQ(a.ops.size(), 1u) << a.ops_note;
+  std::vector<std::pair<std::string, uint64_t>> rows;
+  uint64_t total = 0;
+  for (const StageRow& s : a.stages) {
+    rows.emplace_back(s.stage, s.kernel_insns);
+    total += s.kernel_insns;
+  }
+  const std::vector<std::pair<std::string, uint64_t>> expected = {
+      {"user code (CPL3, opaque)", 0},
+      {"exception entry", 2 + 3 + 1},    // asm_exc_divide_error, error_entry, sync_regs
+      {"signal generation", 4 + 6 + 8},  // exc_divide_error, force_sig_fault, the slab
+      {"die notifiers", 6},
+      {"ucounts", 7 + 2},
+      // irqentry_exit*, asm_exc_divide_error's jmp, the iretq's path
+      {"return to the handler", 1 + 1 + 1 + 2 + 1},
+      {"exit-to-user work", 2 + 2},
+      {"frame setup", 3 + 4 + 3},
+      {"dequeue", 9},
+      {"FPU frame", 5},
+      {"handler (CPL3, opaque)", 0},
+      {"sigreturn entry", 3},
+      {"sys_rt_sigreturn", 6},
+      {"FPU frame restore", 4},
+      {"sigreturn exit", 2 + 1 + 1},
+  };
+  EXPECT_EQ(rows, expected);
+  EXPECT_EQ(total, a.ops[0].kernel_insns);
+}
+
+TEST(LinuxStagesTest, DiffOfTheModelAndLinuxIsByStage) {
+  const Trace model = DivzeroShaped(true), linux_trace = LinuxDivzeroShaped();
+  const TraceDiff d = DiffTraces({"kernel", "baseline", ""}, model, Analyze(model),
+                                 {"vmlinuz", "", ""}, linux_trace, Analyze(linux_trace));
+  EXPECT_EQ(d.json["left"]["kernel"], "sigvisor");
+  EXPECT_EQ(d.json["right"]["kernel"], "linux");
+  EXPECT_TRUE(d.json["instructions"].is_null());
+  EXPECT_TRUE(d.json["functions"].empty());
+  std::vector<std::string> order;
+  for (const auto& row : d.json["stages"]) order.push_back(row["stage"]);
+  // The order a signal passes them: Linux's own stages between the model's.
+  const std::vector<std::string> expected = {"user code (CPL3, opaque)",
+                                             "exception entry",
+                                             "die notifiers",
+                                             "signal generation",
+                                             "ucounts",
+                                             "dequeue",
+                                             "DR7 write",
+                                             "frame setup",
+                                             "FPU frame",
+                                             "exit-to-user work",
+                                             "return to the handler",
+                                             "handler (CPL3, opaque)",
+                                             "sigreturn entry",
+                                             "sys_rt_sigreturn",
+                                             "FPU frame restore",
+                                             "sigreturn exit"};
+  EXPECT_EQ(order, expected) << d.text;
+  for (const auto& row : d.json["stages"]) {
+    if (row["stage"] == "DR7 write") {
+      EXPECT_EQ(row["left"], 1);
+      EXPECT_EQ(row["right"], 0);  // Linux 6.1 writes no DR7 on delivery
+    }
+  }
+  EXPECT_NE(d.text.find("compared by stage only"), std::string::npos) << d.text;
+}
+
+TEST(OpCountsTest, CountsTheSeedsTermsInOneOp) {
+  Trace t = LinuxDivzeroShaped();
+  auto at = [&](std::string_view function) {
+    return std::find_if(t.entries.begin(), t.entries.end(),
+                        [&](const Entry& e) { return e.function == function; });
+  };
+  // Seed 001: %gs-prefixed instructions (after a lock prefix too, but not after REX).
+  at("force_sig_fault")->bytes = {0x65, 0x48, 0x8b, 0x04, 0x25, 0x28, 0x00, 0x00, 0x00};
+  std::next(at("force_sig_fault"))->bytes = {0xf0, 0x65, 0xff, 0x05, 0, 0, 0, 0};
+  std::next(at("force_sig_fault"), 2)->bytes = {0x48, 0x8b, 0x04, 0x25, 0x65, 0, 0, 0};
+  at("entry_SYSCALL_64")->text = "swapgs";
+  // Seed 003: dequeue's stores (the stack's are not counted).
+  const std::vector<std::string> in_get_signal = {
+      "asm_exc_divide_error", "irqentry_exit_to_user_mode", "exit_to_user_mode_prepare",
+      "arch_do_signal_or_restart", "get_signal"};
+  std::vector<Entry> stores;
+  for (const char* text : {"movq %rdx, (%rbp)", "movq %rdx, 8(%rbp)", "movq %rdx, 0x10(%rbp)",
+                           "movq %rax, 8(%rsp)", "movl $1, (%rcx)"}) {
+    stores.push_back(Insn(0x2000, "collect_signal", in_get_signal, {}, text));
+  }
+  t.entries.insert(std::next(at("get_signal")), stores.begin(), stores.end());
+  // Seed 002: a user-copy call in the frame set-up, and the routine's own call below it.
+  std::vector<std::string> in_copy = {"asm_exc_divide_error", "irqentry_exit_to_user_mode",
+                                      "exit_to_user_mode_prepare", "arch_do_signal_or_restart",
+                                      "copy_siginfo_to_user"};
+  auto copy = at("copy_siginfo_to_user");
+  copy->text = "callq 0x1000";
+  std::vector<Entry> calls = {Insn(0x3000, "_copy_to_user", in_copy, {}, "callq 0x1000")};
+  in_copy.push_back("_copy_to_user");
+  calls.push_back(Insn(0x3100, "copy_user_enhanced_fast_string", in_copy, {}, "stac"));
+  t.entries.insert(std::next(copy), calls.begin(), calls.end());
+  // Seed 000: a DR7 write.
+  Entry dr7 = Insn(0x4000, "native_set_debugreg", {"asm_exc_divide_error"}, {}, "movq %rax, %dr7");
+  dr7.debug_register_write = dr7.debug_control_write = true;
+  t.entries.insert(std::next(at("error_entry")), dr7);
+
+  const Analysis a = Analyze(t);
+  ASSERT_EQ(a.ops.size(), 1u) << a.ops_note;
+  const std::optional<OpCounts> c = CountOp(t, a);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->kernel_insns, a.ops[0].kernel_insns);
+  EXPECT_EQ(c->gs_prefixed, 2u);
+  EXPECT_EQ(c->swapgs, 1u);
+  EXPECT_EQ(c->dr7_writes, 1u);
+  EXPECT_EQ(c->dr_writes, 1u);
+  EXPECT_EQ(c->stage_insns.at("DR7 write"), 1u);
+  EXPECT_EQ(c->stage_insns.at("dequeue"), 9u + 5u);
+  EXPECT_EQ(c->dequeue_bytes_stored, 3u * 8 + 4);
+  EXPECT_EQ(c->dequeue_largest_block, 24u);
+  EXPECT_EQ(c->user_copy_calls_in_frame_setup, 1u);
+  EXPECT_EQ(c->user_access_windows, 1u);
+  EXPECT_TRUE(c->frame_setup_functions.count("copy_fpstate_to_sigframe"));
+  EXPECT_TRUE(c->frame_setup_functions.count("_copy_to_user"));
+  EXPECT_FALSE(CountOp(t, a, 1).has_value());
 }
 
 TEST(AnalysisTest, UnevenPhasesAreNotCut) {

@@ -8,6 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "guest-kit/abi/white_box.h"
+#include "vmm/trace/linux_stages.h"
+#include "vmm/trace/stages.h"
 
 namespace sigvisor::trace {
 namespace {
@@ -47,30 +49,27 @@ uint64_t Count(const Trace& trace, size_t begin, size_t end, uint64_t* distinct 
 // are the white-box contract's: a test checks every embedded kernel defines them.
 struct StageRule {
   std::string_view function;
-  const char* stage;
+  std::string_view stage;
 };
 constexpr StageRule kStageRules[] = {
-    {white_box::kSetDebugreg7, "DR7 write"},
-    {white_box::kHandleSignal, "frame setup"},
-    {white_box::kGetSignal, "dequeue"},
-    {white_box::kSysRtSigreturn, "sys_rt_sigreturn"},
-    {white_box::kUserException, "signal generation"},
-    {white_box::kForceSigFault, "signal generation"},
-    {white_box::kSendSignal, "signal generation"},
-    {white_box::kSysKill, "signal generation"},
+    {white_box::kSetDebugreg7, stage::kDr7Write},
+    {white_box::kHandleSignal, stage::kFrameSetup},
+    {white_box::kGetSignal, stage::kDequeue},
+    {white_box::kSysRtSigreturn, stage::kSysRtSigreturn},
+    {white_box::kUserException, stage::kSignalGeneration},
+    {white_box::kForceSigFault, stage::kSignalGeneration},
+    {white_box::kSendSignal, stage::kSignalGeneration},
+    {white_box::kSysKill, stage::kSignalGeneration},
 };
 constexpr std::string_view kExitToUser = white_box::kExitToUserMode;
 
-const char* RuleFor(const std::vector<std::string>& frames, std::string* matched) {
+std::optional<std::string_view> RuleFor(const std::vector<std::string>& frames) {
   for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
     for (const StageRule& rule : kStageRules) {
-      if (*it == rule.function) {
-        *matched = *it;
-        return rule.stage;
-      }
+      if (*it == rule.function) return rule.stage;
     }
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 bool HasFrame(const Trace& trace, size_t begin, size_t end, std::string_view name) {
@@ -80,6 +79,99 @@ bool HasFrame(const Trace& trace, size_t begin, size_t end, std::string_view nam
     }
   }
   return false;
+}
+
+// The bundled kernel's stages of one kernel span [begin, end): by its white-box
+// functions and by the events of its way out (below).
+KernelSpanStages BundledKernelSpanStages(const Trace& trace, size_t begin, size_t end,
+                                         std::string_view left_user_by) {
+  KernelSpanStages span;
+  span.labels.resize(end - begin);
+  const bool sigreturn = HasFrame(trace, begin, end, white_box::kSysRtSigreturn);
+  // Delivers a signal: calls get_signal, then runs handle_signal (inlined).
+  span.delivers = HasFrame(trace, begin, end, white_box::kGetSignal) &&
+                  HasFrame(trace, begin, end, white_box::kHandleSignal);
+  std::string_view entry_label = stage::kKernelEntry, exit_label = stage::kReturnToUser;
+  if (sigreturn) {
+    entry_label = stage::kSigreturnEntry;
+    exit_label = stage::kSigreturnExit;
+  } else if (span.delivers) {
+    const bool by_syscall = left_user_by.find("int $0x80") != std::string_view::npos;
+    entry_label = by_syscall ? stage::kSyscallEntry : stage::kExceptionEntry;
+    exit_label = stage::kReturnToHandler;
+  }
+  span.entry_label = std::string(entry_label);
+  // The way out (exit_to_user_mode) is cut by events, not by function alone: the
+  // compiler schedules an instruction of an inlined function wherever it likes
+  // (even into exit_to_user_mode's prologue, which every return runs), so a
+  // stage by DWARF range alone would see "frame setup" in a return that
+  // delivers nothing. In a span that dequeues (calls get_signal):
+  //   dequeue      from the way in (the pending check) to get_signal's result check
+  //   DR7 write    what runs between dequeuing and delivering: seed 000's site
+  //                (the write in dr7=always builds, the task's DR7 check in lazy ones)
+  //   frame setup  handle_signal, to its last instruction
+  //   the return   the rest.
+  size_t exit_begin = end;
+  std::optional<size_t> dequeued;   // the last instruction inside get_signal
+  std::optional<size_t> delivered;  // the last one of handle_signal after it
+  for (size_t i = begin; i < end; ++i) {
+    const std::vector<std::string> frames = Frames(trace.entries[i]);
+    auto has = [&](std::string_view f) {
+      return std::find(frames.begin(), frames.end(), f) != frames.end();
+    };
+    if (exit_begin == end && has(kExitToUser)) exit_begin = i;
+    if (i < exit_begin) continue;
+    if (has(white_box::kGetSignal)) dequeued = i;
+    if (dequeued && i > *dequeued && has(white_box::kHandleSignal)) delivered = i;
+  }
+  enum { kWayIn, kResultCheck, kBetween, kDelivering, kOut } phase = kWayIn;
+  for (size_t i = begin; i < end; ++i) {
+    const Entry& e = trace.entries[i];
+    const std::vector<std::string> frames = Frames(e);
+    auto has = [&](std::string_view f) {
+      return std::find(frames.begin(), frames.end(), f) != frames.end();
+    };
+    std::string_view stage;
+    if (i < exit_begin) {
+      const std::optional<std::string_view> rule = RuleFor(frames);
+      stage = rule && *rule != stage::kDequeue && *rule != stage::kFrameSetup &&
+                      *rule != stage::kDr7Write
+                  ? *rule
+                  : entry_label;
+    } else if (!dequeued) {
+      stage = exit_label;
+    } else {
+      if (phase == kWayIn && i > *dequeued) phase = kResultCheck;
+      if (phase == kResultCheck && has(white_box::kSetDebugreg7)) phase = kBetween;
+      if ((phase == kResultCheck || phase == kBetween) && has(white_box::kHandleSignal)) {
+        phase = kDelivering;
+      }
+      if (phase != kWayIn && (!delivered || i > *delivered)) phase = kOut;
+      switch (phase) {
+        case kWayIn:
+          stage = stage::kDequeue;
+          break;
+        case kResultCheck: {
+          stage = stage::kDequeue;
+          const std::string_view text = e.text;
+          if (text.starts_with("j") && !text.starts_with("jmp")) phase = kBetween;
+          break;
+        }
+        case kBetween:
+          stage = stage::kDr7Write;
+          break;
+        case kDelivering:
+          stage = stage::kFrameSetup;
+          break;
+        case kOut:
+          stage = exit_label;
+          break;
+      }
+      if (has(white_box::kSetDebugreg7)) stage = stage::kDr7Write;
+    }
+    span.labels[i - begin] = std::string(stage);
+  }
+  return span;
 }
 
 }  // namespace
@@ -126,8 +218,7 @@ std::vector<std::string> ClassifyStages(const Trace& trace, size_t begin, size_t
   std::string carry_what;
   for (const Segment& seg : Segments(trace, begin, end)) {
     if (seg.user) {
-      const std::string stage =
-          previous_delivered ? "handler (CPL3, opaque)" : "user code (CPL3, opaque)";
+      const std::string stage(previous_delivered ? stage::kHandler : stage::kUserCode);
       const Entry& last = trace.entries[seg.end - 1];
       add(stage, 0, true, "");
       StageRow& row = by_stage[stage];
@@ -140,89 +231,19 @@ std::vector<std::string> ClassifyStages(const Trace& trace, size_t begin, size_t
       carry_what = last.kind == Entry::Kind::kOpaque ? last.exit_via : "";
       continue;
     }
-    const bool sigreturn = HasFrame(trace, seg.begin, seg.end, white_box::kSysRtSigreturn);
-    // Delivers a signal: calls get_signal, then runs handle_signal (inlined).
-    const bool delivers = HasFrame(trace, seg.begin, seg.end, white_box::kGetSignal) &&
-                          HasFrame(trace, seg.begin, seg.end, white_box::kHandleSignal);
-    std::string entry_label = "kernel entry", exit_label = "return to user";
-    if (sigreturn) {
-      entry_label = "sigreturn entry";
-      exit_label = "sigreturn exit";
-    } else if (delivers) {
-      const bool by_syscall = carry_what.find("int $0x80") != std::string::npos;
-      entry_label = by_syscall ? "syscall entry" : "exception entry";
-      exit_label = "return to the handler";
-    }
+    KernelSpanStages span = trace.kernel == Kernel::kLinux
+                                ? LinuxKernelSpanStages(trace, seg.begin, seg.end, carry_what)
+                                : BundledKernelSpanStages(trace, seg.begin, seg.end, carry_what);
     if (carry > 0) {
-      add(entry_label, carry, false, absl::StrCat("(CPL3: ", carry_what, ")"));
+      add(span.entry_label, carry, false, absl::StrCat("(CPL3: ", carry_what, ")"));
       carry = 0;
     }
-    // The way out (exit_to_user_mode) is cut by events, not by function alone: the
-    // compiler schedules an instruction of an inlined function wherever it likes
-    // (even into exit_to_user_mode's prologue, which every return runs), so a
-    // stage by DWARF range alone would see "frame setup" in a return that
-    // delivers nothing. In a span that dequeues (calls get_signal):
-    //   dequeue      from the way in (the pending check) to get_signal's result check
-    //   DR7 write    what runs between dequeuing and delivering: seed 000's site
-    //                (the write in dr7=always builds, the task's DR7 check in lazy ones)
-    //   frame setup  handle_signal, to its last instruction
-    //   the return   the rest.
-    size_t exit_begin = seg.end;
-    std::optional<size_t> dequeued;  // the last instruction inside get_signal
-    std::optional<size_t> delivered; // the last one of handle_signal after it
     for (size_t i = seg.begin; i < seg.end; ++i) {
-      const std::vector<std::string> frames = Frames(trace.entries[i]);
-      auto has = [&](std::string_view f) {
-        return std::find(frames.begin(), frames.end(), f) != frames.end();
-      };
-      if (exit_begin == seg.end && has(kExitToUser)) exit_begin = i;
-      if (i < exit_begin) continue;
-      if (has(white_box::kGetSignal)) dequeued = i;
-      if (dequeued && i > *dequeued && has(white_box::kHandleSignal)) delivered = i;
+      std::string& stage = span.labels[i - seg.begin];
+      add(stage, HostCount(trace.entries[i]), false, Frames(trace.entries[i]).back());
+      labels[i - begin] = std::move(stage);
     }
-    enum { kWayIn, kResultCheck, kBetween, kDelivering, kOut } phase = kWayIn;
-    for (size_t i = seg.begin; i < seg.end; ++i) {
-      const Entry& e = trace.entries[i];
-      const std::vector<std::string> frames = Frames(e);
-      auto has = [&](std::string_view f) {
-        return std::find(frames.begin(), frames.end(), f) != frames.end();
-      };
-      std::string stage;
-      if (i < exit_begin) {
-        std::string matched;
-        const char* rule = RuleFor(frames, &matched);
-        stage = rule != nullptr && std::string_view(rule) != "dequeue" &&
-                        std::string_view(rule) != "frame setup" &&
-                        std::string_view(rule) != "DR7 write"
-                    ? rule
-                    : entry_label;
-      } else if (!dequeued) {
-        stage = exit_label;
-      } else {
-        if (phase == kWayIn && i > *dequeued) phase = kResultCheck;
-        if (phase == kResultCheck && has("set_debugreg7")) phase = kBetween;
-        if ((phase == kResultCheck || phase == kBetween) && has(white_box::kHandleSignal)) {
-          phase = kDelivering;
-        }
-        if (phase != kWayIn && (!delivered || i > *delivered)) phase = kOut;
-        switch (phase) {
-          case kWayIn: stage = "dequeue"; break;
-          case kResultCheck: {
-            stage = "dequeue";
-            const std::string_view text = e.text;
-            if (text.starts_with("j") && !text.starts_with("jmp")) phase = kBetween;
-            break;
-          }
-          case kBetween: stage = "DR7 write"; break;
-          case kDelivering: stage = "frame setup"; break;
-          case kOut: stage = exit_label; break;
-        }
-        if (has("set_debugreg7")) stage = "DR7 write";
-      }
-      labels[i - begin] = stage;
-      add(stage, HostCount(e), false, frames.back());
-    }
-    previous_delivered = delivers;
+    previous_delivered = span.delivers;
   }
   if (rows != nullptr) {
     rows->clear();

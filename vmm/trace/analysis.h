@@ -87,13 +87,15 @@ struct Analysis {
 Analysis Analyze(const Trace& trace);
 
 // The stage of each entry of [begin, end) (one op), "" for none; `rows` gets the
-// totals in order of first appearance. The stages are the bundled kernel's signal
-// path (function names in guest-kit/kernel and arch/x86_64/guest): kernel entry,
+// totals in order of first appearance. The stages (stages.h) are the bundled kernel's
+// signal path (function names in guest-kit/kernel and arch/x86_64/guest): kernel entry,
 // signal generation, dequeue (get_signal), the DR7 write (set_debugreg7), frame
 // setup (handle_signal: setup_rt_frame with the sigcontext and siginfo copies,
 // signal_delivered), the return to the handler, the handler itself (CPL3), and
-// sigreturn's entry, sys_rt_sigreturn and exit. The range is clipped to the trace
-// (an empty one when begin >= end); the labels are one per entry of the clipped range.
+// sigreturn's entry, sys_rt_sigreturn and exit. A Linux trace (trace.kernel) is cut
+// by Linux's stage table (linux_stages.h) into the same stages and those only Linux
+// has. The range is clipped to the trace (an empty one when begin >= end); the labels
+// are one per entry of the clipped range.
 std::vector<std::string> ClassifyStages(const Trace& trace, size_t begin, size_t end,
                                         std::vector<StageRow>* rows);
 

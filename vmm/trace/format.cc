@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "vmm/trace/stages.h"
 
 namespace sigvisor::trace {
 namespace {
@@ -314,7 +315,10 @@ std::string FormatSummary(const TraceSource& source, const Trace& trace, const A
     absl::StrAppendFormat(&out, "  %-44s %7d %7d\n", row.function, row.self, row.inclusive);
   }
   if (!a.stages.empty()) {
-    absl::StrAppendFormat(&out, "\nstages of op 1 (kernel instructions)\n");
+    absl::StrAppendFormat(&out, "\nstages of op 1 (kernel instructions%s)\n",
+                          trace.kernel == Kernel::kLinux
+                              ? "; Linux's functions by its stage table, vmm/trace/linux_stages.cc"
+                              : "");
     uint64_t total = 0;
     for (const StageRow& row : a.stages) {
       total = AddCounts(total, row.kernel_insns);
@@ -337,6 +341,7 @@ Json TraceToJson(const TraceSource& source, const Trace& trace, const Analysis& 
   doc["variant"] = source.variant.empty() ? Json(nullptr) : Json(source.variant);
   doc["cmdline"] = source.cmdline;
   doc["host"] = trace.host_kind;
+  doc["kernel"] = KernelName(trace.kernel);
   doc["trap_mechanism"] = TrapMechanismName(trace.trap);
   doc["phase"] = trace.phase;
   doc["ops"] = trace.ops;
@@ -391,14 +396,16 @@ TraceDiff DiffTraces(const TraceSource& source_a, const Trace& a, const Analysis
   const std::string name_a = source_a.variant.empty() ? source_a.image : source_a.variant;
   const std::string name_b = source_b.variant.empty() ? source_b.image : source_b.variant;
   Json& j = diff.json;
-  j["left"] = {{"image", source_a.image},
-               {"variant", name_a},
-               {"per_op", analysis_a.ops.empty() ? Json(nullptr)
-                                                 : Json(analysis_a.ops[0].kernel_insns)}};
-  j["right"] = {{"image", source_b.image},
-                {"variant", name_b},
-                {"per_op", analysis_b.ops.empty() ? Json(nullptr)
-                                                  : Json(analysis_b.ops[0].kernel_insns)}};
+  j["left"] = {
+      {"image", source_a.image},
+      {"variant", name_a},
+      {"kernel", KernelName(a.kernel)},
+      {"per_op", analysis_a.ops.empty() ? Json(nullptr) : Json(analysis_a.ops[0].kernel_insns)}};
+  j["right"] = {
+      {"image", source_b.image},
+      {"variant", name_b},
+      {"kernel", KernelName(b.kernel)},
+      {"per_op", analysis_b.ops.empty() ? Json(nullptr) : Json(analysis_b.ops[0].kernel_insns)}};
   std::string& out = diff.text;
   if (analysis_a.ops.empty() || analysis_b.ops.empty()) {
     out = "the two traces cannot be compared op by op: " +
@@ -414,7 +421,8 @@ TraceDiff DiffTraces(const TraceSource& source_a, const Trace& a, const Analysis
   absl::StrAppendFormat(&out, "  kernel instructions: %d vs %d (%s)\n", op_a.kernel_insns,
                         op_b.kernel_insns, Delta(op_a.kernel_insns, op_b.kernel_insns));
 
-  // Stages side by side.
+  // Stages side by side, in the order a signal passes them (stages.h), so that the
+  // model's and Linux's rows of one step are one row.
   std::vector<std::string> stage_order;
   std::map<std::string, std::pair<uint64_t, uint64_t>> stages;
   for (const StageRow& row : analysis_a.stages) {
@@ -425,6 +433,9 @@ TraceDiff DiffTraces(const TraceSource& source_a, const Trace& a, const Analysis
     if (!stages.count(row.stage)) stage_order.push_back(row.stage);
     stages[row.stage].second = AddCounts(stages[row.stage].second, row.kernel_insns);
   }
+  std::stable_sort(
+      stage_order.begin(), stage_order.end(),
+      [](const std::string& x, const std::string& y) { return stage::Rank(x) < stage::Rank(y); });
   absl::StrAppendFormat(&out, "\n  %-26s %7s %7s %7s\n", "stage", "left", "right", "delta");
   Json stage_json = Json::array();
   for (const std::string& s : stage_order) {
@@ -433,6 +444,17 @@ TraceDiff DiffTraces(const TraceSource& source_a, const Trace& a, const Analysis
     stage_json.push_back({{"stage", s}, {"left", l}, {"right", r}});
   }
   j["stages"] = stage_json;
+  if (a.kernel != b.kernel) {
+    // Two kernels share no code: their functions and instructions do not pair up. Each
+    // one's profile is in its own summary.
+    out +=
+        "\n  (two different kernels: compared by stage only; each one's functions are in "
+        "its profile above)\n";
+    j["functions"] = Json::array();
+    j["instructions"] = nullptr;
+    ReplaceNonUtf8(j);
+    return diff;
+  }
 
   // Functions that differ.
   std::map<std::string, std::pair<uint64_t, uint64_t>> fns;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "vmm/run/trap_mechanism.h"
@@ -61,8 +62,18 @@ struct Entry {
   std::vector<std::string> notes;
 };
 
+// Whose code a trace runs through, which decides how its ops are cut into stages:
+// the bundled kernel's by its white-box names (analysis.h), Linux's by a table of its
+// functions (linux_stages.h).
+enum class Kernel { kBundled, kLinux };
+// "sigvisor" or "linux", as the trace's JSON says it.
+constexpr std::string_view KernelName(Kernel kernel) {
+  return kernel == Kernel::kLinux ? "linux" : "sigvisor";
+}
+
 struct Trace {
   std::string phase;        // the traced phase's name
+  Kernel kernel = Kernel::kBundled;
   uint64_t ops = 0;         // its operations
   std::string variant;      // the kernel build, for reports ("baseline", ...)
   std::string host_kind;    // "pvm" | "hardware"
