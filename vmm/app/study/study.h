@@ -124,6 +124,8 @@ struct StudyReport {
   std::vector<Comparison> comparisons;
   std::string text;              // the seed-shaped table and the VM-level figures
   nlohmann::ordered_json extra;  // study-specific static data (sizes, stack, bloat)
+  // The Linux column (linux_column.h), as JSON; null when none was asked for.
+  nlohmann::ordered_json linux_column = nullptr;
   bool complete() const { return bench.complete(); }
 };
 

@@ -530,6 +530,7 @@ nlohmann::ordered_json StudyToJson(const StudyReport& report) {
           {"complete", report.complete()},
           {"comparisons", comparisons},
           {"static", report.extra},
+          {"linux", report.linux_column},
           {"text", report.text},
           {"bench", bench::BenchToJson(report.bench)}};
 }

@@ -9,6 +9,7 @@
 #include "vmm/app/bench/stats.h"
 #include "vmm/app/images/embedded_images.h"
 #include "vmm/app/study/bloat.h"
+#include "vmm/app/study/linux_column.h"
 #include "vmm/app/study/object_stats.h"
 #include "vmm/report/testing/json_schema.h"
 #include "vmm/report/testing/xml_check.h"
@@ -257,6 +258,67 @@ TEST(StudyTest, JsonCsvAndSvgOfAllStudies) {
        {"baseline", "dr7=lazy", "pda=direct", "uaccess=cerr", "dequeue=pointer", "signal=pv"}) {
     EXPECT_NE(svg.text.find(name), std::string::npos) << name;
   }
+}
+
+// The Linux column: the seed's figures counted in traced ops of Linux and of the study's
+// two builds; the study's own tables are left as they were.
+TEST(StudyTest, LinuxColumnSitsBesideTheModelsColumns) {
+  StudyReport r = FakeStudy(*FindStudy("dr7"));
+  const std::string model_text = r.text;
+  const nlohmann::ordered_json model_comparisons = StudyToJson(r)["comparisons"];
+  auto kernel = [](uint64_t insns, uint64_t dr7) {
+    trace::OpCounts c;
+    c.kernel_insns = insns;
+    c.dr7_writes = c.dr_writes = dr7;
+    c.stage_insns["DR7 write"] = dr7 == 1 ? 2 : 0;
+    return TracedKernel{.ops = {{"divzero", c}}};
+  };
+  const TracedKernel linux_kernel = kernel(3108, 0), old_build = kernel(828, 1),
+                     new_build = kernel(829, 0);
+  const LinuxColumn column =
+      MakeLinuxColumn("dr7", "vmlinuz", linux_kernel, &old_build, &new_build);
+  ASSERT_TRUE(column.absent_why.empty()) << column.absent_why;
+  AddLinuxColumn(r, column);
+  ASSERT_TRUE(r.text.starts_with(model_text));  // the study's tables unchanged
+  EXPECT_EQ(StudyToJson(r)["comparisons"], model_comparisons);
+  const std::string linux_part = r.text.substr(model_text.size());
+  EXPECT_NE(linux_part.find("Linux beside the model (vmlinuz)"), std::string::npos) << linux_part;
+  EXPECT_NE(linux_part.find("828          829         3108"), std::string::npos) << linux_part;
+  const nlohmann::ordered_json json = StudyToJson(r)["linux"];
+  EXPECT_EQ(json["kernel"], "vmlinuz");
+  ASSERT_EQ(json["figures"].size(), 4u);
+  EXPECT_EQ(json["figures"][1]["metric"], "dr7_writes_per_op");
+  EXPECT_EQ(json["figures"][1]["old"], 1);
+  EXPECT_EQ(json["figures"][1]["new"], 0);
+  EXPECT_EQ(json["figures"][1]["linux"], 0);
+
+  // Without the builds' traces their cells are "-", and the text says why.
+  StudyReport alone = FakeStudy(*FindStudy("dr7"));
+  AddLinuxColumn(alone, MakeLinuxColumn("dr7", "vmlinuz", linux_kernel, nullptr, nullptr,
+                                        "the trace of divzero in baseline failed: x"));
+  EXPECT_NE(alone.text.find("(the builds' columns: the trace of divzero in baseline failed: x)"),
+            std::string::npos)
+      << alone.text;
+  EXPECT_TRUE(StudyToJson(alone)["linux"]["figures"][0]["old"].is_null());
+
+  // Every seed study has phases to trace; pvsig has none. A missing phase is said.
+  for (std::string_view name : {"dr7", "pda", "cerr", "dequeue"}) {
+    EXPECT_FALSE(LinuxPhasesFor(name).empty()) << name;
+    EXPECT_FALSE(MakeLinuxColumn(name, "vmlinuz", {}, nullptr, nullptr).absent_why.empty()) << name;
+  }
+  EXPECT_TRUE(LinuxPhasesFor("pvsig").empty());
+  StudyReport dequeue = FakeStudy(*FindStudy("dequeue"));
+  AddLinuxColumn(dequeue, AbsentLinuxColumn("vmlinuz", "the trace failed: x"));
+  EXPECT_NE(dequeue.text.find("Linux: not measured: the trace failed: x."), std::string::npos);
+  std::ifstream file("docs/schema/sigvisor.study-1.schema.json");
+  const nlohmann::json schema = nlohmann::json::parse(file);
+  std::vector<StudyReport> all;
+  all.push_back(std::move(r));
+  all.push_back(std::move(alone));
+  all.push_back(std::move(dequeue));
+  const std::vector<std::string> errors =
+      testing::ValidateJson(nlohmann::json::parse(StudiesToJson(all).dump()), schema);
+  EXPECT_TRUE(errors.empty()) << errors.front();
 }
 
 // Issue 30: `study cerr --inject ...` printed figures that included the injections'
