@@ -1,5 +1,7 @@
 #include "arch/x86_64/vmm/trace/step_tracer.h"
 
+#include <algorithm>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -133,6 +135,18 @@ Interception StepTracer::Intercept(const VmExit& exit) {
     return Interception::Instrument("kernel entry stop (trace)");
   }
   if (exit.kind != ExitKind::kDebug || !tracing_) return {};
+  if (!entry_breakpoints_.empty()) {
+    const std::optional<int> slot = context_.cpu.debug().VmmBreakpointHit(exit.raw_detail);
+    const std::optional<uint64_t> at =
+        slot ? context_.cpu.debug().BreakpointAddress(*slot) : std::nullopt;
+    if (at && std::find(entry_breakpoints_.begin(), entry_breakpoints_.end(), *at) !=
+                  entry_breakpoints_.end()) {
+      if (absl::Status s = StepFromKernelEntry(); !s.ok()) {
+        Stop(absl::StrCat("could not single-step a kernel entry: ", s.message()), false);
+      }
+      return Interception::Instrument("kernel entry breakpoint (trace)");
+    }
+  }
   if (!context_.cpu.debug().IsVmmStep(exit.raw_detail)) return {};
   return Interception::Instrument("single step (trace)");
 }
@@ -218,10 +232,18 @@ void StepTracer::Start() {
     done_ = true;
     return;
   }
-  if (absl::Status s = context_.cpu.debug().SetSingleStep(GuestDebug::kStepTracer, true); !s.ok()) {
-    out_->stopped_why = absl::StrCat("could not single-step: ", s.message());
-    done_ = true;
-    return;
+  // A phase that begins in user code (a Linux process's marker) on a host that steps
+  // only CPL0 (PVM) must not be stepped yet: the step would set RFLAGS.TF on a user
+  // instruction, and the guest would take its #DB. It waits for its first kernel entry
+  // on execution breakpoints instead (ArmEntryBreakpoints), and steps from there.
+  const bool await_kernel_entry = sregs->cs.dpl == 3 && context_.cpl0_emulated;
+  if (!await_kernel_entry) {
+    if (absl::Status s = context_.cpu.debug().SetSingleStep(GuestDebug::kStepTracer, true);
+        !s.ok()) {
+      out_->stopped_why = absl::StrCat("could not single-step: ", s.message());
+      done_ = true;
+      return;
+    }
   }
   // The phase alone: no timer or device interrupt lands in it while it is traced.
   if (absl::Status s = context_.cpu.debug().SetBlockInterrupts(GuestDebug::kBlockTracer, true); !s.ok()) {
@@ -249,6 +271,12 @@ void StepTracer::Start() {
   }
   tracing_ = true;
   ClearStack();
+  if (await_kernel_entry) {
+    if (absl::Status s = ArmEntryBreakpoints(); !s.ok()) {
+      Stop(absl::StrCat("cannot wait for the phase's first kernel entry: ", s.message()), false);
+      return;
+    }
+  }
   absl::StatusOr<Pending> first = Fetch(*regs, *sregs);
   if (!first.ok()) {
     Stop(std::string(first.status().message()), false);
@@ -280,6 +308,7 @@ void StepTracer::Stop(std::string why, bool complete) {
   out_->complete = complete;
   out_->stopped_why = std::move(why);
   pending_.reset();
+  DisarmEntryBreakpoints();
   (void)context_.cpu.debug().SetSingleStep(GuestDebug::kStepTracer, false);
   (void)context_.cpu.debug().SetBlockInterrupts(GuestDebug::kBlockTracer, false);
   if (entry_stops_) {
@@ -288,6 +317,37 @@ void StepTracer::Stop(std::string why, bool complete) {
     }
     entry_stops_.reset();
   }
+}
+
+absl::Status StepTracer::ArmEntryBreakpoints() {
+  GuestDebug& debug = context_.cpu.debug();
+  for (int vector : kUserEntryVectors) {
+    const auto gate = std::find_if(idt_.begin(), idt_.end(),
+                                   [&](const auto& entry) { return entry.second == vector; });
+    if (gate == idt_.end()) continue;
+    bool taken = false;  // another VMM breakpoint is there already (SYSCALL's completion)
+    for (int slot = 0; slot < 4; ++slot)
+      taken = taken || debug.BreakpointAddress(slot) == gate->first;
+    if (taken) continue;
+    if (!debug.AddBreakpoint(gate->first, GuestDebug::BreakKind::kExecute, 1).ok()) break;
+    entry_breakpoints_.push_back(gate->first);
+  }
+  if (entry_breakpoints_.empty()) {
+    return absl::ResourceExhaustedError("no debug register is free for a breakpoint on its gates");
+  }
+  return absl::OkStatus();
+}
+
+void StepTracer::DisarmEntryBreakpoints() {
+  for (uint64_t address : entry_breakpoints_) {
+    (void)context_.cpu.debug().RemoveBreakpoint(address, GuestDebug::BreakKind::kExecute, 1);
+  }
+  entry_breakpoints_.clear();
+}
+
+absl::Status StepTracer::StepFromKernelEntry() {
+  DisarmEntryBreakpoints();
+  return context_.cpu.debug().SetSingleStep(GuestDebug::kStepTracer, true);
 }
 
 void StepTracer::ReadIdt(const kvm_sregs& sregs) {
@@ -438,6 +498,16 @@ void StepTracer::OnStop(bool vmm_step, std::string_view exit_note) {
     return;
   }
   const int cpl = sregs->cs.dpl;
+  if (!entry_breakpoints_.empty()) {
+    // Waiting for the first kernel entry: user code's exits are not the kernel's, and
+    // any other stop in the kernel (an exit another interceptor took there: on PVM the
+    // completion of a SYSCALL at its entry) is the entry.
+    if (cpl == 3) return;
+    if (absl::Status s = StepFromKernelEntry(); !s.ok()) {
+      Stop(absl::StrCat("could not single-step a kernel entry: ", s.message()), false);
+      return;
+    }
+  }
   if (entry_stops_ && cpl == 3) {
     // Back in user code on a host that would step it: let it run, as PVM does, until
     // a kernel-entry stop. The instruction that left the kernel stays pending.

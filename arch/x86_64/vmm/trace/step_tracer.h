@@ -28,6 +28,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "arch/x86_64/vmm/machine/x86_machine.h"
@@ -131,6 +132,16 @@ class StepTracer : public ExitInterceptor {
   bool last_stop_was_exit_ = false;
   bool to_user_handled_ = false;
   bool step_after_exit_ = false;  // stepping paused over a trap site
+  // PVM, a phase begun at CPL3: until its first kernel entry, execution breakpoints on
+  // the gates of the exceptions user code raises (they fire at CPL0 there; the host's
+  // single step does not stop at CPL3), and no step. Empty otherwise.
+  static constexpr int kUserEntryVectors[] = {0 /* #DE */,  13 /* #GP */, 6 /* #UD */,
+                                              14 /* #PF */, 3 /* #BP */,  1 /* #DB */};
+  std::vector<uint64_t> entry_breakpoints_;
+  absl::Status ArmEntryBreakpoints();
+  void DisarmEntryBreakpoints();
+  // At a kernel entry: the breakpoints off, single steps on.
+  absl::Status StepFromKernelEntry();
   // Hardware KVM: the IDT redirected while tracing; stepping paused at CPL3.
   std::optional<KernelEntryStops> entry_stops_;
   bool user_unstepped_ = false;
