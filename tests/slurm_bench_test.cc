@@ -1,8 +1,10 @@
 // `sigvisor bench --shard auto` on a real scheduler: a one-node Slurm cluster
 // (tests/slurm/single_node.sh: munged, slurmctld and slurmd from Debian's packages,
 // started for this test and stopped after it) runs a 3-task job array of a small
-// bench; `sigvisor merge` of the three results must give exactly the counts of one
-// unsharded run, and each task must say which slice it took from where.
+// bench whose tasks restore one set of snapshots saved before it (`bench
+// --save-snapshots`, as on shared storage); `sigvisor merge` of the three results must
+// give exactly the counts of one unsharded run that boots, and each task must say which
+// slice it took from where.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -86,11 +88,16 @@ std::map<std::string, json> ExactCounts(const json& bench) {
 
 TEST_F(SlurmBenchTest, AJobArrayOfShardsMergesToOneRunsCounts) {
   const std::string sigvisor = (std::filesystem::current_path() / "vmm/app/cli/sigvisor").string();
+  // The builds' snapshots, once, for every task to restore (the default --variants and
+  // --traps, as kBench has).
+  const std::string snapshots = dir_ + "/snapshots";
+  const CommandResult saved = Sigvisor("bench --save-snapshots " + snapshots);
+  ASSERT_EQ(saved.status, 0) << saved.err;
   const std::string job_log = dir_ + "/sbatch.log";
   ASSERT_EQ(Shell(Slurm("sbatch --parsable --array=0-" + std::to_string(kTasks - 1) + " -o " +
-                        dir_ + "/task-%a.err --wrap '" + sigvisor + " " + kBench +
-                        " --shard auto > " + dir_ + "/shard.$SLURM_ARRAY_TASK_ID.json' >" +
-                        job_log + " 2>&1")),
+                        dir_ + "/task-%a.err --wrap '" + sigvisor + " " + kBench + " --snapshots " +
+                        snapshots + " --shard auto > " + dir_ +
+                        "/shard.$SLURM_ARRAY_TASK_ID.json' >" + job_log + " 2>&1")),
             0)
       << Slurp(job_log);
   const std::string job = Slurp(job_log).substr(0, Slurp(job_log).find('\n'));
@@ -119,6 +126,7 @@ TEST_F(SlurmBenchTest, AJobArrayOfShardsMergesToOneRunsCounts) {
   EXPECT_EQ(m["runs_measured"], w["runs_measured"]);
   EXPECT_EQ(m["shards"]["count"], kTasks);
   EXPECT_TRUE(m["complete"].get<bool>());
+  EXPECT_TRUE(m["matrix"]["restored"].get<bool>());
   EXPECT_EQ(ExactCounts(m), ExactCounts(w));
   EXPECT_FALSE(ExactCounts(w).empty());
 }

@@ -1,9 +1,11 @@
 // Snapshots (docs/snapshots.md): a VM saved at its guest's quiescent point and restored
 // runs every workload with the per-op counts of a booted run, under every trap
-// mechanism the host gives; two restores of one snapshot run side by side and agree;
-// and a snapshot that cannot be reproduced exactly is refused in one line before a vCPU
-// runs. The counts compared are the ledger's and the trap engine's (exits, traps, DR
-// loads per op) and, where the host counts them (PVM), kernel instructions per op.
+// mechanism the host gives; two restores of one snapshot run side by side and agree; a
+// restored trace is the booted one; the shards of a bench restore one saved set of
+// snapshots with a booting bench's counts; and a snapshot that cannot be reproduced
+// exactly is refused in one line before a vCPU runs. The counts compared are the
+// ledger's and the trap engine's (exits, traps, DR loads per op) and, where the host
+// counts them (PVM), kernel instructions per op.
 //
 // Both lanes: this is a KVM test (tags = ["kvm"]); the refusals that need no KVM run
 // everywhere.
@@ -78,22 +80,52 @@ std::string Snapshot(const std::string& name, const std::string& flags = "") {
   return dir;
 }
 
+// `r`'s document, checked against the schema file `schema` of docs/schema.
+json ValidDoc(const CommandResult& r, const std::string& schema) {
+  json doc = Parse(r);
+  for (const std::string& error : sigvisor::testing::ValidateJson(doc, DocsSchema(schema))) {
+    ADD_FAILURE() << error;
+  }
+  return doc;
+}
+
+// Two bench documents' cells, in order: the same cell with the same per-op counts.
+void ExpectSameCells(const json& booted, const json& other) {
+  ASSERT_EQ(other["cells"].size(), booted["cells"].size());
+  for (size_t i = 0; i < booted["cells"].size(); ++i) {
+    const json& a = booted["cells"][i];
+    const json& b = other["cells"][i];
+    SCOPED_TRACE(a["workload"].dump() + " " + a["variant"].dump() + " " + a["trap"].dump());
+    EXPECT_EQ(b["workload"], a["workload"]);
+    EXPECT_EQ(b["variant"], a["variant"]);
+    EXPECT_EQ(b["trap"], a["trap"]);
+    EXPECT_EQ(b["per_op"], a["per_op"]);
+  }
+}
+
+// `booted` and `restored`, both exited 0, parsed; the restored one valid under `schema`
+// and naming `dir` as where it came from.
+std::pair<json, json> BootedAndRestored(const CommandResult& booted, const CommandResult& restored,
+                                        const std::string& dir, const std::string& schema) {
+  EXPECT_EQ(booted.status, 0) << booted.err;
+  EXPECT_EQ(restored.status, 0) << restored.err;
+  if (booted.status != 0 || restored.status != 0) return {};
+  json booted_doc = Parse(booted), restored_doc = ValidDoc(restored, schema);
+  EXPECT_EQ(restored_doc["restored_from"], dir);
+  EXPECT_TRUE(booted_doc.value("restored_from", json(nullptr)).is_null());  // absent or null
+  return {std::move(booted_doc), std::move(restored_doc)};
+}
+
 // The booted run and the restored run of `workload` under `trap`, compared.
 void ExpectRestoredLikeBooted(const std::string& dir, const std::string& variant,
                               const std::string& workload, const std::string& trap) {
   SCOPED_TRACE(variant + " " + workload + " --trap=" + trap);
   const std::string common =
       " --json --quiet --workload " + workload + " --ops " + kOps + " --trap=" + trap;
-  const CommandResult booted = Sigvisor("run --variant " + variant + common);
-  ASSERT_EQ(booted.status, 0) << booted.err;
-  const CommandResult restored = Sigvisor("run --restore " + dir + common);
-  ASSERT_EQ(restored.status, 0) << restored.err;
-  const json booted_doc = Parse(booted), restored_doc = Parse(restored);
-  for (const std::string& error :
-       sigvisor::testing::ValidateJson(restored_doc, DocsSchema("sigvisor.run-2.schema.json"))) {
-    ADD_FAILURE() << error;
-  }
-  EXPECT_EQ(restored_doc["restored_from"], dir);
+  const auto [booted_doc, restored_doc] = BootedAndRestored(
+      Sigvisor("run --variant " + variant + common), Sigvisor("run --restore " + dir + common), dir,
+      "sigvisor.run-2.schema.json");
+  if (restored_doc.is_null()) return;
   EXPECT_TRUE(restored_doc["timing"]["boot_ns"].is_null());
   EXPECT_EQ(restored_doc["cmdline"], booted_doc["cmdline"]);
   // The same output, up to the timings the guest prints.
@@ -167,26 +199,111 @@ TEST(SnapshotTest, BenchRestoreCountsAsBenchBoot) {
   ASSERT_EQ(booted.status, 0) << booted.err;
   const CommandResult restored = Sigvisor("bench --restore" + matrix);
   ASSERT_EQ(restored.status, 0) << restored.err;
-  const json booted_doc = Parse(booted), restored_doc = Parse(restored);
-  for (const std::string& error :
-       sigvisor::testing::ValidateJson(restored_doc, DocsSchema("sigvisor.bench-1.schema.json"))) {
-    ADD_FAILURE() << error;
-  }
+  const json booted_doc = Parse(booted),
+             restored_doc = ValidDoc(restored, "sigvisor.bench-1.schema.json");
   EXPECT_TRUE(restored_doc["matrix"]["restored"].get<bool>());
   EXPECT_FALSE(booted_doc["matrix"]["restored"].get<bool>());
   ASSERT_EQ(restored_doc["cells"].size(), booted_doc["cells"].size());
   ASSERT_EQ(booted_doc["cells"].size(), 3u * 2u * 3u);  // 3 phases x 2 builds x 3 mechanisms
-  for (size_t i = 0; i < booted_doc["cells"].size(); ++i) {
-    const json& a = booted_doc["cells"][i];
-    const json& b = restored_doc["cells"][i];
-    SCOPED_TRACE(a["workload"].dump() + " " + a["variant"].dump() + " " + a["trap"].dump());
-    EXPECT_EQ(b["workload"], a["workload"]);
-    EXPECT_EQ(b["variant"], a["variant"]);
-    EXPECT_EQ(b["trap"], a["trap"]);
-    EXPECT_EQ(b["per_op"], a["per_op"]);
-  }
+  ExpectSameCells(booted_doc, restored_doc);
   // Its scratch snapshots are gone.
   EXPECT_EQ(restored.err.find("sigvisor: error"), std::string::npos) << restored.err;
+}
+
+// trace --restore: the trace of a restored VM is the booted one's, instruction for
+// instruction: the same kernel instructions per op (on both host kinds: the trace counts
+// them where KVM does not), the same profile and the same stages of signal delivery.
+TEST(SnapshotTest, ARestoredTraceIsTheBootedTrace) {
+  if (!HaveKvm()) GTEST_SKIP() << "no /dev/kvm: the hardware lane runs this (docs/testing.md)";
+  const std::string dir = Snapshot("trace.snap");
+  ASSERT_FALSE(dir.empty());
+  const std::string op = " --workload divzero --ops 1";
+  const auto [booted_doc, restored_doc] = BootedAndRestored(
+      Sigvisor("trace --json" + op), Sigvisor("trace --json --restore " + dir + op), dir,
+      "sigvisor.trace-1.schema.json");
+  ASSERT_FALSE(restored_doc.is_null());
+  EXPECT_TRUE(restored_doc["complete"].get<bool>()) << restored_doc["stopped_why"];
+  EXPECT_EQ(restored_doc["cmdline"], booted_doc["cmdline"]);
+  const json& per_op = restored_doc["counts"]["per_op"];
+  ASSERT_EQ(per_op.size(), 1u) << restored_doc["counts"];
+  EXPECT_GT(per_op[0].get<uint64_t>(), 0u);
+  EXPECT_EQ(per_op, booted_doc["counts"]["per_op"]);
+  EXPECT_EQ(restored_doc["counts"]["marker_kernel_insns"],
+            booted_doc["counts"]["marker_kernel_insns"]);
+  // Where KVM counts kernel instructions (PVM), the restored run's ledger agrees too.
+  EXPECT_EQ(restored_doc["counts"]["matches_ledger"], booted_doc["counts"]["matches_ledger"]);
+  EXPECT_EQ(restored_doc["profile"], booted_doc["profile"]);
+  ASSERT_FALSE(booted_doc["stages"].empty());
+  EXPECT_EQ(restored_doc["stages"], booted_doc["stages"]);
+  // And the text: the same summary and stage table, up to the numbers (compared above).
+  const CommandResult booted_text = Sigvisor("trace --stages" + op);
+  const CommandResult restored_text = Sigvisor("trace --stages --restore " + dir + op);
+  ASSERT_EQ(restored_text.status, 0) << restored_text.err;
+  EXPECT_EQ(MaskNumbers(json(restored_text.out)), MaskNumbers(json(booted_text.out)));
+}
+
+// bench --save-snapshots DIR, then shards of one bench with --snapshots DIR: the shards,
+// merged, count as a bench that boots, cell for cell, for two builds and three trap
+// mechanisms (pv restoring the builds' debugreg=pv counterparts); each snapshot in DIR
+// is one `run --restore` takes; and a DIR whose snapshot does not fit is refused.
+TEST(SnapshotTest, ShardsRestoringOneSavedSetCountAsABootingBench) {
+  if (!HaveKvm()) GTEST_SKIP() << "no /dev/kvm: the hardware lane runs this (docs/testing.md)";
+  const std::string dir = TempPath("bench.snaps");
+  std::filesystem::remove_all(dir);
+  const std::string builds = " --variants 'baseline; accelerated' --traps off,patch,pv";
+  const CommandResult saved = Sigvisor("bench --save-snapshots " + dir + builds);
+  ASSERT_EQ(saved.status, 0) << saved.err;
+  for (const std::string build :
+       {"baseline", "accelerated", "debugreg=pv", "accelerated,debugreg=pv"}) {
+    EXPECT_TRUE(std::filesystem::exists(dir + "/" + build + "/state")) << build;
+    EXPECT_NE(saved.out.find(dir + "/" + build + "\n"), std::string::npos) << saved.out;
+  }
+  EXPECT_EQ(Sigvisor("run --quiet --workload hello --restore '" + dir + "/accelerated,debugreg=pv'")
+                .status,
+            0);
+
+  const std::string matrix = " --json --workloads divzero,lat_sig --repetitions 1 --ops 4" + builds;
+  const CommandResult booted = Sigvisor("bench" + matrix);
+  ASSERT_EQ(booted.status, 0) << booted.err;
+  std::string shards;
+  for (const std::string shard : {"1", "2"}) {
+    const CommandResult part =
+        Sigvisor("bench --snapshots " + dir + matrix + " --shard " + shard + "/2");
+    ASSERT_EQ(part.status, 0) << part.err;
+    const std::string file = TempPath("restored_shard" + shard + ".json");
+    std::ofstream(file) << part.out;
+    shards += " " + file;
+  }
+  const CommandResult merged = Sigvisor("merge --json" + shards);
+  ASSERT_EQ(merged.status, 0) << merged.err;
+  const json booted_doc = Parse(booted),
+             merged_doc = ValidDoc(merged, "sigvisor.bench-1.schema.json");
+  EXPECT_TRUE(merged_doc["matrix"]["restored"].get<bool>());
+  EXPECT_TRUE(merged_doc["complete"].get<bool>());
+  ASSERT_EQ(booted_doc["cells"].size(), 3u * 2u * 3u);  // 3 phases x 2 builds x 3 mechanisms
+  ASSERT_EQ(merged_doc["cells"].size(), booted_doc["cells"].size());
+  ExpectSameCells(booted_doc, merged_doc);
+  // The snapshots are still there for the next bench: --snapshots removes nothing.
+  EXPECT_TRUE(std::filesystem::exists(dir + "/baseline/memory"));
+
+  // Another build's snapshot where accelerated's should be.
+  const std::string wrong_build = TempPath("wrong_build.snaps");
+  std::filesystem::remove_all(wrong_build);
+  std::filesystem::create_directories(wrong_build);
+  std::filesystem::copy(dir + "/baseline", wrong_build + "/accelerated");
+  ExpectOneLineError(Sigvisor("bench --snapshots " + wrong_build +
+                              " --variants accelerated --traps off --workloads divzero --ops 1 "
+                              "--repetitions 1"),
+                     "another image");
+  // A snapshot of other RAM than the bench's.
+  const std::string other_ram = TempPath("other_ram.snaps");
+  std::filesystem::remove_all(other_ram);
+  std::filesystem::create_directories(other_ram);
+  ASSERT_EQ(Sigvisor("snapshot --memory 64 --out " + other_ram + "/baseline").status, 0);
+  ExpectOneLineError(Sigvisor("bench --snapshots " + other_ram +
+                              " --variants baseline --traps off --workloads divzero --ops 1 "
+                              "--repetitions 1"),
+                     "64 MiB");
 }
 
 // A snapshot edited after it was saved: one flipped byte in either file is refused.
@@ -227,6 +344,43 @@ TEST(SnapshotTest, RefusalsBeforeAnyVcpuRuns) {
   }
   ExpectOneLineError(Sigvisor("snapshot"), "--out");
   ExpectOneLineError(Sigvisor("snapshot --out x --trap=patch"), "restored");
+  // trace --restore: the same flags refused, and --diff (a second build).
+  for (const std::string flag :
+       {"--variant dr7=lazy", "--memory 64", "--cmdline ops=3", "--image /dev/null"}) {
+    ExpectOneLineError(Sigvisor("trace --restore " + not_a_snapshot + " " + flag),
+                       "with --restore");
+  }
+  ExpectOneLineError(Sigvisor("trace --restore " + not_a_snapshot + " --diff dr7=lazy"),
+                     "--diff with --restore");
+  ExpectOneLineError(Sigvisor("trace --restore " + not_a_snapshot), "not a snapshot state file");
+}
+
+// bench --snapshots DIR and --save-snapshots DIR: what is refused before KVM is opened.
+TEST(SnapshotTest, BenchSnapshotRefusalsBeforeAnyVcpuRuns) {
+  const std::string missing = TempPath("missing.snaps");
+  ExpectOneLineError(Sigvisor("bench --snapshots " + missing),
+                     "holds no snapshot of build 'baseline'");
+  const std::string damaged = TempPath("damaged.snaps");
+  std::filesystem::create_directories(damaged + "/baseline");
+  { std::ofstream(damaged + "/baseline/state") << "hello"; }
+  ExpectOneLineError(Sigvisor("bench --snapshots " + damaged + " --variants baseline"),
+                     "not a snapshot state file");
+  // --traps pv restores the debugreg=pv counterpart's, which is not there.
+  ExpectOneLineError(Sigvisor("bench --snapshots " + damaged + " --variants baseline --traps pv"),
+                     "no snapshot of build 'debugreg=pv'");
+  ExpectOneLineError(Sigvisor("bench --snapshots " + damaged + " --restore"), "give one");
+  ExpectOneLineError(Sigvisor("bench --snapshots " + damaged + " --save-snapshots x"), "give one");
+  ExpectOneLineError(Sigvisor("bench --snapshots " + damaged + " --peer qemu-tcg"), "--peer");
+  ExpectOneLineError(Sigvisor("bench --snapshots " + damaged + " --inject sig=usr1,op=1"),
+                     "--inject");
+  const std::string linux_kernel = TempPath("vmlinuz-placeholder");
+  { std::ofstream(linux_kernel) << "a Linux build is refused before it is loaded"; }
+  ExpectOneLineError(Sigvisor("bench --snapshots " + damaged + " --variants linux=" + linux_kernel),
+                     "quiescent point");
+  // --save-snapshots runs nothing: a flag for the runs or their result has no use.
+  for (const std::string flag : {"--json", "--workloads divzero", "--ops 4", "--shard 1/2"}) {
+    ExpectOneLineError(Sigvisor("bench --save-snapshots x " + flag), "with --save-snapshots");
+  }
 }
 
 }  // namespace

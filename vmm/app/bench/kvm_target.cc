@@ -1,6 +1,7 @@
 #include "vmm/app/bench/kvm_target.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -55,7 +56,76 @@ absl::StatusOr<launch::LoadedImage> LoadLinuxBuild(const VariantInfo& variant, c
   return loaded;
 }
 
+// The build --traps pv runs in place of `variant`: its debugreg=pv counterpart (the same
+// seed settings). A variant that has none is refused with the builds that do.
+absl::StatusOr<const KernelVariant*> PvCounterpart(const VariantInfo& variant) {
+  absl::StatusOr<const KernelVariant*> build = ResolveVariant(variant.name + ",debugreg=pv");
+  if (build.ok()) return build;
+  std::vector<std::string> with_pv;
+  for (const KernelVariant& v : KernelVariants()) {
+    if (v.name.find("debugreg=pv") != std::string_view::npos) with_pv.emplace_back(v.name);
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "--traps pv boots each build's debugreg=pv counterpart, and '%s' has none (built: %s)",
+      variant.name, absl::StrJoin(with_pv, "; ")));
+}
+
+// Only the bundled kernel's builds name a quiescent point to save at.
+absl::Status CheckSnapshotsExistFor(const VariantInfo& variant) {
+  if (!variant.linux_kernel()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s names no quiescent point to save at (only the bundled kernel's builds do today); "
+      "bench it booted",
+      variant.name));
+}
+
 }  // namespace
+
+SnapshotKinds SnapshotKindsFor(const std::vector<TrapMechanism>& traps) {
+  SnapshotKinds kinds;
+  for (TrapMechanism trap : traps) (trap == TrapMechanism::kPv ? kinds.pv : kinds.plain) = true;
+  return kinds;
+}
+
+std::string BuildSnapshotDir(const std::string& dir, std::string_view build) {
+  if (!dir.empty() && dir.back() == '/') return absl::StrFormat("%s%s", dir, build);
+  return absl::StrFormat("%s/%s", dir, build);
+}
+
+absl::StatusOr<BenchSnapshots> ReadBenchSnapshots(const std::string& dir,
+                                                  const std::vector<VariantInfo>& variants,
+                                                  SnapshotKinds kinds) {
+  auto read = [&](std::string_view build) -> absl::StatusOr<std::shared_ptr<const x86::SavedVm>> {
+    const std::string path = BuildSnapshotDir(dir, build);
+    std::error_code error;
+    if (!std::filesystem::exists(path + "/state", error)) {
+      return absl::NotFoundError(absl::StrFormat(
+          "%s holds no snapshot of build '%s' (no %s/state): save this bench's builds there "
+          "with `sigvisor bench --save-snapshots %s` and its --variants and --traps",
+          dir, build, path, dir));
+    }
+    absl::StatusOr<x86::SavedVm> saved = x86::ReadSavedVm(path);
+    if (!saved.ok()) return saved.status();
+    return std::make_shared<const x86::SavedVm>(*std::move(saved));
+  };
+  BenchSnapshots snapshots;
+  for (const VariantInfo& variant : variants) {
+    if (absl::Status s = CheckSnapshotsExistFor(variant); !s.ok()) return s;
+    if (kinds.plain) {
+      absl::StatusOr<std::shared_ptr<const x86::SavedVm>> saved = read(variant.name);
+      if (!saved.ok()) return saved.status();
+      snapshots.builds.push_back(*std::move(saved));
+    }
+    if (kinds.pv) {
+      absl::StatusOr<const KernelVariant*> pv = PvCounterpart(variant);
+      if (!pv.ok()) return pv.status();
+      absl::StatusOr<std::shared_ptr<const x86::SavedVm>> saved = read((*pv)->name);
+      if (!saved.ok()) return saved.status();
+      snapshots.pv_builds.push_back(*std::move(saved));
+    }
+  }
+  return snapshots;
+}
 
 absl::StatusOr<KvmBenchTarget> KvmBenchTarget::Create(const KvmSystem& kvm, const Matrix& matrix,
                                                       bool cpl0_emulated, launch::RunSettings settings) {
@@ -81,20 +151,12 @@ absl::StatusOr<KvmBenchTarget> KvmBenchTarget::Create(const KvmSystem& kvm, cons
   if (std::find(matrix.traps.begin(), matrix.traps.end(), TrapMechanism::kPv) !=
       matrix.traps.end()) {
     for (const VariantInfo& variant : matrix.variants) {
-      absl::StatusOr<const KernelVariant*> build = ResolveVariant(variant.name + ",debugreg=pv");
-      if (!build.ok()) {
-        std::vector<std::string> with_pv;
-        for (const KernelVariant& v : KernelVariants()) {
-          if (v.name.find("debugreg=pv") != std::string_view::npos) with_pv.emplace_back(v.name);
-        }
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "--traps pv boots each build's debugreg=pv counterpart, and '%s' has none (built: "
-            "%s)",
-            variant.name, absl::StrJoin(with_pv, "; ")));
-      }
+      absl::StatusOr<const KernelVariant*> build = PvCounterpart(variant);
+      if (!build.ok()) return build.status();
       absl::StatusOr<ElfImage> image = ParseKernel(**build);
       if (!image.ok()) return image.status();
       target.pv_images_.push_back(*std::move(image));
+      target.pv_names_.emplace_back((*build)->name);
     }
   }
   return target;
@@ -106,52 +168,83 @@ uint64_t KvmBenchTarget::text_bytes(size_t v) const {
   return bytes;
 }
 
-absl::Status KvmBenchTarget::UseSnapshots(const std::string& dir, const std::string& version,
-                                          const std::string& host_kind) {
-  if (!inject_specs_.empty()) {
-    return absl::InvalidArgumentError(
-        "--restore with --inject: fault injection reads the boot protocol, which a restored "
-        "guest has passed; boot instead");
+absl::StatusOr<std::vector<std::string>> KvmBenchTarget::SaveSnapshots(
+    const std::string& dir, const std::string& version, const std::string& host_kind) const {
+  // The directory first (its last level, as `sigvisor snapshot --out` makes its own),
+  // so that a path that cannot be one fails before the first boot.
+  std::error_code error;
+  std::filesystem::create_directory(dir, error);
+  if (error || !std::filesystem::is_directory(dir, error)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "cannot make the snapshot directory '%s'%s (its parent must exist)", dir,
+        error ? absl::StrFormat(": %s", error.message()) : std::string(": not a directory")));
   }
+  std::vector<std::string> written;
   // One snapshot of `image`, booted with `trap` (off, or pv for a pv counterpart).
-  auto take = [&](size_t v, const ElfImage& image, TrapMechanism trap, const std::string& name)
-      -> absl::StatusOr<std::shared_ptr<const x86::SavedVm>> {
+  auto save = [&](size_t v, const ElfImage& image, TrapMechanism trap,
+                  const std::string& name) -> absl::Status {
     x86::MachineConfig config = launch::MachineConfigFor(
         settings_, {.cmdline = "", .cpl0_emulated = cpl0_emulated_, .trap = trap});
     config.target = targets_[v];
-    config.save_to = dir + "/" + name;
-    config.save_header =
-        x86::NewSnapshotHeader(image, "kernel", name, version, host_kind);
+    config.save_to = BuildSnapshotDir(dir, name);
+    config.save_header = x86::NewSnapshotHeader(image, "kernel", name, version, host_kind);
     absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(*kvm_, image, config);
     if (!report.ok()) return report.status();
     if (report->result.outcome != Outcome::kSaved) {
-      return absl::InternalError(absl::StrFormat(
-          "--restore: %s did not reach its quiescent point (%s: %s)", name,
-          OutcomeName(report->result.outcome), report->result.diagnosis));
+      return absl::InternalError(
+          absl::StrFormat("%s did not reach its quiescent point (%s: %s): nothing was saved", name,
+                          OutcomeName(report->result.outcome), report->result.diagnosis));
     }
-    absl::StatusOr<x86::SavedVm> saved = x86::ReadSavedVm(config.save_to);
-    if (!saved.ok()) return saved.status();
-    return std::make_shared<const x86::SavedVm>(*std::move(saved));
+    written.push_back(config.save_to);
+    return absl::OkStatus();
   };
+  const SnapshotKinds kinds = SnapshotKindsFor(matrix_.traps);
   for (size_t v = 0; v < matrix_.variants.size(); ++v) {
     const VariantInfo& variant = matrix_.variants[v];
-    if (!std::holds_alternative<x86::SigvisorKernel>(targets_[v])) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "--restore: %s names no quiescent point to save at (only the bundled kernel does "
-          "today); run it without --restore",
-          variant.name));
+    if (absl::Status s = CheckSnapshotsExistFor(variant); !s.ok()) return s;
+    if (kinds.plain) {
+      if (absl::Status s = save(v, images_[v], TrapMechanism::kOff, variant.name); !s.ok()) {
+        return s;
+      }
     }
-    absl::StatusOr<std::shared_ptr<const x86::SavedVm>> saved =
-        take(v, images_[v], TrapMechanism::kOff, variant.name);
-    if (!saved.ok()) return saved.status();
-    saved_.push_back(*std::move(saved));
-    if (!pv_images_.empty()) {
-      absl::StatusOr<std::shared_ptr<const x86::SavedVm>> saved_pv =
-          take(v, pv_images_[v], TrapMechanism::kPv, variant.name + ",debugreg=pv");
-      if (!saved_pv.ok()) return saved_pv.status();
-      saved_pv_.push_back(*std::move(saved_pv));
+    if (kinds.pv) {
+      if (absl::Status s = save(v, pv_images_[v], TrapMechanism::kPv, pv_names_[v]); !s.ok()) {
+        return s;
+      }
     }
   }
+  return written;
+}
+
+absl::Status KvmBenchTarget::RestoreSnapshots(BenchSnapshots snapshots, const RestoreHost& host) {
+  if (!inject_specs_.empty()) {
+    return absl::InvalidArgumentError(
+        "--inject with restored snapshots: fault injection reads the boot protocol, which a "
+        "restored guest has passed; boot instead");
+  }
+  const SnapshotKinds kinds = SnapshotKindsFor(matrix_.traps);
+  const size_t builds = matrix_.variants.size();
+  if ((kinds.plain && snapshots.builds.size() != builds) ||
+      (kinds.pv && snapshots.pv_builds.size() != builds)) {
+    return absl::InternalError("the snapshots given are not one per build of the matrix");
+  }
+  for (size_t v = 0; v < builds; ++v) {
+    for (TrapMechanism trap : matrix_.traps) {
+      const bool pv = trap == TrapMechanism::kPv;
+      const std::shared_ptr<const x86::SavedVm>& saved =
+          pv ? snapshots.pv_builds[v] : snapshots.builds[v];
+      if (absl::Status s = CheckRestoreHost(saved->header, host, saved->dir); !s.ok()) return s;
+      x86::MachineConfig config = launch::MachineConfigFor(
+          settings_, {.cmdline = "", .cpl0_emulated = cpl0_emulated_, .trap = trap});
+      config.target = x86::RestoredVm{saved};
+      if (absl::Status s = x86::CheckRestore(*kvm_, pv ? pv_images_[v] : images_[v], config);
+          !s.ok()) {
+        return s;
+      }
+    }
+  }
+  saved_ = std::move(snapshots.builds);
+  saved_pv_ = std::move(snapshots.pv_builds);
   return absl::OkStatus();
 }
 
@@ -172,10 +265,8 @@ absl::StatusOr<RunSample> KvmBenchTarget::Run(const RunSpec& spec, std::string* 
        .trap = matrix_.traps[spec.trap],
        .check_clocks = true});  // each phase's clocks, at the vCPU's TSC rate
   config.target = targets_[spec.variant];
-  if (!saved_.empty()) {
-    config.target = x86::RestoredVm{config.trap == TrapMechanism::kPv ? saved_pv_[spec.variant]
-                                                                       : saved_[spec.variant]};
-  }
+  const auto& restoring = config.trap == TrapMechanism::kPv ? saved_pv_ : saved_;
+  if (!restoring.empty()) config.target = x86::RestoredVm{restoring[spec.variant]};
   std::vector<InjectionRecord> injections;
   launch::AddFaultInjector(config, inject_specs_, inject_seed_, &injections);
   const ElfImage& image =

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -19,8 +20,40 @@
 #include "vmm/inject/injection_spec.h"
 #include "vmm/kvm/kvm.h"
 #include "vmm/loader/elf_image.h"
+#include "vmm/snapshot/snapshot_header.h"
 
 namespace sigvisor::bench {
+
+// Which snapshots a bench restores (docs/snapshots.md): its builds' own, for every trap
+// mechanism but pv, and their debugreg=pv counterparts', for pv (their kernels take the
+// pv page at boot).
+struct SnapshotKinds {
+  bool plain = false;
+  bool pv = false;
+};
+SnapshotKinds SnapshotKindsFor(const std::vector<TrapMechanism>& traps);
+
+// The snapshots a bench restores, per variant of its matrix: `builds[v]` (when
+// kinds.plain) and `pv_builds[v]`, the debugreg=pv counterpart's (when kinds.pv).
+struct BenchSnapshots {
+  std::vector<std::shared_ptr<const x86::SavedVm>> builds;
+  std::vector<std::shared_ptr<const x86::SavedVm>> pv_builds;
+};
+
+// Where in a directory of a bench's snapshots the snapshot of `build` (its canonical
+// name, as `sigvisor images` lists it) lives: DIR/<build>, so that `sigvisor snapshot
+// --variant B --out DIR/B` makes one as well.
+std::string BuildSnapshotDir(const std::string& dir, std::string_view build);
+
+// bench --snapshots DIR: the snapshot of each of `variants` from DIR/<its name>/ and,
+// with kinds.pv, of each one's debugreg=pv counterpart from DIR/<the counterpart's
+// name>/ (accelerated's: DIR/accelerated,debugreg=pv/). Read and checked as files, with
+// no KVM: a missing one is refused naming it and how to save it, a damaged one as `run
+// --restore` refuses it. What depends on the host and the matrix is checked when a
+// target takes them (KvmBenchTarget::RestoreSnapshots).
+absl::StatusOr<BenchSnapshots> ReadBenchSnapshots(const std::string& dir,
+                                                  const std::vector<VariantInfo>& variants,
+                                                  SnapshotKinds kinds);
 
 class KvmBenchTarget {
  public:
@@ -40,14 +73,24 @@ class KvmBenchTarget {
     inject_seed_ = seed;
   }
 
-  // bench --restore: boots each build once to its guest's quiescent point, saves it in
-  // `dir` (one snapshot per build, and per pv counterpart with --traps pv) and from then
-  // on restores it for every run instead of booting (docs/snapshots.md). The runs' per-op
-  // counts are a booted run's. Refused for a Linux build (its init names no quiescent
-  // point yet) and with --inject (injection reads the boot protocol). `version` and
-  // `host_kind` go into the snapshots' headers.
-  absl::Status UseSnapshots(const std::string& dir, const std::string& version,
-                            const std::string& host_kind);
+  // bench --save-snapshots DIR, and --restore in a scratch DIR: boots each build once
+  // to its guest's quiescent point and saves it in DIR/<build name>/ (BuildSnapshotDir),
+  // the kinds the matrix's trap mechanisms restore (SnapshotKindsFor; a pv counterpart
+  // booted with pv). Returns the directories written, in order. Refused for a Linux
+  // build (its init names no quiescent point yet). `version` and `host_kind` go into
+  // the snapshots' headers.
+  absl::StatusOr<std::vector<std::string>> SaveSnapshots(const std::string& dir,
+                                                         const std::string& version,
+                                                         const std::string& host_kind) const;
+
+  // From now on every run restores its build's snapshot (ReadBenchSnapshots) instead of
+  // booting (docs/snapshots.md); the runs' per-op counts are a booted run's. Each
+  // snapshot is checked first against `host` (host kind, guest ABI), this host's CPU,
+  // its build's image, the matrix's RAM and each trap mechanism it serves, and its
+  // memory image's checksums: one that does not fit is refused before the first run
+  // rather than failing every run. Refused with --inject (injection reads the boot
+  // protocol, which a restored guest has passed).
+  absl::Status RestoreSnapshots(BenchSnapshots snapshots, const RestoreHost& host);
 
   // `console`, when given, receives the guest's console (bench --peer reads the guest's
   // own timing lines from it).
@@ -68,9 +111,11 @@ class KvmBenchTarget {
   // --traps pv: per variant, its debugreg=pv counterpart (the build whose kernel
   // writes its debug registers into the VMM's page); empty without pv.
   std::vector<ElfImage> pv_images_;
+  std::vector<std::string> pv_names_;  // their canonical names ("accelerated,debugreg=pv")
   bool cpl0_emulated_ = false;
   launch::RunSettings settings_;
-  // bench --restore: per variant, its snapshot (and its pv counterpart's); empty: boot.
+  // Restoring (RestoreSnapshots): per variant, its snapshot (and its pv counterpart's);
+  // both empty: boot.
   std::vector<std::shared_ptr<const x86::SavedVm>> saved_;
   std::vector<std::shared_ptr<const x86::SavedVm>> saved_pv_;
   std::vector<InjectionSpec> inject_specs_;

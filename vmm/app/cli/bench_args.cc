@@ -91,4 +91,60 @@ absl::StatusOr<BenchHost> OpenBenchHost(const std::string& kvm_path,
   return host;
 }
 
+absl::Status CheckSnapshotFlags(const BenchOptions& options) {
+  std::vector<std::string> modes;
+  if (options.restore) modes.push_back("--restore");  // a switch: --norestore is none
+  if (options.Given("snapshots")) modes.push_back("--snapshots");
+  if (options.Given("save_snapshots")) modes.push_back("--save-snapshots");
+  if (modes.empty()) return absl::OkStatus();
+  if (modes.size() > 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s and %s: give one (--restore: snapshots of the bench's own, removed at the end; "
+        "--snapshots DIR: those saved in DIR; --save-snapshots DIR: save them, run nothing)",
+        modes[0], modes[1]));
+  }
+  const std::string& mode = modes[0];
+  if (options.Given("save_snapshots")) {
+    // It runs no workload and prints no result: these would be ignored.
+    constexpr std::string_view kNoUse[] = {"workloads", "ops",    "warmup", "repetitions",
+                                           "shard",     "json",   "csv",    "svg",
+                                           "peer",      "inject", "seed"};
+    if (std::string flag = FirstGiven(options, kNoUse); !flag.empty()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s with --save-snapshots: it only saves the builds' snapshots (--variants, "
+          "--traps) and runs nothing; give %s to the benches that restore them (--snapshots "
+          "DIR)",
+          flag, flag));
+    }
+    if (options.save_snapshots.empty()) {
+      return absl::InvalidArgumentError("--save-snapshots: give the directory to save them in");
+    }
+    return absl::OkStatus();
+  }
+  if (options.Given("snapshots") && options.snapshots.empty()) {
+    return absl::InvalidArgumentError("--snapshots: give the directory they were saved in");
+  }
+  if (!options.peer.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s with --peer: QEMU boots its guest; drop one", mode));
+  }
+  if (!options.runs.inject.empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s with --inject: fault injection reads the boot protocol, which a restored guest has "
+        "passed; boot instead",
+        mode));
+  }
+  return absl::OkStatus();
+}
+
+bench::SnapshotKinds SnapshotKindsOf(const std::string& traps_flag) {
+  const std::vector<std::string> names = bench::SplitList(traps_flag);
+  bench::SnapshotKinds kinds;
+  kinds.plain = names.empty();
+  for (const std::string& name : names) {
+    (name == TrapMechanismName(TrapMechanism::kPv) ? kinds.pv : kinds.plain) = true;
+  }
+  return kinds;
+}
+
 }  // namespace sigvisor::cli

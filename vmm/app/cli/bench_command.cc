@@ -9,10 +9,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_format.h"
 #include "arch/x86_64/vmm/machine/linux_board.h"
+#include "guest-kit/abi/sigvisor_abi.h"
 #include "vmm/app/bench/bench_format.h"
 #include "vmm/app/bench/kvm_target.h"
 #include "vmm/app/bench/peer.h"
@@ -173,12 +175,17 @@ constexpr CommandHelp kBenchHelp{
     "repetitions (flagged when not), and time per op as median [min - max]. Progress\n"
     "goes to stderr; Ctrl-C stops after the current run and reports what completed.\n"
     "--shard i/n runs one slice of the matrix; `sigvisor merge` combines the slices'\n"
-    "--json results. Exit status: 0 complete, 1 runs failed or missing, 125 bad input.\n"
+    "--json results. --restore restores each build's snapshot for every run instead of\n"
+    "booting it; --save-snapshots DIR saves them once (and runs nothing) and --snapshots\n"
+    "DIR restores those, so that the shards of one bench restore one set (docs/snapshots.md).\n"
+    "Exit status: 0 complete, 1 runs failed or missing, 125 bad input.\n"
     "\nExamples:\n"
     "  sigvisor bench\n"
     "  sigvisor bench --workloads divzero --variants 'baseline;dr7=lazy' --traps off,auto\n"
     "  sigvisor bench --variants all --repetitions 10 --json > bench.json\n"
     "  sigvisor bench --shard 2/4 --json > part2.json    # then: sigvisor merge part*.json\n"
+    "  sigvisor bench --save-snapshots /shared/snaps --variants 'baseline;accelerated'\n"
+    "  sigvisor bench --snapshots /shared/snaps --variants 'baseline;accelerated' --shard 2/4\n"
     "  sigvisor bench --csv --svg bench.svg\n"
     "\nSide by side with QEMU (--peer): the same workloads on the same image (one\n"
     "--variants build, traps off) under `qemu-system-x86_64 -kernel` with -accel kvm\n"
@@ -191,11 +198,30 @@ constexpr CommandHelp kBenchHelp{
     "  sigvisor bench --peer qemu-tcg --repetitions 3 --json > side-by-side.json",
 };
 
+// --save-snapshots DIR: each build's snapshot saved in DIR/<build name>/, the directories
+// listed on stdout.
+int SaveBenchSnapshots(const bench::KvmBenchTarget& target, const std::string& dir,
+                       const std::string& host_kind) {
+  std::fprintf(stderr, "bench: saving the builds at their quiescent point in %s\n", dir.c_str());
+  absl::StatusOr<std::vector<std::string>> saved =
+      target.SaveSnapshots(dir, VersionLine(), host_kind);
+  if (!saved.ok()) {
+    return ReportError(absl::StrFormat("--save-snapshots: %s", saved.status().message()));
+  }
+  std::printf(
+      "sigvisor bench: saved %zu snapshot(s) (host %s); benches restore them with "
+      "--snapshots %s:\n",
+      saved->size(), host_kind.c_str(), dir.c_str());
+  for (const std::string& snapshot : *saved) std::printf("  %s\n", snapshot.c_str());
+  return 0;
+}
+
 int BenchCommand(const BenchOptions& options) {
   if (!options.args.empty()) {
     return ReportError(
         absl::StrFormat("`sigvisor bench` takes no argument '%s' (see --help)", options.args[0]));
   }
+  if (absl::Status s = CheckSnapshotFlags(options); !s.ok()) return ReportError(s);
   absl::StatusOr<BenchOutput> output = OpenOutput(options.output);
   if (!output.ok()) return ReportError(output.status());
   if (absl::Status s = CheckRunLimits(options.runs.timeout, options.runs.memory_mib); !s.ok()) {
@@ -239,6 +265,20 @@ int BenchCommand(const BenchOptions& options) {
   if (linux_build && !options.runs.inject.empty() &&
       !x86::LinuxBoard::CheckInterceptors(/*trace_only=*/false).ok()) {
     return ReportError("--inject aims at the bundled kernel's code; a Linux build cannot take it");
+  }
+  // --snapshots DIR: each build's snapshot read now, so that a DIR without one is refused
+  // before KVM is opened; the host's part of the check comes once it is.
+  std::optional<bench::BenchSnapshots> snapshots;
+  if (!options.snapshots.empty()) {
+    absl::StatusOr<bench::BenchSnapshots> read = bench::ReadBenchSnapshots(
+        options.snapshots, matrix.variants, SnapshotKindsOf(options.traps));
+    if (!read.ok()) return ReportError(absl::StrFormat("--snapshots: %s", read.status().message()));
+    snapshots = *std::move(read);
+  } else if (linux_build && (options.restore || !options.save_snapshots.empty())) {
+    return ReportError(absl::StrFormat(
+        "%s: a Linux build names no quiescent point to save at (only the bundled kernel's "
+        "builds do today); bench it booted",
+        options.restore ? "--restore" : "--save-snapshots"));
   }
   bench::Shard shard;
   if (options.shard == "auto") {
@@ -298,21 +338,40 @@ int BenchCommand(const BenchOptions& options) {
   absl::StatusOr<std::vector<InjectionSpec>> injections = ParseInjectionSpecs(options.runs.inject);
   if (!injections.ok()) return ReportError(injections.status());
   target->SetInjection(*std::move(injections), options.runs.seed);
-  // --restore: the snapshots live in a directory of this bench's, removed at the end.
-  std::string snapshots;
-  absl::Cleanup remove_snapshots = [&snapshots] {
-    if (!snapshots.empty()) std::filesystem::remove_all(snapshots);
+  // What the runs start from (docs/snapshots.md): a boot, or each build's snapshot, saved
+  // in a scratch directory of this bench's and removed at the end (--restore) or given
+  // (--snapshots DIR); --save-snapshots DIR saves them there and runs nothing.
+  if (!options.save_snapshots.empty()) {
+    return SaveBenchSnapshots(*target, options.save_snapshots, host->info.kind);
+  }
+  std::string scratch;
+  absl::Cleanup remove_scratch = [&scratch] {
+    if (!scratch.empty()) std::filesystem::remove_all(scratch);
   };
   if (options.restore) {
-    if (!peers.empty()) return ReportError("--restore with --peer: QEMU boots its guest; drop one");
     absl::StatusOr<std::string> dir = MakeScratchDirectory("sigvisor-bench-snapshots");
     if (!dir.ok()) return ReportError(dir.status());
-    snapshots = *dir;
+    scratch = *dir;
     std::fprintf(stderr, "bench: saving %zu build(s) at their quiescent point in %s\n",
-                 matrix.variants.size(), snapshots.c_str());
-    if (absl::Status s = target->UseSnapshots(snapshots, VersionLine(), host->info.kind);
-        !s.ok()) {
-      return ReportError(s);
+                 matrix.variants.size(), scratch.c_str());
+    absl::StatusOr<std::vector<std::string>> saved =
+        target->SaveSnapshots(scratch, VersionLine(), host->info.kind);
+    if (!saved.ok()) return ReportError(saved.status());
+    absl::StatusOr<bench::BenchSnapshots> read =
+        bench::ReadBenchSnapshots(scratch, matrix.variants, bench::SnapshotKindsFor(matrix.traps));
+    if (!read.ok()) return ReportError(read.status());
+    snapshots = *std::move(read);
+  }
+  if (snapshots) {
+    const RestoreHost here = {
+        .abi_version = SIGVISOR_ABI_VERSION, .arch = "x86_64", .host_kind = host->info.kind};
+    if (absl::Status s = target->RestoreSnapshots(*std::move(snapshots), here); !s.ok()) {
+      return ReportError(options.restore ? std::string(s.message())
+                                         : absl::StrFormat("--snapshots: %s", s.message()));
+    }
+    if (!options.snapshots.empty()) {
+      std::fprintf(stderr, "bench: restoring each build's snapshot from %s\n",
+                   options.snapshots.c_str());
     }
     matrix.restored = true;
   }

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "arch/x86_64/vmm/probe/probe.h"
+#include "vmm/app/bench/kvm_target.h"
 #include "vmm/app/bench/results.h"
 #include "vmm/app/cli/options.h"
 #include "vmm/app/cli/result_output.h"
@@ -66,6 +67,17 @@ absl::StatusOr<BenchHost> OpenBenchHost(const std::string& kvm_path,
 
 // --timeout and --memory (of bench or study), checked.
 absl::Status CheckRunLimits(absl::Duration timeout, uint32_t memory_mib);
+
+// What bench's runs start from besides a boot (docs/snapshots.md): --restore (snapshots
+// of its own), --snapshots DIR (those saved in DIR) or --save-snapshots DIR (save them
+// and run nothing), at most one of them; refused with what they cannot go with (--peer,
+// --inject) and, for --save-snapshots, with every flag that has no use when nothing runs.
+absl::Status CheckSnapshotFlags(const BenchOptions& options);
+
+// Which snapshots a bench with --traps `traps_flag` restores (bench::SnapshotKindsFor),
+// from the names alone, so before the host resolves them (auto is never pv); empty: the
+// default mechanisms, which are not pv.
+bench::SnapshotKinds SnapshotKindsOf(const std::string& traps_flag);
 
 }  // namespace sigvisor::cli
 

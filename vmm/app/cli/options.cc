@@ -209,7 +209,8 @@ FlagTable TraceFlags(TraceOptions& o) {
       Trap(&o.trap),
       StringFlag("diff", &o.diff,
                  "a second --variant to trace the same op in, shown side by side with the first "
-                 "(e.g. dr7=lazy)"),
+                 "(e.g. dr7=lazy), or linux=KERNEL: a Linux kernel's op beside the bundled "
+                 "kernel's, stage by stage"),
       BoolFlag("stages", &o.stages,
                "print only the summary and the signal-path stages of one op (no listing)"),
       NoSandbox(&o.no_sandbox),
@@ -217,6 +218,10 @@ FlagTable TraceFlags(TraceOptions& o) {
                  "a Linux kernel's System.map: names its code in the trace instead of the "
                  "kernel's own kallsyms (needed only for a kernel built without them); the "
                  "kernel runs with nokaslr"),
+      StringFlag("restore", &o.restore,
+                 "a snapshot directory (sigvisor snapshot --out DIR): trace a restore of that "
+                 "VM instead of a boot, its guest given --workload and --ops (per-op counts are "
+                 "a booted trace's; docs/snapshots.md)"),
   };
 }
 
@@ -277,6 +282,17 @@ FlagTable BenchFlags(BenchOptions& o) {
                            "boot each build once to its quiescent point, save it, and restore "
                            "that snapshot for every run instead of booting (the bundled kernel; "
                            "per-op counts are a booted run's; docs/snapshots.md)"));
+  table.push_back(StringFlag("snapshots", &o.snapshots,
+                             "restore each build's snapshot from DIR/<build name>/ (and its "
+                             "debugreg=pv counterpart's, with --traps pv) for every run instead "
+                             "of booting: one set of snapshots that every shard restores "
+                             "(docs/bench-on-a-scheduler.md); a build without one, or whose "
+                             "snapshot does not fit it or this host, is refused"));
+  table.push_back(StringFlag("save_snapshots", &o.save_snapshots,
+                             "boot each build of --variants (and its debugreg=pv counterpart, "
+                             "with --traps pv) to its quiescent point, save it in "
+                             "DIR/<build name>/ and stop, running nothing else: the snapshots "
+                             "--snapshots DIR restores"));
   table.push_back(StringFlag("peer", &o.peer,
                              "also run the same workloads on the same image under QEMU, "
                              "comma-separated (qemu-kvm, qemu-tcg), and print them side by "
@@ -289,6 +305,9 @@ FlagTable StudyFlags(StudyOptions& o) {
   AddOutput(table, o.output);
   AddKvmRuns(table, o.runs);
   table.push_back(Cores(&o.cores));
+  table.push_back(StringFlag("linux", &o.linux_kernel,
+                             "a Linux kernel (vmlinuz) to trace one op of each seed study's "
+                             "workload in: the study's Linux column, beside its builds"));
   return table;
 }
 

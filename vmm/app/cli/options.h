@@ -80,6 +80,7 @@ struct TraceOptions : CommandLine {
   bool stages = false;
   bool no_sandbox = false;
   std::string symbols;  // a Linux kernel's System.map, for a vmlinux without symbols
+  std::string restore;  // a snapshot directory: trace a restored VM instead of a booted one
 };
 FlagTable TraceFlags(TraceOptions& options);
 
@@ -141,7 +142,9 @@ struct BenchOptions : CommandLine {
   OutputOptions output;
   KvmRunsOptions runs;
   std::string peer;
-  bool restore = false;
+  bool restore = false;        // snapshots of its own, in a scratch directory
+  std::string snapshots;       // restore each build's snapshot from DIR/<build name>/
+  std::string save_snapshots;  // save each build's snapshot in DIR/<build name>/ and stop
 };
 FlagTable BenchFlags(BenchOptions& options);
 
@@ -153,6 +156,7 @@ struct StudyOptions : CommandLine {
   OutputOptions output;
   KvmRunsOptions runs;
   uint32_t cores = 4;  // study tramp's several-core rows
+  std::string linux_kernel;  // --linux: a Linux kernel traced for each seed study's Linux column
 };
 FlagTable StudyFlags(StudyOptions& options);
 

@@ -25,6 +25,7 @@
 #include "vmm/kvm/kvm.h"
 #include "vmm/report/run_record.h"
 #include "vmm/run/trap_mechanism.h"
+#include "vmm/snapshot/snapshot_header.h"
 
 namespace sigvisor::cli {
 
@@ -132,6 +133,29 @@ int RunMips(const RunOptions& options, uint64_t start_ns);
 // `sigvisor run --restore DIR` (run_restore.cc): the snapshot's VM restored instead of
 // booted, with the same report; `start_ns` is when the command started.
 int RunRestored(const RunOptions& options, uint64_t start_ns);
+
+// A snapshot a command restores instead of booting (run --restore, trace --restore;
+// docs/snapshots.md), read and checked as a file, before KVM is opened.
+struct SnapshotToRestore {
+  std::string dir;
+  SnapshotHeader header;
+  // The image the snapshot names, loaded; its target is the restored VM, so that a run
+  // of it restores rather than boots.
+  launch::LoadedImage image;
+  uint32_t memory_mib = 0;  // the snapshot's guest RAM
+  std::string trap;         // --trap as given, else the mechanism it was booted with
+};
+
+// Reads the snapshot in `dir` for a command whose flags are `flags` (its --trap:
+// `trap_flag`). Refused by name: a flag the restored guest cannot honour (--image,
+// --variant, --cmdline, --memory, ... of those the command has), since it keeps what it
+// was booted with.
+absl::StatusOr<SnapshotToRestore> ReadSnapshotToRestore(const std::string& dir,
+                                                        const CommandLine& flags,
+                                                        const std::string& trap_flag);
+
+// The snapshot's host kind, guest ABI and architecture against the host opened.
+absl::Status CheckRestoreHere(const SnapshotToRestore& snapshot, const RunHost& host);
 
 }  // namespace sigvisor::cli
 

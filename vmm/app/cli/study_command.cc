@@ -15,6 +15,8 @@
 #include "vmm/app/cli/build_info/build_info.h"
 #include "vmm/app/cli/command.h"
 #include "vmm/app/cli/run_setup.h"
+#include "vmm/app/cli/study_linux_column.h"
+#include "vmm/app/study/linux_column.h"
 #include "vmm/app/study/study.h"
 
 namespace sigvisor::cli {
@@ -42,11 +44,15 @@ constexpr CommandHelp kStudyHelp{
     "           vs vdso, on 1 core and on --cores N (default 4): instructions, I-cache\n"
     "           lines flushed, IPIs and modelled time per signal, and wall time; on its own\n"
     "--ops, --repetitions and --traps override every chosen study's own.\n"
+    "--linux KERNEL adds each seed study's Linux column: the seed's figures counted in one\n"
+    "traced op of its workload in a stock Linux kernel (its DR7 writes, %gs prefixes,\n"
+    "frame set-up, dequeue), beside the two builds' (docs/bench-and-studies.md).\n"
     "\nExamples:\n"
     "  sigvisor study all\n"
     "  sigvisor study dr7 --repetitions 20 --svg dr7.svg\n"
     "  sigvisor study pvsig\n"
     "  sigvisor study cerr dequeue --json > studies.json\n"
+    "  sigvisor study dr7 --linux /boot/vmlinuz-6.1.0-57-amd64\n"
     "  sigvisor study tramp --cores 8",
 };
 
@@ -78,6 +84,21 @@ int StudyCommand(const StudyOptions& options) {
   }
   absl::StatusOr<std::vector<const study::StudyDef*>> studies = study::ParseStudyNames(names);
   if (!studies.ok()) return ReportError(studies.status());
+  // --linux: the seed studies' Linux column, its kernel loaded (and refused) up front.
+  std::optional<LinuxColumnTracer> linux_tracer;
+  if (!options.linux_kernel.empty()) {
+    if (std::none_of(studies->begin(), studies->end(), [](const study::StudyDef* s) {
+          return !study::LinuxPhasesFor(s->name).empty();
+        })) {
+      return ReportError(
+          "--linux adds a Linux column to the seed studies (dr7, pda, cerr, "
+          "dequeue); pvsig has none");
+    }
+    absl::StatusOr<LinuxColumnTracer> loaded =
+        LinuxColumnTracer::Load(options.linux_kernel, options);
+    if (!loaded.ok()) return ReportError(loaded.status());
+    linux_tracer = *std::move(loaded);
+  }
   absl::StatusOr<BenchOutput> output = OpenOutput(options.output);
   if (!output.ok()) return ReportError(output.status());
   if (absl::Status s = CheckRunLimits(options.runs.timeout, options.runs.memory_mib); !s.ok()) {
@@ -145,6 +166,12 @@ int StudyCommand(const StudyOptions& options) {
     reports.push_back(study::AnalyzeStudy(s, std::move(result),
                                           {options.runs.inject, options.runs.seed},
                                           s.uses_host_costs ? costs : study::StudyHostCosts{}));
+    if (linux_tracer && !study::LinuxPhasesFor(s.name).empty() && !bench::InterruptRequested()) {
+      study::AddLinuxColumn(
+          reports.back(),
+          linux_tracer->Column(s.name, matrices[i].variants[0].name, matrices[i].variants[1].name,
+                               host->kvm, host->info));
+    }
     if (output->format == OutputFormat::kText) {
       std::printf("%s%s", i ? "\n" : "", reports.back().text.c_str());
       std::fflush(stdout);

@@ -10,7 +10,6 @@
 namespace sigvisor::launch {
 namespace {
 
-constexpr char kBundledKernel[] = "kernel";
 constexpr uint16_t kElfMachine386 = 3;
 constexpr uint16_t kElfMachineMips = 8;
 constexpr uint16_t kElfMachineX86_64 = 62;

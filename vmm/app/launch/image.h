@@ -14,6 +14,9 @@
 
 namespace sigvisor::launch {
 
+// What --image says for the bundled kernel (the default), whose build --variant picks.
+inline constexpr char kBundledKernel[] = "kernel";
+
 struct LoadedImage {
   std::string label;  // for reports: "kernel (embedded)" or the path
   ElfImage elf;

@@ -67,10 +67,14 @@ absl::StatusOr<std::unique_ptr<Board>> SigvisorBoard::MakeRestored(const ElfImag
                                              "--trap=pv",
                                              TrapMechanismName(config.trap)));
   }
-  if (config.injection_events || !config.interceptors.empty()) {
+  // The step tracer (`trace --restore`) starts at a phase's BEGIN marker, long after
+  // the restore, and reads only the running guest; the injector and the gdb stub
+  // start from the boot.
+  const bool only_the_tracer = config.interceptors.empty() || config.interceptors_trace_only;
+  if (config.injection_events || !only_the_tracer) {
     return refuse(
-        "cannot be restored with --inject, --gdb or a trace yet: its kernel was booted "
-        "without fault injection's reports, and they read the boot protocol; boot instead");
+        "cannot be restored with --inject or --gdb yet: its kernel was booted without "
+        "fault injection's reports, and they read the boot protocol; boot instead");
   }
   return std::unique_ptr<Board>(new SigvisorBoard(config, restored.saved));
 }

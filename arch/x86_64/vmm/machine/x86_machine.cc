@@ -222,6 +222,24 @@ absl::Status CheckMachineConfig(const ElfImage& image, const MachineConfig& conf
   return CheckMemory(config);
 }
 
+absl::Status CheckRestore(const KvmSystem& kvm, const ElfImage& image,
+                          const MachineConfig& config) {
+  const RestoredVm* restored = std::get_if<RestoredVm>(&config.target);
+  if (restored == nullptr || restored->saved == nullptr) {
+    return absl::InternalError("CheckRestore: the target is not a restored VM");
+  }
+  if (absl::Status s = CheckMachine(config); !s.ok()) return s;
+  absl::StatusOr<std::unique_ptr<Board>> board = MakeBoard(image, config);
+  if (!board.ok()) return board.status();
+  if (absl::Status s = CheckMemory(config); !s.ok()) return s;
+  // The CPUID a VM of this board would give the guest here (CreateVm's).
+  absl::StatusOr<std::vector<kvm_cpuid_entry2>> supported = kvm.SupportedCpuid();
+  if (!supported.ok()) return supported.status();
+  const std::vector<kvm_cpuid_entry2> cpuid = (*board)->Cpuid(*supported);
+  if (absl::Status s = CheckSameCpuid(*restored->saved, cpuid); !s.ok()) return s;
+  return (*board)->CreateMemory(config.memory_bytes).status();
+}
+
 absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& image,
                                          const MachineConfig& config) {
   if (absl::Status s = CheckMachine(config); !s.ok()) return s;

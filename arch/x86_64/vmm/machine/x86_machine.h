@@ -126,6 +126,14 @@ struct MachineReport {
 // can refuse bad input before it opens /dev/kvm. BootAndRun checks it again.
 absl::Status CheckMachineConfig(const ElfImage& image, const MachineConfig& config);
 
+// For a command that restores one snapshot (config.target, a RestoredVm) many times
+// (bench --snapshots): what every restore would refuse before its vCPU runs, asked
+// once, so that it is refused before the first run rather than failing each. That is
+// CheckMachineConfig's refusals (the image, RAM, the trap mechanism), a CPUID other
+// than the one this host gives the guest, and a memory image whose checksums fail
+// (mapped and checked, then unmapped). Creates no VM.
+absl::Status CheckRestore(const KvmSystem& kvm, const ElfImage& image, const MachineConfig& config);
+
 // Creates a VM, boots `image` in it and runs it to the end. Errors are for what
 // prevents booting at all (bad image, KVM failures); how the guest ended is in the
 // report.
