@@ -1,15 +1,18 @@
-// Fuzzes the trace analysis and its formatters (vmm/trace/analysis.h, format.h) with
+// Fuzzes the trace analysis, its formatters and the seed counts of an op
+// (vmm/trace/analysis.h, format.h, op_counts.h), the bundled kernel's stages and Linux's, with
 // random step streams: `sigvisor trace` must never abort, whatever the tracer
 // recorded (a host that does not step a path, a trace cut short, odd symbols). Two
 // traces are built from the input; each is analysed and put through the listing,
 // the summary, the JSON document (dumped: nlohmann throws on what is not UTF-8) and
 // the side-by-side diff, and the analysis must keep its promises: ops either cut
 // exactly (contiguous, between the markers' parts, counted as KVM counts) or not at
-// all with a note, the profile and the stages summing to the op's count.
+// all with a note, the profile and the stages summing to the op's count, and so do the
+// op's counts by stage.
 //
 // Input, read front to back (zeros once it runs out):
 //   flags          bit 0-1 nonzero: complete; bit 2: ledger count; bit 3: ledger
-//                  marker count; bit 4: an opaque reason; bit 5: host "pvm"
+//                  marker count; bit 4: an opaque reason; bit 5: host "pvm"; bits 6, 7:
+//                  the first, the second trace is Linux's (its stage table)
 //   ops            kOpCounts[byte % 8] (the last: an 8-byte number)
 //   [ledger]       a count (below); [ledger marker] a count
 //   first trace    how many of the entries are the first trace's (the rest, up to
@@ -31,6 +34,7 @@
 
 #include "vmm/trace/analysis.h"
 #include "vmm/trace/format.h"
+#include "vmm/trace/op_counts.h"
 #include "vmm/trace/trace.h"
 
 namespace {
@@ -48,12 +52,24 @@ void Check(bool ok) {
 constexpr size_t kMaxEntries = 255;
 
 // The stage rules' functions (vmm/trace/analysis.cc) and their neighbours on the
-// bundled kernel's signal path, and a name that is none.
+// bundled kernel's signal path, rows of Linux's stage table (linux_stages.cc), the
+// tracer's mark of an exception in the kernel, and a name that is none.
 constexpr std::string_view kFunctions[] = {
     "get_signal",       "handle_signal",     "sys_rt_sigreturn",     "exit_to_user_mode",
     "set_debugreg7",    "user_exception",    "force_sig_fault",      "send_signal",
     "sys_kill",         "setup_rt_frame",    "setup_sigcontext",     "trap_common",
     "x86_trap",         "x86_return_from_trap", "memcpy",            "",
+    "asm_exc_divide_error",       "exc_divide_error",          "notify_die",
+    "irqentry_exit_to_user_mode", "exit_to_user_mode_prepare", "arch_do_signal_or_restart",
+    "get_sigframe.constprop.0",   "copy_fpstate_to_sigframe",  "__ia32_sys_rt_sigreturn",
+    "entry_SYSCALL_64_after_hwframe", "apparmor_task_kill",    "inc_rlimit_get_ucounts",
+    "_copy_to_user",              "[#PF]",
+};
+// Instructions the seed counts look for (op_counts.cc): stores, calls, stac, swapgs.
+constexpr std::string_view kSeedTexts[] = {
+    "movq %rdx, (%rbp)",        "movq %rdx, 8(%rbp)",        "movl $1, -0x10(%rcx)",
+    "movb %al, 7(%rsp)",        "movq %rax, (%rax,%rbx,8)",  "movq %rax, %gs:0x28(%rbp)",
+    "callq 0x10",               "stac",                      "swapgs",
 };
 constexpr std::string_view kTexts[] = {
     "nop", "iretq", "jne 0x1234", "jmp 0x10", "rep movsb (%rsi), (%rdi)", "movq %rax, %dr7",
@@ -134,10 +150,18 @@ Entry ReadEntry(Input& in, size_t index) {
     if (emulated == 255) e.host_emulated = in.Number();
     if (extras & 128) e.host_emulation_failures = e.host_emulated;
   } else {
-    e.text = choice < std::size(kTexts) && !(extras & 64) ? std::string(kTexts[choice]) : in.Text();
+    if (extras & 64) {  // one of the seed counts' texts, or any
+      const uint8_t pick = in.Byte();
+      e.text = pick < std::size(kSeedTexts) ? std::string(kSeedTexts[pick]) : in.Text();
+    } else {
+      e.text = choice < std::size(kTexts) ? std::string(kTexts[choice]) : in.Text();
+    }
     e.function = in.Function();
     e.symbol = e.function.empty() ? "0x1000" : e.function + "+0x4";
-    e.bytes = {0x90};
+    // extras bit 7: a %gs-prefixed instruction (behind a lock prefix when bit 0 is set too).
+    e.bytes = extras & 128 ? (extras & 1 ? std::vector<uint8_t>{0xf0, 0x65, 0xff, 0x00}
+                                         : std::vector<uint8_t>{0x65, 0x48, 0x8b, 0x00})
+                           : std::vector<uint8_t>{0x90};
     e.callers = std::move(callers);
     e.inlined = std::move(inlined);
     e.passes = kPasses[extras & 3];
@@ -245,6 +269,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     t.ledger_kernel_insns = ledger;
     t.ledger_marker_kernel_insns = ledger_marker;
   }
+  if (flags & 64) traces[0].kernel = sigvisor::trace::Kernel::kLinux;
+  if (flags & 128) traces[1].kernel = sigvisor::trace::Kernel::kLinux;
   for (size_t i = 0; i < kMaxEntries && !in.empty(); ++i) {
     Trace& t = i < first_entries ? traces[0] : traces[1];
     t.entries.push_back(ReadEntry(in, i));
@@ -265,6 +291,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t clipped_begin = std::min(stage_begin, clipped_end);
   Check(sigvisor::trace::ClassifyStages(traces[0], stage_begin, stage_end, &rows).size() ==
         clipped_end - clipped_begin);
+
+  // The seed counts of op 1: by stage, they add up to the op's count.
+  for (int k = 0; k < 2; ++k) {
+    const std::optional<sigvisor::trace::OpCounts> counts =
+        sigvisor::trace::CountOp(traces[k], analyses[k]);
+    Check(counts.has_value() == !analyses[k].ops.empty());
+    if (counts) {
+      uint64_t by_stage = 0;
+      for (const auto& [stage, n] : counts->stage_insns) {
+        by_stage = sigvisor::trace::AddCounts(by_stage, n);
+      }
+      Check(by_stage == counts->kernel_insns);
+      Check(counts->dr7_writes <= counts->dr_writes + traces[k].entries.size());
+    }
+    Check(!sigvisor::trace::CountOp(traces[k], analyses[k], analyses[k].ops.size()).has_value());
+  }
+  (void)sigvisor::trace::CountOp(traces[1], analyses[0]);  // another trace's ops: clipped
 
   CheckDiff(source, traces[0], analyses[0], traces[1], analyses[1]);
   CheckDiff(source, traces[1], analyses[1], traces[0], analyses[0]);
