@@ -350,6 +350,9 @@ const std::vector<std::pair<std::string, std::string>> kCannotRun = {
      "boots Debian's Linux kernel, 7-13 minutes where CPL0 is emulated; "
      "tests:linux_guest_test boots it"},
     {"--gdb", "waits for a debugger; tests:gdb_test attaches one"},
+    {"/tmp/linux.snap",
+     "restores a snapshot of Debian's Linux kernel, which only hardware KVM saves; "
+     "tests:linux_snapshot_test takes and restores one"},
 };
 
 // Why `args` cannot run anywhere, or "" (it runs where its KVM needs are met).

@@ -373,10 +373,12 @@ TEST(SnapshotTest, BenchSnapshotRefusalsBeforeAnyVcpuRuns) {
   ExpectOneLineError(Sigvisor("bench --snapshots " + damaged + " --peer qemu-tcg"), "--peer");
   ExpectOneLineError(Sigvisor("bench --snapshots " + damaged + " --inject sig=usr1,op=1"),
                      "--inject");
+  // A Linux build's snapshot is looked for as any build's (tests/linux_snapshot_test.cc
+  // saves and restores one), before its kernel is loaded.
   const std::string linux_kernel = TempPath("vmlinuz-placeholder");
-  { std::ofstream(linux_kernel) << "a Linux build is refused before it is loaded"; }
+  { std::ofstream(linux_kernel) << "a Linux build's snapshot is looked for before it is loaded"; }
   ExpectOneLineError(Sigvisor("bench --snapshots " + damaged + " --variants linux=" + linux_kernel),
-                     "quiescent point");
+                     "holds no snapshot of build 'linux:vmlinuz-placeholder'");
   // --save-snapshots runs nothing: a flag for the runs or their result has no use.
   for (const std::string flag : {"--json", "--workloads divzero", "--ops 4", "--shard 1/2"}) {
     ExpectOneLineError(Sigvisor("bench --save-snapshots x " + flag), "with --save-snapshots");

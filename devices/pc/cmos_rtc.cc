@@ -183,4 +183,32 @@ void CmosRtc::WriteRegister(uint8_t index, uint8_t value) {
   }
 }
 
+CmosRtc::State CmosRtc::SaveState() const {
+  State state = {};
+  state.index = index_;
+  state.offset_ns = absl::ToInt64Nanoseconds(offset_);
+  if (held_) {
+    state.held = 1;
+    state.held_year = held_->year;
+    state.held_month = held_->month;
+    state.held_day = held_->day;
+    state.held_hour = held_->hour;
+    state.held_minute = held_->minute;
+    state.held_second = held_->second;
+  }
+  state.ram = ram_;
+  return state;
+}
+
+void CmosRtc::RestoreState(const State& state) {
+  index_ = state.index;
+  offset_ = absl::Nanoseconds(state.offset_ns);
+  held_.reset();
+  if (state.held) {
+    held_ = Fields{state.held_year, state.held_month,  state.held_day,
+                   state.held_hour, state.held_minute, state.held_second};
+  }
+  ram_ = state.ram;
+}
+
 }  // namespace sigvisor

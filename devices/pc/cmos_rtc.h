@@ -73,6 +73,22 @@ class CmosRtc : public Device {
 
   uint8_t index() const { return index_; }
 
+  // What a snapshot keeps (docs/snapshots.md): the selected index, the RAM (status
+  // registers included), the guest's clock as an offset from the time source, and a
+  // clock held while the guest sets it.
+  struct State {
+    uint8_t index;
+    uint8_t held;  // 1: the fields below are the held clock
+    uint8_t reserved[6];
+    int64_t offset_ns;
+    int64_t held_year;
+    int32_t held_month, held_day, held_hour, held_minute, held_second;
+    int32_t reserved2;
+    std::array<uint8_t, 128> ram;
+  };
+  State SaveState() const;
+  void RestoreState(const State& state);
+
  private:
   // A date and time as the registers hold it, each field on its own: while SET is on,
   // a guest may write day 31 before it writes the month that has one.

@@ -120,6 +120,25 @@ TEST_F(CmosRtcTest, TheRestIsPlainRam) {
   EXPECT_EQ(In(0x34), 0x12);
 }
 
+// A snapshot's RTC (docs/snapshots.md): the RAM, the selected index and the guest's
+// clock as an offset from the time source come back in another RTC.
+TEST_F(CmosRtcTest, SavedStateRestoresIntoAnotherRtc) {
+  Out(0x3f, 0xa5);
+  Out(CmosRtc::kMinutes, 0x45);  // the guest's clock: 17 minutes ahead of the source
+  Select(0x3f);
+  const CmosRtc::State state = rtc_.SaveState();
+  CmosRtc other(256 * kMiB, 0, [this] { return now_; });
+  other.RestoreState(state);
+  EXPECT_EQ(other.index(), 0x3f);
+  uint8_t data[1] = {0};
+  ASSERT_TRUE(other.Read(1, data).ok());
+  EXPECT_EQ(data[0], 0xa5);
+  const uint8_t minutes[1] = {CmosRtc::kMinutes};
+  ASSERT_TRUE(other.Write(0, minutes).ok());
+  ASSERT_TRUE(other.Read(1, data).ok());
+  EXPECT_EQ(data[0], 0x45);
+}
+
 TEST_F(CmosRtcTest, SettingTheClockKeepsItsOffsetFromTheTimeSource) {
   Out(CmosRtc::kMinutes, 0x45);
   EXPECT_EQ(In(CmosRtc::kMinutes), 0x45);

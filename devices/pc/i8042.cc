@@ -1,6 +1,9 @@
 #include "devices/pc/i8042.h"
 
+#include <algorithm>
 #include <utility>
+
+#include "absl/strings/str_format.h"
 
 namespace sigvisor {
 namespace {
@@ -156,6 +159,47 @@ void I8042::UpdateIrqs() {
   if (aux != aux_level_) {
     aux_level_ = aux;
     if (aux_irq_) aux_irq_(aux);
+  }
+}
+
+absl::StatusOr<I8042::State> I8042::SaveState() const {
+  if (output_.size() > kMaxSavedOutput) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("the i8042 holds %d output bytes; a snapshot keeps at most %d",
+                        output_.size(), kMaxSavedOutput));
+  }
+  State state = {};
+  state.command_byte = command_byte_;
+  state.system_flag = system_flag_;
+  state.last_write_was_command = last_write_was_command_;
+  state.has_pending = pending_.has_value();
+  state.pending = pending_.value_or(0);
+  state.output_port = output_port_;
+  state.last_read = last_read_;
+  state.keyboard_level = keyboard_level_;
+  state.aux_level = aux_level_;
+  state.output_count = static_cast<uint8_t>(output_.size());
+  for (size_t i = 0; i < output_.size(); ++i) {
+    state.output_byte[i] = output_[i].byte;
+    state.output_flags[i] = (output_[i].aux ? 1 : 0) | (output_[i].timeout ? 2 : 0);
+  }
+  return state;
+}
+
+void I8042::RestoreState(const State& state) {
+  command_byte_ = state.command_byte;
+  system_flag_ = state.system_flag != 0;
+  last_write_was_command_ = state.last_write_was_command != 0;
+  pending_.reset();
+  if (state.has_pending) pending_ = state.pending;
+  output_port_ = state.output_port;
+  last_read_ = state.last_read;
+  keyboard_level_ = state.keyboard_level != 0;
+  aux_level_ = state.aux_level != 0;
+  output_.clear();
+  for (size_t i = 0; i < std::min<size_t>(state.output_count, kMaxSavedOutput); ++i) {
+    output_.push_back(Output{state.output_byte[i], (state.output_flags[i] & 1) != 0,
+                             (state.output_flags[i] & 2) != 0});
   }
 }
 

@@ -84,6 +84,28 @@ class I8042 : public MultiRangeDevice {
   uint8_t status() const;
   uint8_t command_byte() const { return command_byte_; }
 
+  // What a snapshot keeps (docs/snapshots.md): the controller's registers, a command
+  // waiting for its byte, and up to kMaxSavedOutput queued output bytes.
+  static constexpr size_t kMaxSavedOutput = 16;
+  struct State {
+    uint8_t command_byte;
+    uint8_t system_flag;
+    uint8_t last_write_was_command;
+    uint8_t has_pending;
+    uint8_t pending;
+    uint8_t output_port;
+    uint8_t last_read;
+    uint8_t keyboard_level;
+    uint8_t aux_level;
+    uint8_t output_count;
+    uint8_t output_byte[kMaxSavedOutput];
+    uint8_t output_flags[kMaxSavedOutput];  // bit 0 aux, bit 1 timeout
+  };
+  // Fails when more output is queued than a State holds.
+  absl::StatusOr<State> SaveState() const;
+  // The registers and the queue; the interrupt lines are the irqchip's (restored with it).
+  void RestoreState(const State& state);
+
   std::string_view name() const override { return "i8042"; }
   std::string AccessName(int range, uint64_t offset) const override;
   absl::StatusOr<DeviceAction> Read(int range, uint64_t offset, std::span<uint8_t> data) override;

@@ -35,6 +35,21 @@ class I8042Test : public ::testing::Test {
                     [this](bool level) { aux_levels_.push_back(level); }};
 };
 
+// A snapshot's i8042 (docs/snapshots.md): its command byte and queued output come back
+// in another controller, which then reads as this one would.
+TEST_F(I8042Test, SavedStateRestoresIntoAnotherController) {
+  Command(0x60);  // write the command byte
+  Data(I8042::kCtrSystem | I8042::kCtrTranslate);
+  Command(0x20);  // read it back: one byte queued
+  absl::StatusOr<I8042::State> state = controller_.SaveState();
+  ASSERT_TRUE(state.ok()) << state.status();
+  I8042 other;
+  other.RestoreState(*state);
+  EXPECT_EQ(other.command_byte(), I8042::kCtrSystem | I8042::kCtrTranslate);
+  EXPECT_EQ(other.status(), Status());
+  EXPECT_EQ(Read(other.data_port()), I8042::kCtrSystem | I8042::kCtrTranslate);
+}
+
 TEST_F(I8042Test, IdleStatusAndNames) {
   EXPECT_EQ(Status(), I8042::kStatusUnlocked | I8042::kStatusSystem | I8042::kStatusCommand);
   EXPECT_EQ(controller_.data_port().name(), "i8042");

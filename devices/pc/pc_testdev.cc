@@ -90,4 +90,16 @@ absl::StatusOr<DeviceAction> PcTestdev::Write(int range, uint64_t offset,
   return DeviceAction::kContinue;
 }
 
+PcTestdev::State PcTestdev::SaveState() const {
+  State state = {};
+  state.latch = latch_;
+  std::copy(memory_bytes_.begin(), memory_bytes_.end(), state.memory.begin());
+  return state;
+}
+
+void PcTestdev::RestoreState(const State& state) {
+  latch_ = state.latch;
+  std::copy(state.memory.begin(), state.memory.end(), memory_bytes_.begin());
+}
+
 }  // namespace sigvisor

@@ -17,6 +17,7 @@
 #ifndef SIGVISOR_DEVICES_PC_PC_TESTDEV_H_
 #define SIGVISOR_DEVICES_PC_PC_TESTDEV_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -52,6 +53,15 @@ class PcTestdev : public MultiRangeDevice {
   Device& memory() { return memory_; }
 
   uint32_t latch() const { return latch_; }
+
+  // What a snapshot keeps (docs/snapshots.md): the latch and the test memory.
+  struct State {
+    uint32_t latch;
+    uint32_t reserved;
+    std::array<uint8_t, kMemorySize> memory;
+  };
+  State SaveState() const;
+  void RestoreState(const State& state);
 
   std::string_view name() const override { return "pc-testdev"; }
   std::string AccessName(int range, uint64_t offset) const override;

@@ -260,6 +260,20 @@ struct sigvisor_hc_sigreturn {
  * phase_begin, phase_end and exit hypercalls; a write that is not 4 bytes, lacks the
  * magic or names an unknown command fails the run as a bad device access.
  *
+ * ORDERS (the quiescent point, docs/snapshots.md): once booted, with the port granted
+ * and before its first workload (no child forked yet), init asks for its orders:
+ *   r8   the address of a buffer in init's own memory (a user virtual address), every
+ *        page of it already written by init (so mapped, present and writable)
+ *   r9   its size in bytes (the VMM uses at most SIGVISOR_LINUX_ORDERS_MAX)
+ * The VMM writes the orders, the run's command-line words ("sigvisor_workload=divzero
+ * sigvisor_ops=16 ..."), NUL-terminated, into the buffer, checked as the guest kernel
+ * would check a write to user memory (every level present, user, writable), before
+ * the `out` completes; orders that do not fit, or a buffer that is not so mapped, fail
+ * the run. init takes each key=value word as it takes a boot parameter, before its
+ * environment. A booted run answers at once with the kernel command line's own words
+ * (the same workload either way); `sigvisor snapshot` saves the VM at this exit, and a
+ * restore writes its own orders into the saved buffer before the vCPU runs again.
+ *
  * Why 0x520: outside the hypercall block (0x500-0x50f) and QEMU's fw_cfg
  * (0x510-0x51b), and no PC device Linux probes is there.
  * ------------------------------------------------------------------------------ */
@@ -270,6 +284,9 @@ struct sigvisor_hc_sigreturn {
 #define SIGVISOR_LINUX_MARKER_PHASE_BEGIN SIGVISOR_U(1)
 #define SIGVISOR_LINUX_MARKER_PHASE_END SIGVISOR_U(2)
 #define SIGVISOR_LINUX_MARKER_EXIT SIGVISOR_U(3)
+#define SIGVISOR_LINUX_MARKER_ORDERS SIGVISOR_U(4)
+/* The most of an ORDERS buffer the VMM writes: Linux's own command-line limit. */
+#define SIGVISOR_LINUX_ORDERS_MAX SIGVISOR_U(2048)
 
 /* ------------------------------------------------------------------------------
  * Fault injection (see docs/inject.md).

@@ -125,6 +125,7 @@ static int run_as_child(const char *name, const struct measure *m) {
 int main(int argc, char **argv) {
   const int guest_init = sys_getpid() == 1;
   marker_init(guest_init);
+  marker_orders(); /* the quiescent point: a snapshot is taken here */
   const char *name = env_get("sigvisor_workload");
   if (!name) name = "summary";
   struct measure m = {env_get_ulong("sigvisor_ops", DEFAULT_OPS),

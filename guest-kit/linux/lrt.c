@@ -19,12 +19,32 @@ int linux_start_main(uint64_t *initial_stack) {
 
 void env_init(char **envp) { environment = envp; }
 
-const char *env_get(const char *key) {
-  const size_t key_len = strlen(key);
-  for (char **entry = environment; entry && *entry; entry++) {
+/* The VMM's orders as words, NULL-terminated; set once, before any workload runs. */
+#define MAX_ORDER_WORDS 63
+static char* order_words[MAX_ORDER_WORDS + 1];
+
+void env_set_orders(char* words) {
+  unsigned n = 0;
+  for (char* c = words; *c && n < MAX_ORDER_WORDS;) {
+    while (*c == ' ') *c++ = 0;
+    if (!*c) break;
+    order_words[n++] = c;
+    while (*c && *c != ' ') c++;
+  }
+  order_words[n] = 0;
+}
+
+static const char* find(char** entries, const char* key, size_t key_len) {
+  for (char** entry = entries; entry && *entry; entry++) {
     if (strncmp(*entry, key, key_len) == 0 && (*entry)[key_len] == '=') return *entry + key_len + 1;
   }
   return 0;
+}
+
+const char* env_get(const char* key) {
+  const size_t key_len = strlen(key);
+  const char* ordered = find(order_words, key, key_len);
+  return ordered ? ordered : find(environment, key, key_len);
 }
 
 unsigned long env_get_ulong(const char *key, unsigned long fallback) {

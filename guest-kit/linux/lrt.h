@@ -11,7 +11,10 @@ int printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The program's environment, as _start found it (NULL-terminated). */
 void env_init(char **envp);
-/* The value of `key` in the environment, or NULL. */
+/* The VMM's orders (marker.h: marker_orders), space-separated key=value words that
+ * env_get then finds before the environment; `words` is split in place and kept. */
+void env_set_orders(char* words);
+/* The value of `key` in the orders, else in the environment, or NULL. */
 const char *env_get(const char *key);
 /* `key` as a decimal number, `fallback` if absent or not a number. */
 unsigned long env_get_ulong(const char *key, unsigned long fallback);

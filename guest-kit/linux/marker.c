@@ -10,6 +10,8 @@
 
 /* Whether markers go to the port; set once by marker_init before any marker. */
 static int through_port;
+/* SIGVISOR_MARKER=trap: the port is not granted, so no orders are asked for. */
+static int trapping;
 
 void marker_init(int guest_init) {
   const char *mode = env_get("SIGVISOR_MARKER");
@@ -17,6 +19,7 @@ void marker_init(int guest_init) {
     /* For a tracer (vmm/run/linux_marker_test.cc): the port is never granted, so each
      * marker faults (SIGSEGV) at its `out` with the protocol's registers. */
     through_port = 1;
+    trapping = 1;
     printf("sigvisor init: phase markers as faulting port writes, for a tracer\n");
   } else if (guest_init && !(mode && strcmp(mode, "none") == 0) &&
              sys_ioperm(SIGVISOR_LINUX_MARKER_PORT, SIGVISOR_LINUX_MARKER_PORTS, 1) == 0) {
@@ -76,6 +79,19 @@ void phase_end(void) {
     return;
   }
   end_one();
+}
+
+/* Where the VMM writes the orders: in .bss, every page written before the request so
+ * that each is mapped, present and writable when the VMM writes it. */
+static char orders[SIGVISOR_LINUX_ORDERS_MAX];
+
+void marker_orders(void) {
+  if (!through_port || trapping) return;
+  memset(orders, 0, sizeof(orders));
+  static const uint64_t no_name[4];
+  marker_out(SIGVISOR_LINUX_MARKER_ORDERS, no_name, (uint64_t)orders, sizeof(orders), 0, 0);
+  orders[sizeof(orders) - 1] = 0;
+  if (orders[0]) env_set_orders(orders);
 }
 
 void marker_exit(int status) {

@@ -23,6 +23,12 @@ void marker_init(int guest_init);
 void phase_begin(const char *name, unsigned long ops, int op_syscall, unsigned long sample);
 void phase_end(void);
 
+/* The quiescent point (docs/snapshots.md): asks the VMM for this run's orders, the
+ * command-line words it is to take before its environment (lrt.h: env_set_orders).
+ * Only through the port (a guest's init, before its first workload); elsewhere, and
+ * where the VMM wrote nothing, the environment stands alone. */
+void marker_orders(void);
+
 /* The program's exit status, for the VMM's report (the run ends at it). */
 void marker_exit(int status);
 

@@ -164,6 +164,19 @@ absl::Status KvmVm::SetPit(const kvm_pit_state2& state) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<kvm_clock_data> KvmVm::GetClock() const {
+  kvm_clock_data clock = {};
+  if (Ioctl(fd_.get(), KVM_GET_CLOCK, &clock) < 0) return ErrnoError("KVM_GET_CLOCK", errno);
+  return clock;
+}
+
+absl::Status KvmVm::SetClock(const kvm_clock_data& clock) {
+  kvm_clock_data copy = {};
+  copy.clock = clock.clock;
+  if (Ioctl(fd_.get(), KVM_SET_CLOCK, &copy) < 0) return ErrnoError("KVM_SET_CLOCK", errno);
+  return absl::OkStatus();
+}
+
 absl::Status KvmVm::EnableCap(uint32_t capability, uint64_t arg0) {
   kvm_enable_cap cap = {};
   cap.cap = capability;

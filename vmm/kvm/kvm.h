@@ -89,6 +89,11 @@ class KvmVm {
   absl::StatusOr<kvm_pit_state2> GetPit() const;
   absl::Status SetPit(const kvm_pit_state2& state);
 
+  // KVM_GET_CLOCK / KVM_SET_CLOCK: the VM's kvmclock base (the guest's paravirtual
+  // clock). Set, only the clock value is taken (flags cleared, as Firecracker does).
+  absl::StatusOr<kvm_clock_data> GetClock() const;
+  absl::Status SetClock(const kvm_clock_data& clock);
+
   absl::StatusOr<KvmVcpu> CreateVcpu(int id);
 
   int fd() const { return fd_.get(); }

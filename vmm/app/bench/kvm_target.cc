@@ -70,13 +70,21 @@ absl::StatusOr<const KernelVariant*> PvCounterpart(const VariantInfo& variant) {
       variant.name, absl::StrJoin(with_pv, "; ")));
 }
 
-// Only the bundled kernel's builds name a quiescent point to save at.
-absl::Status CheckSnapshotsExistFor(const VariantInfo& variant) {
-  if (!variant.linux_kernel()) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "%s names no quiescent point to save at (only the bundled kernel's builds do today); "
-      "bench it booted",
+// The bundled kernel's builds and a Linux build's init name a quiescent point to save
+// at; a Linux build is saved on hardware KVM only (docs/snapshots.md: its FPU state).
+absl::Status CheckCanSave(const VariantInfo& variant, bool cpl0_emulated) {
+  if (!variant.linux_kernel() || !cpl0_emulated) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "%s: a Linux snapshot needs the guest's FPU state, and this host (pvm, guest CPL0 "
+      "emulated) refuses KVM_GET_XSAVE once a guest has run: bench it booted, or on hardware "
+      "KVM",
       variant.name));
+}
+
+// What a restore of `saved` boots as: the kind of guest its header names.
+x86::RestoredVm RestoredFrom(const std::shared_ptr<const x86::SavedVm>& saved) {
+  return x86::RestoredVm{saved, saved->header.guest_kind == "linux" ? x86::BootProtocol::kLinux
+                                                                    : x86::BootProtocol::kSigvisor};
 }
 
 }  // namespace
@@ -110,7 +118,6 @@ absl::StatusOr<BenchSnapshots> ReadBenchSnapshots(const std::string& dir,
   };
   BenchSnapshots snapshots;
   for (const VariantInfo& variant : variants) {
-    if (absl::Status s = CheckSnapshotsExistFor(variant); !s.ok()) return s;
     if (kinds.plain) {
       absl::StatusOr<std::shared_ptr<const x86::SavedVm>> saved = read(variant.name);
       if (!saved.ok()) return saved.status();
@@ -187,7 +194,13 @@ absl::StatusOr<std::vector<std::string>> KvmBenchTarget::SaveSnapshots(
         settings_, {.cmdline = "", .cpl0_emulated = cpl0_emulated_, .trap = trap});
     config.target = targets_[v];
     config.save_to = BuildSnapshotDir(dir, name);
-    config.save_header = x86::NewSnapshotHeader(image, "kernel", name, version, host_kind);
+    const VariantInfo& variant = matrix_.variants[v];
+    // A Linux build's snapshot names its kernel's file, as `sigvisor snapshot --image`'s.
+    config.save_header =
+        variant.linux_kernel()
+            ? x86::NewSnapshotHeader(image, variant.linux_image, "", version, host_kind)
+            : x86::NewSnapshotHeader(image, "kernel", name, version, host_kind);
+    if (variant.linux_kernel()) config.save_header.guest_kind = "linux";
     absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(*kvm_, image, config);
     if (!report.ok()) return report.status();
     if (report->result.outcome != Outcome::kSaved) {
@@ -201,7 +214,7 @@ absl::StatusOr<std::vector<std::string>> KvmBenchTarget::SaveSnapshots(
   const SnapshotKinds kinds = SnapshotKindsFor(matrix_.traps);
   for (size_t v = 0; v < matrix_.variants.size(); ++v) {
     const VariantInfo& variant = matrix_.variants[v];
-    if (absl::Status s = CheckSnapshotsExistFor(variant); !s.ok()) return s;
+    if (absl::Status s = CheckCanSave(variant, cpl0_emulated_); !s.ok()) return s;
     if (kinds.plain) {
       if (absl::Status s = save(v, images_[v], TrapMechanism::kOff, variant.name); !s.ok()) {
         return s;
@@ -236,7 +249,7 @@ absl::Status KvmBenchTarget::RestoreSnapshots(BenchSnapshots snapshots, const Re
       if (absl::Status s = CheckRestoreHost(saved->header, host, saved->dir); !s.ok()) return s;
       x86::MachineConfig config = launch::MachineConfigFor(
           settings_, {.cmdline = "", .cpl0_emulated = cpl0_emulated_, .trap = trap});
-      config.target = x86::RestoredVm{saved};
+      config.target = RestoredFrom(saved);
       if (absl::Status s = x86::CheckRestore(*kvm_, pv ? pv_images_[v] : images_[v], config);
           !s.ok()) {
         return s;
@@ -266,7 +279,7 @@ absl::StatusOr<RunSample> KvmBenchTarget::Run(const RunSpec& spec, std::string* 
        .check_clocks = true});  // each phase's clocks, at the vCPU's TSC rate
   config.target = targets_[spec.variant];
   const auto& restoring = config.trap == TrapMechanism::kPv ? saved_pv_ : saved_;
-  if (!restoring.empty()) config.target = x86::RestoredVm{restoring[spec.variant]};
+  if (!restoring.empty()) config.target = RestoredFrom(restoring[spec.variant]);
   std::vector<InjectionRecord> injections;
   launch::AddFaultInjector(config, inject_specs_, inject_seed_, &injections);
   const ElfImage& image =

@@ -77,7 +77,8 @@ class KvmBenchTarget {
   // to its guest's quiescent point and saves it in DIR/<build name>/ (BuildSnapshotDir),
   // the kinds the matrix's trap mechanisms restore (SnapshotKindsFor; a pv counterpart
   // booted with pv). Returns the directories written, in order. Refused for a Linux
-  // build (its init names no quiescent point yet). `version` and `host_kind` go into
+  // build where CPL0 is emulated (its FPU state cannot be read there, docs/snapshots.md).
+  // `version` and `host_kind` go into
   // the snapshots' headers.
   absl::StatusOr<std::vector<std::string>> SaveSnapshots(const std::string& dir,
                                                          const std::string& version,

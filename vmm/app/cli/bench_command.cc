@@ -274,11 +274,6 @@ int BenchCommand(const BenchOptions& options) {
         options.snapshots, matrix.variants, SnapshotKindsOf(options.traps));
     if (!read.ok()) return ReportError(absl::StrFormat("--snapshots: %s", read.status().message()));
     snapshots = *std::move(read);
-  } else if (linux_build && (options.restore || !options.save_snapshots.empty())) {
-    return ReportError(absl::StrFormat(
-        "%s: a Linux build names no quiescent point to save at (only the bundled kernel's "
-        "builds do today); bench it booted",
-        options.restore ? "--restore" : "--save-snapshots"));
   }
   bench::Shard shard;
   if (options.shard == "auto") {

@@ -38,13 +38,18 @@ absl::StatusOr<SnapshotToRestore> ReadSnapshotToRestore(const std::string& dir,
   absl::StatusOr<x86::SavedVm> saved = x86::ReadSavedVm(dir);
   if (!saved.ok()) return saved.status();
   const SnapshotHeader header = saved->header;  // a copy: `saved` moves into the target
-  absl::StatusOr<launch::LoadedImage> image = launch::LoadImage(header.image, header.variant);
+  // An image given by its path has no variant (a build of the bundled kernel has one):
+  // loaded as `--image PATH` loads it, with --variant's default.
+  absl::StatusOr<launch::LoadedImage> image = launch::LoadImage(
+      header.image, header.variant.empty() ? std::string("baseline") : header.variant);
   if (!image.ok()) {
     return absl::Status(image.status().code(),
                         absl::StrFormat("snapshot %s names image '%s': %s", dir, header.image,
                                         image.status().message()));
   }
-  image->target = x86::RestoredVm{std::make_shared<const x86::SavedVm>(*std::move(saved))};
+  image->target = x86::RestoredVm{
+      std::make_shared<const x86::SavedVm>(*std::move(saved)),
+      header.guest_kind == "linux" ? x86::BootProtocol::kLinux : x86::BootProtocol::kSigvisor};
   return SnapshotToRestore{
       .dir = dir,
       .header = header,
@@ -66,7 +71,8 @@ int RunRestored(const RunOptions& options, uint64_t start_ns) {
       ReadSnapshotToRestore(options.restore, options, options.trap);
   if (!snapshot.ok()) return ReportError(snapshot.status());
   launch::LoadedImage& image = snapshot->image;
-  // The orders, in the words of the kernel that was saved (a sigvisor kernel's).
+  // The orders, in the words of the kernel that was saved (the bundled kernel's, or
+  // the Linux init's).
   launch::GuestRequest request = GuestRequestFor(options);
   request.memory_mib = snapshot->memory_mib;
   request.memory_given = true;

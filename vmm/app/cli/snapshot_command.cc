@@ -9,6 +9,7 @@
 #include "vmm/app/cli/build_info/build_info.h"
 #include "vmm/app/cli/command.h"
 #include "vmm/app/cli/run_setup.h"
+#include "vmm/app/launch/guest_spec.h"
 #include "vmm/app/launch/image.h"
 
 namespace sigvisor::cli {
@@ -17,17 +18,21 @@ constexpr CommandHelp kSnapshotHelp{
     "boot a guest to its quiescent point and save the VM there (run --restore starts from it)",
     "Boots the image (by default the bundled kernel) and stops it where the guest says it\n"
     "is booted and waiting for orders, before its first user program: the bundled kernel's\n"
-    "SIGVISOR_HC_ORDERS call. The VM is saved in --out DIR: DIR/state (vCPU 0, the CPUID,\n"
-    "the devices, a header naming the image, host kind and guest ABI, each part\n"
-    "checksummed) and DIR/memory (guest memory, sparse: pages never written take no\n"
-    "disk). `sigvisor run --restore DIR --workload W --ops N` then maps the memory\n"
+    "SIGVISOR_HC_ORDERS call, or a Linux kernel's embedded init asking for its orders\n"
+    "(hardware KVM only: a Linux snapshot needs KVM_GET_XSAVE, which a PVM host refuses).\n"
+    "The VM is saved in --out DIR: DIR/state (vCPU 0, the CPUID, the devices, for Linux\n"
+    "the in-kernel irqchip, PIT and KVM clock, a header naming the image, host kind and\n"
+    "guest ABI, each part checksummed) and DIR/memory (guest memory, sparse: pages never\n"
+    "written take no disk). A Linux boot's --timeout is 20 minutes unless given.\n"
+    "`sigvisor run --restore DIR --workload W --ops N` then maps the memory\n"
     "copy-on-write, puts the vCPU and devices back and gives the guest its orders: per-op\n"
     "counts are those of a booted run. A snapshot is restored only on a host of its kind\n"
     "and CPU, by a sigvisor of its guest ABI and snapshot format, with the same image.\n"
     "\nExamples:\n"
     "  sigvisor snapshot --out /tmp/baseline.snap\n"
     "  sigvisor run --restore /tmp/baseline.snap --workload divzero --ops 16\n"
-    "  sigvisor snapshot --variant debugreg=pv --trap=pv --out /tmp/pv.snap",
+    "  sigvisor snapshot --variant debugreg=pv --trap=pv --out /tmp/pv.snap\n"
+    "  sigvisor snapshot --image vmlinuz --out /tmp/linux.snap",
 };
 
 namespace {
@@ -88,11 +93,22 @@ int SnapshotCommand(const SnapshotOptions& options) {
   if (options.timeout <= absl::ZeroDuration()) return ReportError("--timeout must be positive");
   absl::StatusOr<launch::LoadedImage> image = launch::LoadImage(options.image, options.variant);
   if (!image.ok()) return ReportError(image.status());
-  if (!std::holds_alternative<x86::SigvisorKernel>(image->target)) {
+  // The bundled kernel names its quiescent point (SIGVISOR_HC_ORDERS), and so does a
+  // stock Linux kernel's embedded init (its ORDERS marker); a Multiboot kernel names none.
+  const bool linux_kernel = std::holds_alternative<x86::LinuxKernel>(image->target);
+  if (!linux_kernel && !std::holds_alternative<x86::SigvisorKernel>(image->target)) {
     return ReportError(absl::StrFormat(
-        "%s is not a sigvisor image: only the bundled kernel (and images of sigvisor's ABI) "
-        "name a quiescent point to save at today",
+        "%s is a Multiboot kernel: only the bundled kernel (and images of sigvisor's ABI) and "
+        "a Linux kernel with the embedded init name a quiescent point to save at",
         image->label));
+  }
+  // A Linux kernel's initramfs (the embedded init) and RAM (its default, unless --memory).
+  uint64_t memory_mib = options.memory_mib;
+  if (linux_kernel) {
+    absl::StatusOr<launch::GuestSpec> guest = launch::PrepareGuest(
+        *image, {.memory_mib = options.memory_mib, .memory_given = options.Given("memory")});
+    if (!guest.ok()) return ReportError(guest.status());
+    memory_mib = guest->memory_mib;
   }
   absl::StatusOr<TrapRequest> trap = ParseTrapFlag(options.trap);
   if (!trap.ok()) return ReportError(trap.status());
@@ -105,6 +121,10 @@ int SnapshotCommand(const SnapshotOptions& options) {
 
   launch::ConsoleEcho console(stderr);
   launch::RunSettings settings = SettingsFrom(options, &console);
+  settings.memory_mib = memory_mib;
+  // A Linux boot takes minutes where it is slow (a nested host); 60 s is the bundled
+  // kernel's default.
+  if (linux_kernel && !options.Given("timeout")) settings.timeout = absl::Minutes(20);
   x86::MachineConfig config =
       launch::MachineConfigFor(settings, {.cmdline = "", .trap = trap->mechanism});
   config.target = image->target;
@@ -115,8 +135,15 @@ int SnapshotCommand(const SnapshotOptions& options) {
   absl::StatusOr<RunHost> host = OpenRunHost(options.kvm, "off");
   if (!host.ok()) return ReportError(host.status());
   config.cpl0_emulated = host->info.cpl0_emulated;
+  if (linux_kernel && host->info.cpl0_emulated) {
+    return ReportError(absl::FailedPreconditionError(
+        "a Linux snapshot needs the guest's FPU state, and this host (pvm, guest CPL0 "
+        "emulated) refuses KVM_GET_XSAVE once a guest has run (Linux has used its FPU by "
+        "its quiescent point): take Linux snapshots on hardware KVM"));
+  }
   config.save_header = x86::NewSnapshotHeader(image->elf, options.image, image->variant,
                                               VersionLine(), host->info.kind);
+  if (linux_kernel) config.save_header.guest_kind = "linux";
   absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(host->kvm, image->elf, config);
   console.EndLine();
   if (!report.ok()) return ReportError(report.status());

@@ -61,6 +61,11 @@ absl::Status CheckBundledKernelWords(const std::string& extra) {
 }
 
 KernelDialect DialectOf(const x86::BootTarget& kind) {
+  // A restored VM takes its orders in the words of the kernel that was saved.
+  if (const auto* restored = std::get_if<x86::RestoredVm>(&kind)) {
+    return restored->protocol == x86::BootProtocol::kLinux ? KernelDialect::kLinuxInit
+                                                           : KernelDialect::kBundled;
+  }
   return std::holds_alternative<x86::LinuxKernel>(kind) ? KernelDialect::kLinuxInit
                                                          : KernelDialect::kBundled;
 }

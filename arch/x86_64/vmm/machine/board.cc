@@ -24,6 +24,9 @@ struct BoardMaker {
     return LinuxBoard::Make(image, kernel, config);
   }
   absl::StatusOr<std::unique_ptr<Board>> operator()(const RestoredVm& restored) const {
+    if (restored.protocol == BootProtocol::kLinux) {
+      return LinuxBoard::MakeRestored(image, restored, config);
+    }
     return SigvisorBoard::MakeRestored(image, restored, config);
   }
 };

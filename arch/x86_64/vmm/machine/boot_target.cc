@@ -10,6 +10,7 @@ BootProtocol ProtocolOf(const BootTarget& target) {
         using Kind = std::decay_t<decltype(kind)>;
         if constexpr (std::is_same_v<Kind, MultibootKernel>) return BootProtocol::kMultiboot;
         if constexpr (std::is_same_v<Kind, LinuxKernel>) return BootProtocol::kLinux;
+        if constexpr (std::is_same_v<Kind, RestoredVm>) return kind.protocol;
         return BootProtocol::kSigvisor;
       },
       target);

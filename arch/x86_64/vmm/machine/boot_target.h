@@ -52,23 +52,27 @@ struct LinuxKernel {
 
 struct SavedVm;  // saved_vm.h
 
-// A VM saved at its guest's quiescent point (`sigvisor snapshot`, docs/snapshots.md),
-// restored instead of booted: its memory image mapped copy-on-write, its vCPU and its
-// devices put back, and the guest given the run's orders. The kind it was booted as
-// serves it again (its board, restoring): a sigvisor image today.
-struct RestoredVm {
-  std::shared_ptr<const SavedVm> saved;  // read and checked before KVM is opened
-};
-
-using BootTarget = std::variant<SigvisorKernel, MultibootKernel, LinuxKernel, RestoredVm>;
-
 // The protocol a target boots by, for reports (and the tests that read them).
 enum class BootProtocol {
   kSigvisor,   // sigvisor's ABI note: its boot info, hypercalls, one vCPU
   kMultiboot,  // a Multiboot v1 header and no sigvisor note: QEMU's -kernel state
   kLinux,      // the 64-bit boot protocol, or the PVH entry
 };
-// (A RestoredVm speaks the protocol of what was saved: sigvisor's.)
+
+// A VM saved at its guest's quiescent point (`sigvisor snapshot`, docs/snapshots.md),
+// restored instead of booted: its memory image mapped copy-on-write, its vCPU and its
+// devices put back, and the guest given the run's orders. The kind it was booted as
+// serves it again (its board, restoring): a sigvisor image, or a stock Linux kernel
+// whose embedded init named its quiescent point (the Linux marker protocol's ORDERS).
+struct RestoredVm {
+  std::shared_ptr<const SavedVm> saved;  // read and checked before KVM is opened
+  // What was saved: kSigvisor or kLinux (the snapshot header's guest kind).
+  BootProtocol protocol = BootProtocol::kSigvisor;
+};
+
+using BootTarget = std::variant<SigvisorKernel, MultibootKernel, LinuxKernel, RestoredVm>;
+
+// (A RestoredVm speaks the protocol of what was saved.)
 BootProtocol ProtocolOf(const BootTarget& target);
 
 // The kind of an ELF image, decided here and nowhere else: the sigvisor ABI note

@@ -6,9 +6,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "arch/x86_64/vmm/cpu/vcpu_snapshot.h"
 #include "arch/x86_64/vmm/machine/linux_boot.h"
 #include "arch/x86_64/vmm/machine/linux_host_fit.h"
 #include "guest-kit/abi/sigvisor_abi.h"
+#include "vmm/base/fnv1a.h"
 #include "vmm/loader/elf_loader.h"
 
 namespace sigvisor::x86 {
@@ -16,6 +18,15 @@ namespace {
 
 constexpr uint64_t kCom1Port = 0x3f8;
 constexpr int kCom1Irq = 4;
+
+// CPUID leaf 0's vendor is AMD's or Hygon's: KVM runs the guest with SVM.
+bool IsAmdVendor(std::span<const kvm_cpuid_entry2> cpuid) {
+  for (const kvm_cpuid_entry2& entry : cpuid) {
+    if (entry.function != 0) continue;
+    return entry.ebx == 0x68747541 /* "Auth" */ || entry.ebx == 0x6f677948 /* "Hygo" */;
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -50,14 +61,86 @@ absl::StatusOr<std::unique_ptr<Board>> LinuxBoard::Make(const ElfImage& image,
     }
   }
   if (absl::Status s = CheckLoadsAboveBootState(image); !s.ok()) return s;
-  return std::unique_ptr<Board>(new LinuxBoard(kernel, config));
+  return std::unique_ptr<Board>(new LinuxBoard(kernel, config, nullptr));
 }
 
-LinuxBoard::LinuxBoard(const LinuxKernel& kernel, const MachineConfig& config)
+absl::StatusOr<std::unique_ptr<Board>> LinuxBoard::MakeRestored(const ElfImage& image,
+                                                                const RestoredVm& restored,
+                                                                const MachineConfig& config) {
+  if (restored.saved == nullptr) return absl::InternalError("a restored VM without its snapshot");
+  const SavedVm& saved = *restored.saved;
+  const SnapshotHeader& header = saved.header;
+  auto refuse = [&](const std::string& why) {
+    return absl::InvalidArgumentError(absl::StrFormat("snapshot %s %s", saved.dir, why));
+  };
+  if (header.guest_kind != "linux") {
+    return refuse(
+        absl::StrFormat("holds a %s guest; this board restores Linux kernels", header.guest_kind));
+  }
+  if (Fnv1a64(image.bytes()) != header.image_fnv1a64) {
+    return refuse(absl::StrFormat(
+        "was taken of another kernel (%s, FNV-1a %#018x), not of this one (FNV-1a %#018x): "
+        "take it again with this kernel",
+        header.image, header.image_fnv1a64, Fnv1a64(image.bytes())));
+  }
+  if (config.memory_bytes != header.memory_bytes || config.vcpus != 1 || header.vcpus != 1) {
+    return refuse(absl::StrFormat(
+        "has %d MiB of guest memory and %d vCPU; the run asks for %d MiB and %d",
+        header.memory_bytes >> 20, header.vcpus, config.memory_bytes >> 20, config.vcpus));
+  }
+  if (absl::Status s = CheckTrap(config.trap); !s.ok()) return s;
+  // The step tracer starts at a phase's BEGIN marker, long after the restore; the
+  // injector and the gdb stub are refused as for a booted Linux kernel.
+  if (!config.interceptors.empty()) {
+    if (absl::Status s = CheckInterceptors(config.interceptors_trace_only, config.injection_events);
+        !s.ok()) {
+      return s;
+    }
+  }
+  static const LinuxKernel kRestoredKernel;  // nothing is loaded
+  return std::unique_ptr<Board>(new LinuxBoard(kRestoredKernel, config, restored.saved));
+}
+
+LinuxBoard::LinuxBoard(const LinuxKernel& kernel, const MachineConfig& config,
+                       std::shared_ptr<const SavedVm> restoring)
     : kernel_(kernel),
       cmdline_(config.cmdline),
       cpl0_emulated_(config.cpl0_emulated),
-      vcpus_(config.vcpus) {}
+      vcpus_(config.vcpus),
+      restoring_(std::move(restoring)) {}
+
+absl::StatusOr<GuestMemory> LinuxBoard::CreateMemory(uint64_t bytes) {
+  if (!restoring_) return GuestMemory::Create(bytes);
+  return MapSavedMemory(*restoring_);
+}
+
+// Restoring, before vCPU 0 (as Firecracker restores a VM's state before its vCPUs):
+// the PIT, the KVM clock, then the PIC master, PIC slave and IOAPIC.
+absl::Status LinuxBoard::RestoreVm(KvmVm& vm) {
+  if (!restoring_) return absl::OkStatus();
+  absl::StatusOr<const SnapshotPart*> pit = DevicePart(*restoring_, kPitPart);
+  if (!pit.ok()) return pit.status();
+  PartReader pit_in(**pit);
+  const kvm_pit_state2 pit_state = pit_in.GetStruct<kvm_pit_state2>("kvm_pit_state2");
+  if (absl::Status s = pit_in.Done(); !s.ok()) return s;
+  absl::StatusOr<const SnapshotPart*> clock = DevicePart(*restoring_, kClockPart);
+  if (!clock.ok()) return clock.status();
+  PartReader clock_in(**clock);
+  const kvm_clock_data clock_state = clock_in.GetStruct<kvm_clock_data>("kvm_clock_data");
+  if (absl::Status s = clock_in.Done(); !s.ok()) return s;
+  absl::StatusOr<const SnapshotPart*> irqchip = DevicePart(*restoring_, kIrqchipPart);
+  if (!irqchip.ok()) return irqchip.status();
+  PartReader irqchip_in(**irqchip);
+  std::vector<kvm_irqchip> chips;
+  for (int i = 0; i < 3; ++i) chips.push_back(irqchip_in.GetStruct<kvm_irqchip>("kvm_irqchip"));
+  if (absl::Status s = irqchip_in.Done(); !s.ok()) return s;
+  if (absl::Status s = vm.SetPit(pit_state); !s.ok()) return s;
+  if (absl::Status s = vm.SetClock(clock_state); !s.ok()) return s;
+  for (const kvm_irqchip& chip : chips) {
+    if (absl::Status s = vm.SetIrqchip(chip); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
 
 std::vector<kvm_cpuid_entry2> LinuxBoard::Cpuid(
     std::span<const kvm_cpuid_entry2> supported) const {
@@ -70,6 +153,20 @@ std::vector<kvm_cpuid_entry2> LinuxBoard::Cpuid(
 absl::StatusOr<std::string> LinuxBoard::Load(const ElfImage& image, GuestMemory& memory,
                                              KvmVcpu& vcpu,
                                              std::span<const kvm_cpuid_entry2> cpuid) {
+  if (restoring_) {
+    // The saved CPUID, which must be this host's: set before the first KVM_RUN and
+    // before the MSRs it gates; then vCPU 0 in vcpu_snapshot.h's order.
+    if (absl::Status s = CheckSameCpuid(*restoring_, cpuid); !s.ok()) return s;
+    if (absl::Status s = vcpu.SetCpuid(restoring_->cpuid); !s.ok()) return s;
+    VcpuSnapshot state = restoring_->vcpu;
+    // On AMD SVM, KVM_GET_SREGS reports TR as busy (type 11) whatever the VMCB holds
+    // (KVM's svm_get_segment adds the bit: the VMCB keeps type 9 after the guest's LTR).
+    // Put back what the VMCB held: a CPU that checks the cached type when init's `out`
+    // consults the TSS I/O bitmap (QEMU TCG, the hardware lane's) refuses a busy one.
+    if (IsAmdVendor(restoring_->cpuid) && state.sregs.tr.type == 11) state.sregs.tr.type = 9;
+    if (absl::Status s = RestoreVcpu(vcpu, state); !s.ok()) return s;
+    return cmdline_;
+  }
   if (absl::Status s = LoadElfImage(image, memory); !s.ok()) return s;
   absl::StatusOr<uint64_t> tsc_khz = vcpu.TscKhz();
   std::string cmdline = LinuxBaseCmdline(cpl0_emulated_, tsc_khz.ok() ? *tsc_khz : 0);
@@ -113,10 +210,102 @@ absl::StatusOr<std::string> LinuxBoard::Load(const ElfImage& image, GuestMemory&
 
 absl::Status LinuxBoard::Attach(const BoardWiring& wiring) {
   devices_.emplace(wiring.vm, wiring.memory.size(), wiring.console);
-  markers_.emplace(wiring.cpu);
+  // init asks for its orders once booted: the run's words (those the kernel command
+  // line gave it too), or, for `sigvisor snapshot`, the VM saved there first.
+  LinuxMarkerGate::QuiescentHook at_quiescent_point;
+  if (wiring.at_quiescent_point) {
+    at_quiescent_point = [save = wiring.at_quiescent_point] { return save(0); };
+  }
+  markers_.emplace(wiring.cpu, cmdline_, std::move(at_quiescent_point));
+  if (restoring_) {
+    if (absl::Status s = RestoreDevices(wiring.memory); !s.ok()) return s;
+  }
   if (absl::Status s = devices_->Register(wiring.bus); !s.ok()) return s;
   return wiring.bus.Register(AddressSpace::kPort, SIGVISOR_LINUX_MARKER_PORT,
                              LinuxMarkerGate::kPortCount, &*markers_);
+}
+
+namespace {
+constexpr char kSerialPart[] = "serial";
+constexpr char kRtcPart[] = "cmos_rtc";
+constexpr char kI8042Part[] = "i8042";
+constexpr char kTestdevPart[] = "pc_testdev";
+constexpr char kOrdersPart[] = "linux_orders";
+
+template <typename State>
+absl::StatusOr<State> ReadDeviceState(const SavedVm& saved, const char* part, const char* what) {
+  absl::StatusOr<const SnapshotPart*> found = DevicePart(saved, part);
+  if (!found.ok()) return found.status();
+  PartReader in(**found);
+  const State state = in.GetStruct<State>(what);
+  if (absl::Status s = in.Done(); !s.ok()) return s;
+  return state;
+}
+}  // namespace
+
+// The devices' state at init's quiescent point, and where init waits for its orders.
+// The stubs (PCI's absent bus, the unclaimed ports and MMIO) and isa-debug-exit (the
+// run ends at its first write) hold none.
+absl::StatusOr<std::vector<SnapshotPart>> LinuxBoard::SaveDevices() const {
+  if (!devices_ || !markers_ || !markers_->orders_request()) {
+    return absl::FailedPreconditionError("init has not reached its quiescent point");
+  }
+  absl::StatusOr<I8042::State> i8042 = devices_->i8042.SaveState();
+  if (!i8042.ok()) return i8042.status();
+  std::vector<SnapshotPart> parts;
+  PartWriter serial(kSerialPart);
+  serial.PutStruct(devices_->serial.SaveState());
+  parts.push_back(std::move(serial).Finish());
+  PartWriter rtc(kRtcPart);
+  rtc.PutStruct(devices_->rtc.SaveState());
+  parts.push_back(std::move(rtc).Finish());
+  PartWriter keyboard(kI8042Part);
+  keyboard.PutStruct(*i8042);
+  parts.push_back(std::move(keyboard).Finish());
+  PartWriter testdev(kTestdevPart);
+  testdev.PutStruct(devices_->testdev.SaveState());
+  parts.push_back(std::move(testdev).Finish());
+  const LinuxOrdersRequest& request = *markers_->orders_request();
+  PartWriter orders(kOrdersPart);
+  orders.PutU64(request.buffer_gva);
+  orders.PutU64(request.buffer_len);
+  orders.PutU64(request.cr3);
+  parts.push_back(std::move(orders).Finish());
+  return parts;
+}
+
+// The devices as they were saved, and init's waiting request answered with this run's
+// orders: it reads them as soon as it runs.
+absl::Status LinuxBoard::RestoreDevices(GuestMemory& memory) {
+  absl::StatusOr<Serial16550::State> serial =
+      ReadDeviceState<Serial16550::State>(*restoring_, kSerialPart, "serial state");
+  if (!serial.ok()) return serial.status();
+  absl::StatusOr<CmosRtc::State> rtc =
+      ReadDeviceState<CmosRtc::State>(*restoring_, kRtcPart, "cmos rtc state");
+  if (!rtc.ok()) return rtc.status();
+  absl::StatusOr<I8042::State> i8042 =
+      ReadDeviceState<I8042::State>(*restoring_, kI8042Part, "i8042 state");
+  if (!i8042.ok()) return i8042.status();
+  absl::StatusOr<PcTestdev::State> testdev =
+      ReadDeviceState<PcTestdev::State>(*restoring_, kTestdevPart, "pc-testdev state");
+  if (!testdev.ok()) return testdev.status();
+  absl::StatusOr<const SnapshotPart*> orders = DevicePart(*restoring_, kOrdersPart);
+  if (!orders.ok()) return orders.status();
+  PartReader orders_in(**orders);
+  LinuxOrdersRequest request;
+  request.buffer_gva = orders_in.GetU64();
+  request.buffer_len = orders_in.GetU64();
+  request.cr3 = orders_in.GetU64();
+  if (absl::Status s = orders_in.Done(); !s.ok()) return s;
+  devices_->serial.RestoreState(*serial);
+  devices_->rtc.RestoreState(*rtc);
+  devices_->i8042.RestoreState(*i8042);
+  devices_->testdev.RestoreState(*testdev);
+  if (absl::Status s = AnswerLinuxOrders(memory, request, cmdline_); !s.ok()) {
+    return absl::Status(
+        s.code(), absl::StrFormat("snapshot %s: the orders: %s", restoring_->dir, s.message()));
+  }
+  return absl::OkStatus();
 }
 
 std::optional<int> LinuxBoard::exit_status() const {

@@ -6,6 +6,11 @@
 // The Linux marker port, by which the embedded init marks its phases, is its call gate
 // (linux_marker_gate.h). The kernel is loaded by the 64-bit boot protocol or entered at
 // its PVH note (linux_boot.h), with the CPUID and command line of linux_host_fit.h.
+//
+// init names its quiescent point (the ORDERS marker), so this board's VMs can be saved
+// there and restored (docs/snapshots.md): restoring, the board maps the memory image,
+// puts the in-kernel irqchip, PIT and clock, vCPU 0 and its devices back, and writes the
+// run's orders into the buffer init is waiting on.
 #ifndef SIGVISOR_ARCH_X86_64_VMM_MACHINE_LINUX_BOARD_H_
 #define SIGVISOR_ARCH_X86_64_VMM_MACHINE_LINUX_BOARD_H_
 
@@ -17,6 +22,7 @@
 #include "arch/x86_64/vmm/machine/board.h"
 #include "arch/x86_64/vmm/machine/boot_target.h"
 #include "arch/x86_64/vmm/machine/linux_marker_gate.h"
+#include "arch/x86_64/vmm/machine/saved_vm.h"
 #include "arch/x86_64/vmm/machine/x86_machine.h"
 #include "devices/pc/cmos_rtc.h"
 #include "devices/pc/debug_exit.h"
@@ -34,6 +40,13 @@ class LinuxBoard : public Board {
   static absl::StatusOr<std::unique_ptr<Board>> Make(const ElfImage& image,
                                                      const LinuxKernel& kernel,
                                                      const MachineConfig& config);
+
+  // A VM of this board saved by `sigvisor snapshot` at init's quiescent point (its
+  // ORDERS marker), restored: refuses a snapshot of another image or size of machine,
+  // and what Make refuses.
+  static absl::StatusOr<std::unique_ptr<Board>> MakeRestored(const ElfImage& image,
+                                                             const RestoredVm& restored,
+                                                             const MachineConfig& config);
 
   // What a Linux kernel refuses whatever its image, written here once: Make refuses by
   // these, and a command that decides before it has loaded one asks them (bench, which
@@ -56,6 +69,10 @@ class LinuxBoard : public Board {
   const CallGate* gate() const override { return markers_ ? &*markers_ : nullptr; }
   bool uses_syscall() const override { return true; }
   std::optional<int> exit_status() const override;
+  absl::StatusOr<GuestMemory> CreateMemory(uint64_t bytes) override;
+  absl::Status RestoreVm(KvmVm& vm) override;
+  bool fpu_used_at_quiescent_point() const override { return true; }
+  absl::StatusOr<std::vector<SnapshotPart>> SaveDevices() const override;
 
  private:
   // The PC's devices, wired to the VM's interrupt lines.
@@ -77,7 +94,9 @@ class LinuxBoard : public Board {
     Unclaimed unclaimed_mmio;
   };
 
-  LinuxBoard(const LinuxKernel& kernel, const MachineConfig& config);
+  LinuxBoard(const LinuxKernel& kernel, const MachineConfig& config,
+             std::shared_ptr<const SavedVm> restoring);
+  absl::Status RestoreDevices(GuestMemory& memory);
 
   const LinuxKernel& kernel_;
   std::string cmdline_;  // the run's words, after sigvisor's own
@@ -85,6 +104,7 @@ class LinuxBoard : public Board {
   int vcpus_ = 1;
   std::optional<Devices> devices_;
   std::optional<LinuxMarkerGate> markers_;
+  std::shared_ptr<const SavedVm> restoring_;  // null: booting
 };
 
 }  // namespace sigvisor::x86

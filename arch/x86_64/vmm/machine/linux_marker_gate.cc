@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <iterator>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_format.h"
+#include "arch/x86_64/vmm/cpu/page_walk.h"
+#include "guest-kit/abi/sigvisor_abi.h"
 #include "vmm/run/linux_marker.h"
 
 namespace sigvisor::x86 {
@@ -41,6 +45,58 @@ HypercallResult DecodeLinuxMarkerWrite(std::span<const uint8_t> data, const kvm_
   return DecodeLinuxMarker(*word, ArgumentsOf(regs));
 }
 
+absl::Status AnswerLinuxOrders(GuestMemory& memory, const LinuxOrdersRequest& request,
+                               std::string_view orders) {
+  if (orders.size() >= SIGVISOR_LINUX_ORDERS_MAX) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("the orders are %d bytes; the protocol carries at most %d", orders.size(),
+                        SIGVISOR_LINUX_ORDERS_MAX - 1));
+  }
+  const uint64_t usable = std::min<uint64_t>(request.buffer_len, SIGVISOR_LINUX_ORDERS_MAX);
+  if (orders.size() + 1 > usable) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("the orders (%d bytes and a NUL) do not fit init's %d-byte buffer at %#x",
+                        orders.size(), request.buffer_len, request.buffer_gva));
+  }
+  const size_t length = orders.size() + 1;
+  absl::StatusOr<std::vector<GuestPiece>> pieces =
+      TranslateUserRange(memory, request.cr3, request.buffer_gva, length, UserAccess::kWrite);
+  if (!pieces.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("init's buffer at %#x (%d bytes) is not mapped writable for it: %s",
+                        request.buffer_gva, length, pieces.status().message()));
+  }
+  std::string bytes(orders);
+  bytes.push_back('\0');
+  size_t done = 0;
+  for (const GuestPiece& piece : *pieces) {
+    absl::StatusOr<std::span<uint8_t>> span = memory.Span(piece.gpa, piece.length);
+    if (!span.ok()) return span.status();
+    std::copy_n(bytes.begin() + static_cast<std::ptrdiff_t>(done), piece.length, span->begin());
+    done += piece.length;
+  }
+  return absl::OkStatus();
+}
+
+HypercallResult LinuxMarkerGate::Orders(const kvm_regs& regs) const {
+  absl::StatusOr<kvm_sregs> sregs = cpu_.GetSregs();
+  if (!sregs.ok()) {
+    return HypercallResult::RunFailed(
+        Outcome::kHostError,
+        absl::StrFormat("Linux marker: reading the vCPU's sregs: %s", sregs.status().message()));
+  }
+  request_ = LinuxOrdersRequest{.buffer_gva = regs.r8, .buffer_len = regs.r9, .cr3 = sregs->cr3};
+  HypercallResult answered;
+  if (hook_) {
+    answered = hook_();
+    if (answered.verdict != RunVerdict::kContinue) return answered;
+  }
+  if (absl::Status s = AnswerLinuxOrders(cpu_.memory(), *request_, orders_); !s.ok()) {
+    return LinuxMarkerMalformed(absl::StrFormat("orders: %s", s.message()));
+  }
+  return answered;
+}
+
 HypercallResult LinuxMarkerGate::Access(uint64_t offset, bool is_write,
                                         std::span<uint8_t> data) const {
   if (!is_write) {
@@ -59,6 +115,11 @@ HypercallResult LinuxMarkerGate::Access(uint64_t offset, bool is_write,
     return HypercallResult::RunFailed(
         Outcome::kHostError,
         absl::StrFormat("Linux marker: reading the vCPU's registers: %s", regs.status().message()));
+  }
+  if (absl::StatusOr<uint32_t> word = LinuxMarkerWord(data);
+      word.ok() && *word == (SIGVISOR_LINUX_MARKER_MAGIC | SIGVISOR_LINUX_MARKER_ORDERS) &&
+      static_cast<uint32_t>(regs->rax) == *word) {
+    return Orders(*regs);
   }
   return DecodeLinuxMarkerWrite(data, *regs);
 }

@@ -22,6 +22,13 @@
 
 namespace sigvisor::x86 {
 
+// The parts of a VM with KVM's in-kernel devices (x86_machine.cc saves them among the
+// board's, which puts them back: Board::RestoreVm): the PIC master, PIC slave and
+// IOAPIC (three kvm_irqchip), the PIT (kvm_pit_state2), the KVM clock (kvm_clock_data).
+inline constexpr char kIrqchipPart[] = "kvm_irqchip";
+inline constexpr char kPitPart[] = "kvm_pit";
+inline constexpr char kClockPart[] = "kvm_clock";
+
 struct SavedVm {
   std::string dir;
   SnapshotHeader header;

@@ -174,6 +174,34 @@ void ChainInterceptors(const MachineConfig& config, const Board& board, VcpuStat
   }
 }
 
+// The VM's in-kernel state where the board has it, as the parts its board reads back
+// (kIrqchipPart, kPitPart, kClockPart: saved_vm.h): the PICs and the IOAPIC
+// (KVM_GET_IRQCHIP), the PIT (KVM_GET_PIT2) and the KVM clock (KVM_GET_CLOCK).
+absl::StatusOr<std::vector<SnapshotPart>> CaptureInKernelDevices(KvmVm& vm, const Board& board) {
+  std::vector<SnapshotPart> parts;
+  if (!board.in_kernel_irqchip()) return parts;
+  PartWriter irqchip(kIrqchipPart);
+  for (uint32_t chip : {KVM_IRQCHIP_PIC_MASTER, KVM_IRQCHIP_PIC_SLAVE, KVM_IRQCHIP_IOAPIC}) {
+    absl::StatusOr<kvm_irqchip> state = vm.GetIrqchip(chip);
+    if (!state.ok()) return state.status();
+    irqchip.PutStruct(*state);
+  }
+  parts.push_back(std::move(irqchip).Finish());
+  if (board.in_kernel_pit()) {
+    absl::StatusOr<kvm_pit_state2> pit = vm.GetPit();
+    if (!pit.ok()) return pit.status();
+    PartWriter out(kPitPart);
+    out.PutStruct(*pit);
+    parts.push_back(std::move(out).Finish());
+  }
+  absl::StatusOr<kvm_clock_data> clock = vm.GetClock();
+  if (!clock.ok()) return clock.status();
+  PartWriter out(kClockPart);
+  out.PutStruct(*clock);
+  parts.push_back(std::move(out).Finish());
+  return parts;
+}
+
 // `sigvisor snapshot` at the guest's quiescent point: the exit's port I/O completed (so
 // that the saved rip is past the `out`), vCPU 0 and the board's devices read. Only
 // ioctls: this runs on the run loop's thread, inside its seccomp sandbox; the files are
@@ -185,8 +213,15 @@ absl::StatusOr<SavedVm> CaptureVm(const KvmSystem& kvm, VmParts& vm, const Board
   if (absl::Status s = vm.vcpu.CompletePendingIo(); !s.ok()) return s;
   absl::StatusOr<VcpuSnapshot> vcpu = CaptureVcpu(kvm, vm.vcpu, board.in_kernel_irqchip());
   if (!vcpu.ok()) return vcpu.status();
+  if (board.fpu_used_at_quiescent_point() && !vcpu->xsave) {
+    return absl::FailedPreconditionError(
+        "the guest has used its FPU and the host does not give its state (KVM_GET_XSAVE)");
+  }
   absl::StatusOr<std::vector<SnapshotPart>> devices = board.SaveDevices();
   if (!devices.ok()) return devices.status();
+  absl::StatusOr<std::vector<SnapshotPart>> in_kernel = CaptureInKernelDevices(vm.vm, board);
+  if (!in_kernel.ok()) return in_kernel.status();
+  devices->insert(devices->end(), in_kernel->begin(), in_kernel->end());
   header.memory_bytes = vm.memory.size();
   header.vcpus = static_cast<uint32_t>(config.vcpus);
   header.trap = std::string(TrapMechanismName(config.trap));
@@ -261,6 +296,7 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
         "the image needs guest memory up to %#x but the VM has %d MiB; raise --memory",
         image.load_end(), vm->memory.size() >> 20));
   }
+  if (absl::Status s = (*board)->RestoreVm(vm->vm); !s.ok()) return s;
   absl::StatusOr<std::string> cmdline = (*board)->Load(image, vm->memory, vm->vcpu, vm->cpuid);
   if (!cmdline.ok()) return cmdline.status();
   report.kernel_cmdline = *std::move(cmdline);

@@ -1,0 +1,143 @@
+// Snapshots of a stock Linux kernel (docs/snapshots.md): Debian's kernel booted to its
+// embedded init's quiescent point (the ORDERS marker) and saved, then restored with
+// orders of each run's own: the restored runs' per-op exits and traps are a booted run's
+// for divzero and lat_sig, and the restored guest passes its signal self-test. Where the
+// host emulates CPL0 (PVM), a Linux snapshot is refused in one line (the host does not
+// give the FPU state Linux has by then); the restore's refusals of flags it cannot
+// honour run on both lanes.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli_test_support.h"
+#include "tests/debian_kernel.h"
+
+namespace {
+
+using ::sigvisor::testing::CommandResult;
+using ::sigvisor::testing::ExpectOneLineError;
+using ::sigvisor::testing::HaveKvm;
+using ::sigvisor::testing::Sigvisor;
+using ::sigvisor::testing::TempPath;
+using json = nlohmann::json;
+
+json Parse(const CommandResult& r) {
+  json doc = json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  EXPECT_FALSE(doc.is_discarded()) << r.out << r.err;
+  return doc;
+}
+
+// Each phase in order, with what must not depend on how the VM started: its name, ops,
+// and per-op exits, traps and DR loads.
+std::vector<json> PerOpCounts(const json& run) {
+  std::vector<json> counts;
+  for (const json& phase : run["phases"]) {
+    const json& per_op = phase["per_op"];
+    counts.push_back({{"name", phase["name"]},
+                      {"ops", phase["ops"]},
+                      {"exits", per_op["exits"]},
+                      {"traps", per_op["traps"]},
+                      {"dr_loads", per_op["dr_loads"]}});
+  }
+  return counts;
+}
+
+TEST(LinuxSnapshotTest, RestoredRunsCountAsBootedOnesAndPassTheSelfTest) {
+  SIGVISOR_REQUIRE_DEBIAN_KERNEL(kernel);
+  if (!HaveKvm()) GTEST_SKIP() << "no /dev/kvm";
+  const std::string dir = TempPath("linux.snap");
+  std::filesystem::remove_all(dir);
+  const CommandResult saved =
+      Sigvisor("snapshot --image " + kernel + " --out " + dir + " --json --timeout 20m");
+  const bool refused_here = saved.status == 125 && saved.err.find("pvm") != std::string::npos;
+  if (refused_here) {
+    // A PVM host: refused in one line, before the guest boots, saying why.
+    ExpectOneLineError(saved, "refuses KVM_GET_XSAVE once a guest has run");
+    EXPECT_FALSE(std::filesystem::exists(dir + "/state"));
+    GTEST_SKIP() << "this host (pvm) cannot save a Linux guest's FPU state: the refusal is "
+                    "checked; the restores run on the hardware lane";
+  }
+  ASSERT_EQ(saved.status, 0) << saved.err;
+  const json snapshot = Parse(saved);
+  EXPECT_EQ(snapshot["fpu"], "xsave");
+  std::cout << "snapshot: state " << snapshot["state_bytes"] << " bytes, memory "
+            << snapshot["memory_disk_bytes"] << " bytes on disk, boot " << snapshot["boot_ns"]
+            << " ns\n";
+
+  for (const std::string workload : {"divzero", "lat_sig"}) {
+    SCOPED_TRACE(workload);
+    const std::string orders = " --workload " + workload + " --ops 4 --json --quiet";
+    const CommandResult booted = Sigvisor("run --image " + kernel + orders + " --timeout 20m");
+    const CommandResult restored = Sigvisor("run --restore " + dir + orders);
+    ASSERT_EQ(booted.status, 0) << booted.err;
+    ASSERT_EQ(restored.status, 0) << restored.err << restored.out.substr(0, 4000);
+    const json a = Parse(booted), b = Parse(restored);
+    EXPECT_EQ(b["outcome"], "exited");
+    EXPECT_EQ(b["exit_code"], 0);
+    EXPECT_EQ(b["restored_from"], dir);
+    ASSERT_FALSE(PerOpCounts(a).empty());
+    EXPECT_EQ(PerOpCounts(b), PerOpCounts(a));
+    // The restored init ran the orders of this run, not the snapshot's boot's.
+    const std::string console = b["console"];
+    EXPECT_NE(console.find("sigvisor init: workload " + workload + ", 4 ops"), std::string::npos)
+        << console;
+    std::cout << workload << ": restored " << b["timing"].dump() << " wall " << b["wall_ns"]
+              << "; booted " << a["timing"].dump() << " wall " << a["wall_ns"] << "\n";
+  }
+
+  const CommandResult selftest =
+      Sigvisor("run --restore " + dir + " --workload selftest --json --quiet");
+  ASSERT_EQ(selftest.status, 0) << selftest.err << selftest.out.substr(0, 4000);
+  const json doc = Parse(selftest);
+  EXPECT_EQ(doc["exit_code"], 0);
+  const std::string console = doc["console"];
+  for (const char* passed : {"PASS siginfo", "PASS registers", "PASS blocked"}) {
+    EXPECT_NE(console.find(passed), std::string::npos) << console;
+  }
+
+  // What the restored guest cannot honour, refused in one line before a vCPU runs.
+  ExpectOneLineError(Sigvisor("run --restore " + dir + " --cmdline quiet --workload divzero"),
+                     "cmdline with --restore");
+  ExpectOneLineError(Sigvisor("run --restore " + dir + " --memory 64 --workload divzero"),
+                     "memory with --restore");
+  ExpectOneLineError(Sigvisor("run --restore " + dir + " --trap=patch --workload divzero"),
+                     "--trap=patch is for sigvisor images");
+  ExpectOneLineError(Sigvisor("run --restore " + dir + " --workload hello"),
+                     "not a workload of the embedded Linux init");
+}
+
+// `bench --restore` with a Linux build beside the bundled kernel's: each build saved once
+// and restored for every run, with the per-op counts of a bench that boots each run.
+TEST(LinuxSnapshotTest, BenchRestoresALinuxBuild) {
+  SIGVISOR_REQUIRE_DEBIAN_KERNEL(kernel);
+  if (!HaveKvm()) GTEST_SKIP() << "no /dev/kvm";
+  const std::string bench = "bench --variants 'baseline; linux=" + kernel +
+                            "' --workloads divzero,lat_sig --repetitions 1 --ops 4 --json "
+                            "--timeout 20m";
+  const CommandResult restored = Sigvisor(bench + " --restore");
+  if (restored.status == 125 && restored.err.find("pvm") != std::string::npos) {
+    ExpectOneLineError(restored, "refuses KVM_GET_XSAVE once a guest has run");
+    GTEST_SKIP() << "this host (pvm) cannot save a Linux guest: the refusal is checked";
+  }
+  ASSERT_EQ(restored.status, 0) << restored.err << restored.out.substr(0, 4000);
+  const CommandResult booted = Sigvisor(bench);
+  ASSERT_EQ(booted.status, 0) << booted.err << booted.out.substr(0, 4000);
+  const json a = Parse(booted), b = Parse(restored);
+  EXPECT_EQ(b["complete"], true);
+  EXPECT_EQ(b["matrix"]["restored"], true);
+  ASSERT_EQ(b["cells"].size(), a["cells"].size());
+  ASSERT_FALSE(a["cells"].empty());
+  for (size_t i = 0; i < a["cells"].size(); ++i) {
+    SCOPED_TRACE(a["cells"][i]["variant"].dump() + " " + a["cells"][i]["phase"].dump());
+    EXPECT_EQ(b["cells"][i]["variant"], a["cells"][i]["variant"]);
+    EXPECT_EQ(b["cells"][i]["phase"], a["cells"][i]["phase"]);
+    EXPECT_EQ(b["cells"][i]["per_op"]["exits"], a["cells"][i]["per_op"]["exits"]);
+    EXPECT_EQ(b["cells"][i]["per_op"]["traps"], a["cells"][i]["per_op"]["traps"]);
+  }
+}
+
+}  // namespace
