@@ -10,7 +10,6 @@
 #include "arch/x86_64/vmm/machine/linux_boot.h"
 #include "arch/x86_64/vmm/machine/linux_host_fit.h"
 #include "guest-kit/abi/sigvisor_abi.h"
-#include "vmm/base/fnv1a.h"
 #include "vmm/loader/elf_loader.h"
 
 namespace sigvisor::x86 {
@@ -26,6 +25,17 @@ bool IsAmdVendor(std::span<const kvm_cpuid_entry2> cpuid) {
     return entry.ebx == 0x68747541 /* "Auth" */ || entry.ebx == 0x6f677948 /* "Hygo" */;
   }
   return false;
+}
+
+// A device's state, saved as one struct in its snapshot part.
+template <typename State>
+absl::StatusOr<State> ReadDeviceState(const SavedVm& saved, const char* part, const char* what) {
+  absl::StatusOr<const SnapshotPart*> found = DevicePart(saved, part);
+  if (!found.ok()) return found.status();
+  PartReader in(**found);
+  const State state = in.GetStruct<State>(what);
+  if (absl::Status s = in.Done(); !s.ok()) return s;
+  return state;
 }
 
 }  // namespace
@@ -69,24 +79,10 @@ absl::StatusOr<std::unique_ptr<Board>> LinuxBoard::MakeRestored(const ElfImage& 
                                                                 const MachineConfig& config) {
   if (restored.saved == nullptr) return absl::InternalError("a restored VM without its snapshot");
   const SavedVm& saved = *restored.saved;
-  const SnapshotHeader& header = saved.header;
-  auto refuse = [&](const std::string& why) {
-    return absl::InvalidArgumentError(absl::StrFormat("snapshot %s %s", saved.dir, why));
-  };
-  if (header.guest_kind != "linux") {
-    return refuse(
-        absl::StrFormat("holds a %s guest; this board restores Linux kernels", header.guest_kind));
-  }
-  if (Fnv1a64(image.bytes()) != header.image_fnv1a64) {
-    return refuse(absl::StrFormat(
-        "was taken of another kernel (%s, FNV-1a %#018x), not of this one (FNV-1a %#018x): "
-        "take it again with this kernel",
-        header.image, header.image_fnv1a64, Fnv1a64(image.bytes())));
-  }
-  if (config.memory_bytes != header.memory_bytes || config.vcpus != 1 || header.vcpus != 1) {
-    return refuse(absl::StrFormat(
-        "has %d MiB of guest memory and %d vCPU; the run asks for %d MiB and %d",
-        header.memory_bytes >> 20, header.vcpus, config.memory_bytes >> 20, config.vcpus));
+  if (absl::Status s = CheckSnapshotFits(saved, "linux", "Linux kernels", "kernel", image,
+                                         config.memory_bytes, config.vcpus);
+      !s.ok()) {
+    return s;
   }
   if (absl::Status s = CheckTrap(config.trap); !s.ok()) return s;
   // The step tracer starts at a phase's BEGIN marker, long after the restore; the
@@ -118,24 +114,20 @@ absl::StatusOr<GuestMemory> LinuxBoard::CreateMemory(uint64_t bytes) {
 // the PIT, the KVM clock, then the PIC master, PIC slave and IOAPIC.
 absl::Status LinuxBoard::RestoreVm(KvmVm& vm) {
   if (!restoring_) return absl::OkStatus();
-  absl::StatusOr<const SnapshotPart*> pit = DevicePart(*restoring_, kPitPart);
+  absl::StatusOr<kvm_pit_state2> pit =
+      ReadDeviceState<kvm_pit_state2>(*restoring_, kPitPart, "kvm_pit_state2");
   if (!pit.ok()) return pit.status();
-  PartReader pit_in(**pit);
-  const kvm_pit_state2 pit_state = pit_in.GetStruct<kvm_pit_state2>("kvm_pit_state2");
-  if (absl::Status s = pit_in.Done(); !s.ok()) return s;
-  absl::StatusOr<const SnapshotPart*> clock = DevicePart(*restoring_, kClockPart);
+  absl::StatusOr<kvm_clock_data> clock =
+      ReadDeviceState<kvm_clock_data>(*restoring_, kClockPart, "kvm_clock_data");
   if (!clock.ok()) return clock.status();
-  PartReader clock_in(**clock);
-  const kvm_clock_data clock_state = clock_in.GetStruct<kvm_clock_data>("kvm_clock_data");
-  if (absl::Status s = clock_in.Done(); !s.ok()) return s;
   absl::StatusOr<const SnapshotPart*> irqchip = DevicePart(*restoring_, kIrqchipPart);
   if (!irqchip.ok()) return irqchip.status();
   PartReader irqchip_in(**irqchip);
   std::vector<kvm_irqchip> chips;
   for (int i = 0; i < 3; ++i) chips.push_back(irqchip_in.GetStruct<kvm_irqchip>("kvm_irqchip"));
   if (absl::Status s = irqchip_in.Done(); !s.ok()) return s;
-  if (absl::Status s = vm.SetPit(pit_state); !s.ok()) return s;
-  if (absl::Status s = vm.SetClock(clock_state); !s.ok()) return s;
+  if (absl::Status s = vm.SetPit(*pit); !s.ok()) return s;
+  if (absl::Status s = vm.SetClock(*clock); !s.ok()) return s;
   for (const kvm_irqchip& chip : chips) {
     if (absl::Status s = vm.SetIrqchip(chip); !s.ok()) return s;
   }
@@ -231,16 +223,6 @@ constexpr char kRtcPart[] = "cmos_rtc";
 constexpr char kI8042Part[] = "i8042";
 constexpr char kTestdevPart[] = "pc_testdev";
 constexpr char kOrdersPart[] = "linux_orders";
-
-template <typename State>
-absl::StatusOr<State> ReadDeviceState(const SavedVm& saved, const char* part, const char* what) {
-  absl::StatusOr<const SnapshotPart*> found = DevicePart(saved, part);
-  if (!found.ok()) return found.status();
-  PartReader in(**found);
-  const State state = in.GetStruct<State>(what);
-  if (absl::Status s = in.Done(); !s.ok()) return s;
-  return state;
-}
 }  // namespace
 
 // The devices' state at init's quiescent point, and where init waits for its orders.

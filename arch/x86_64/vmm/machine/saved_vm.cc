@@ -129,6 +129,31 @@ absl::StatusOr<GuestMemory> MapSavedMemory(const SavedVm& vm) {
   return MapMemoryImage(vm.dir, vm.memory);
 }
 
+absl::Status CheckSnapshotFits(const SavedVm& saved, std::string_view guest_kind,
+                               std::string_view board_restores, std::string_view noun,
+                               const ElfImage& image, uint64_t memory_bytes, int vcpus) {
+  const SnapshotHeader& header = saved.header;
+  auto refuse = [&](const std::string& why) {
+    return absl::InvalidArgumentError(absl::StrFormat("snapshot %s %s", saved.dir, why));
+  };
+  if (header.guest_kind != guest_kind) {
+    return refuse(absl::StrFormat("holds a %s guest; this board restores %s", header.guest_kind,
+                                  board_restores));
+  }
+  if (Fnv1a64(image.bytes()) != header.image_fnv1a64) {
+    return refuse(absl::StrFormat(
+        "was taken of another %s (%s, FNV-1a %#018x), not of this one (FNV-1a %#018x): "
+        "take it again with this %s",
+        noun, header.image, header.image_fnv1a64, Fnv1a64(image.bytes()), noun));
+  }
+  if (memory_bytes != header.memory_bytes || vcpus != 1 || header.vcpus != 1) {
+    return refuse(
+        absl::StrFormat("has %d MiB of guest memory and %d vCPU; the run asks for %d MiB and %d",
+                        header.memory_bytes >> 20, header.vcpus, memory_bytes >> 20, vcpus));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckSameCpuid(const SavedVm& vm, std::span<const kvm_cpuid_entry2> here) {
   bool same = vm.cpuid.size() == here.size();
   for (size_t i = 0; same && i < here.size(); ++i) same = SameEntry(vm.cpuid[i], here[i]);

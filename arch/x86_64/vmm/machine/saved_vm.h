@@ -68,6 +68,14 @@ absl::StatusOr<GuestMemory> MapSavedMemory(const SavedVm& vm);
 // with: the CPUID this host gives the board must equal the saved one.
 absl::Status CheckSameCpuid(const SavedVm& vm, std::span<const kvm_cpuid_entry2> here);
 
+// What every board checks of a snapshot before it restores one, refused naming the
+// snapshot: it holds a `guest_kind` guest ("sigvisor", "linux"; `board_restores` says
+// what the board takes, "sigvisor images"), was taken of `image`'s bytes (`noun`:
+// "image", "kernel"), and has the RAM the run asks for and one vCPU.
+absl::Status CheckSnapshotFits(const SavedVm& saved, std::string_view guest_kind,
+                               std::string_view board_restores, std::string_view noun,
+                               const ElfImage& image, uint64_t memory_bytes, int vcpus);
+
 }  // namespace sigvisor::x86
 
 #endif  // SIGVISOR_ARCH_X86_64_VMM_MACHINE_SAVED_VM_H_

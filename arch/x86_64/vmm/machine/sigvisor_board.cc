@@ -39,20 +39,10 @@ absl::StatusOr<std::unique_ptr<Board>> SigvisorBoard::MakeRestored(const ElfImag
   auto refuse = [&](const std::string& why) {
     return absl::InvalidArgumentError(absl::StrFormat("snapshot %s %s", saved.dir, why));
   };
-  if (header.guest_kind != "sigvisor") {
-    return refuse(absl::StrFormat("holds a %s guest; this board restores sigvisor images",
-                                  header.guest_kind));
-  }
-  if (Fnv1a64(image.bytes()) != header.image_fnv1a64) {
-    return refuse(absl::StrFormat(
-        "was taken of another image (%s, FNV-1a %#018x), not of this one (FNV-1a %#018x): "
-        "take it again with this image",
-        header.image, header.image_fnv1a64, Fnv1a64(image.bytes())));
-  }
-  if (config.memory_bytes != header.memory_bytes || config.vcpus != 1 || header.vcpus != 1) {
-    return refuse(absl::StrFormat(
-        "has %d MiB of guest memory and %d vCPU; the run asks for %d MiB and %d",
-        header.memory_bytes >> 20, header.vcpus, config.memory_bytes >> 20, config.vcpus));
+  if (absl::Status s = CheckSnapshotFits(saved, "sigvisor", "sigvisor images", "image", image,
+                                         config.memory_bytes, config.vcpus);
+      !s.ok()) {
+    return s;
   }
   // What the kernel read at boot, before its quiescent point, it keeps: a debugreg=pv
   // kernel took its pv page then (so it restores with --trap=pv only), and any other
