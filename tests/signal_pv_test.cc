@@ -14,40 +14,20 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli_test_support.h"
-#include "vmm/report/testing/json_schema.h"
+#include "tests/run_json_support.h"
 
 namespace {
 
 using ::sigvisor::testing::CommandResult;
-using ::sigvisor::testing::DocsSchema;
 using ::sigvisor::testing::ExpectOneLineError;
 using ::sigvisor::testing::HaveKvm;
+using ::sigvisor::testing::PhaseNamed;
+using ::sigvisor::testing::RunJson;
 using ::sigvisor::testing::Sigvisor;
 using json = nlohmann::json;
 
 constexpr char kSkip[] = "no /dev/kvm: the hardware lane runs this (docs/testing.md)";
 const std::vector<std::string> kBuilds = {"signal=pv", "accelerated,signal=pv"};
-
-json RunJson(const std::string& args) {
-  const CommandResult r = Sigvisor("run --json --quiet " + args);
-  EXPECT_EQ(r.status, 0) << args << "\n" << r.err;
-  json doc = json::parse(r.out, nullptr, /*allow_exceptions=*/false);
-  EXPECT_FALSE(doc.is_discarded()) << r.out << r.err;
-  if (doc.is_discarded()) return json::object();
-  for (const std::string& error :
-       sigvisor::testing::ValidateJson(doc, DocsSchema("sigvisor.run-2.schema.json"))) {
-    ADD_FAILURE() << error;
-  }
-  return doc;
-}
-
-const json* Phase(const json& run, const std::string& name) {
-  for (const json& phase : run["phases"]) {
-    if (phase["name"] == name) return &phase;
-  }
-  ADD_FAILURE() << "no phase " << name;
-  return nullptr;
-}
 
 // The run's exits whose detail names `detail` ("hypercall signal_frame").
 uint64_t Detail(const json& run, const std::string& detail) {
@@ -116,7 +96,7 @@ TEST(SignalPvTest, EachSignalIsTwoExitsTheFrameAndTheReturn) {
           Expected{"pipe_rw", "pipe_rw", 0}}) {
       SCOPED_TRACE(build + " " + e.workload + " " + e.phase);
       const json doc = RunJson("--variant " + build + " --workload " + e.workload + " --ops 4");
-      const json* phase = Phase(doc, e.phase);
+      const json* phase = PhaseNamed(doc, e.phase);
       ASSERT_NE(phase, nullptr);
       EXPECT_EQ((*phase)["per_op"]["exits"], e.exits_per_op);
       EXPECT_EQ((*phase)["exits"]["by_reason"].value("io", 0.0) / 4, e.exits_per_op)

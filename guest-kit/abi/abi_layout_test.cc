@@ -41,6 +41,27 @@ TEST(AbiLayoutTest, SignalFrameCalls) {
   EXPECT_EQ(SIGVISOR_SIGNAL_PV_DONE, 0);
 }
 
+// SMP: the AP start and the paravirtual IPI.
+TEST(AbiLayoutTest, SmpCalls) {
+  EXPECT_EQ(sizeof(sigvisor_hc_cpu_up), 32u);
+  EXPECT_EQ(offsetof(sigvisor_hc_cpu_up, cpu), 0u);
+  EXPECT_EQ(offsetof(sigvisor_hc_cpu_up, reserved), 4u);
+  EXPECT_EQ(offsetof(sigvisor_hc_cpu_up, rip), 8u);
+  EXPECT_EQ(offsetof(sigvisor_hc_cpu_up, rsp), 16u);
+  EXPECT_EQ(offsetof(sigvisor_hc_cpu_up, arg), 24u);
+  EXPECT_EQ(sizeof(sigvisor_hc_send_ipi), 16u);
+  EXPECT_EQ(offsetof(sigvisor_hc_send_ipi, cpu_mask), 0u);
+  EXPECT_EQ(offsetof(sigvisor_hc_send_ipi, vector), 8u);
+  EXPECT_EQ(offsetof(sigvisor_hc_send_ipi, reserved), 12u);
+  // One mask bit per CPU, APIC IDs within an 8-bit xAPIC destination.
+  EXPECT_LE(SIGVISOR_MAX_CPUS, 64u);
+  EXPECT_LT(SIGVISOR_MAX_CPUS, 256u);
+  EXPECT_EQ(SIGVISOR_IPI_VECTOR_MIN, 0x20u);
+  EXPECT_EQ(SIGVISOR_XAPIC_GPA, 0xfee00000u);
+  EXPECT_EQ(SIGVISOR_NOTE_TYPE_SMP, 2u);
+  EXPECT_NE(SIGVISOR_NOTE_TYPE_SMP, SIGVISOR_NOTE_TYPE_ABI);
+}
+
 TEST(AbiLayoutTest, HostMailbox) {
   EXPECT_EQ(sizeof(sigvisor_host_mailbox), 16u);
   // The mailbox shares the boot-info page, after the boot info.
@@ -58,7 +79,10 @@ TEST(AbiLayoutTest, BootInfo) {
   EXPECT_EQ(offsetof(sigvisor_boot_info, vdso_gpa), 36u);  // the former `reserved` word
   EXPECT_EQ(offsetof(sigvisor_boot_info, cmdline), 40u);  // tests/guests/exit_with.S
   EXPECT_EQ(offsetof(sigvisor_boot_info, pv_page_gpa), 40u + SIGVISOR_CMDLINE_MAX);  // ABI 4
-  EXPECT_EQ(sizeof(sigvisor_boot_info), 48u + SIGVISOR_CMDLINE_MAX);
+  // SMP: after pv_page_gpa, so that every field before keeps its offset.
+  EXPECT_EQ(offsetof(sigvisor_boot_info, cpus), 48u + SIGVISOR_CMDLINE_MAX);
+  EXPECT_EQ(offsetof(sigvisor_boot_info, ipi), 52u + SIGVISOR_CMDLINE_MAX);
+  EXPECT_EQ(sizeof(sigvisor_boot_info), 56u + SIGVISOR_CMDLINE_MAX);
   // The boot info page must fit below the image area with the boot tables.
   EXPECT_LE(SIGVISOR_BOOT_INFO_GPA + sizeof(sigvisor_boot_info), 0x8000u);
 }
@@ -92,7 +116,13 @@ TEST(AbiLayoutTest, NumbersAreDistinctAndPortsFit) {
   EXPECT_EQ(SIGVISOR_HC_ORDERS, 9);
   EXPECT_EQ(SIGVISOR_HC_SIGNAL_FRAME, 10);
   EXPECT_EQ(SIGVISOR_HC_SIGRETURN, 11);
-  EXPECT_EQ(SIGVISOR_HC_COUNT, 12);
+  EXPECT_EQ(SIGVISOR_HC_CPU_UP, 12);
+  EXPECT_EQ(SIGVISOR_HC_SEND_IPI, 13);
+  EXPECT_EQ(SIGVISOR_HC_COUNT, 14);
+  // The last call's 4-byte access must fit the PC's hypercall port block, and the calls
+  // QEMU may see (below the SMP ones) must end before its fw_cfg at 0x510.
+  EXPECT_LE(SIGVISOR_HC_COUNT - 1 + 4, SIGVISOR_HC_PORTS);
+  EXPECT_LE(SIGVISOR_HC_PORT_BASE + SIGVISOR_HC_CPU_UP - 1 + 4, 0x510u);
   EXPECT_LT(SIGVISOR_HC_PORT_BASE + SIGVISOR_HC_COUNT, 0x10000u);
   EXPECT_EQ(SIGVISOR_SEL_USER_DS, 0x2bu);  // the host's selectors, as PVM requires
   EXPECT_EQ(SIGVISOR_SEL_USER_CS, 0x33u);
@@ -104,7 +134,7 @@ TEST(AbiLayoutTest, NumbersAreDistinctAndPortsFit) {
 // overlaps neither the hypercall block nor fw_cfg, and whose command words keep the
 // magic half clear.
 TEST(AbiLayoutTest, LinuxMarkerPort) {
-  constexpr uint32_t kHypercallEnd = SIGVISOR_HC_PORT_BASE + 16;
+  constexpr uint32_t kHypercallEnd = SIGVISOR_HC_PORT_BASE + SIGVISOR_HC_PORTS;
   constexpr uint32_t kFwCfgBase = 0x510, kFwCfgEnd = 0x51c;
   EXPECT_GE(SIGVISOR_LINUX_MARKER_PORT, kHypercallEnd);
   EXPECT_TRUE(SIGVISOR_LINUX_MARKER_PORT >= kFwCfgEnd ||

@@ -46,6 +46,10 @@
  * reach the VMM only through the guest kernel's syscalls.
  * ------------------------------------------------------------------------------ */
 #define SIGVISOR_HC_PORT_BASE SIGVISOR_U(0x500)
+/* The block is 32 ports (0x500-0x51f). Under QEMU, whose fw_cfg sits at 0x510-0x51b,
+ * the kernel makes only calls below SIGVISOR_HC_CPU_UP (the SMP calls are made only
+ * when sigvisor's boot info says there are several CPUs), and those end by 0x50f. */
+#define SIGVISOR_HC_PORTS SIGVISOR_U(32)
 
 #ifndef __ASSEMBLER__
 enum sigvisor_hypercall_nr {
@@ -60,7 +64,9 @@ enum sigvisor_hypercall_nr {
   SIGVISOR_HC_ORDERS = 9,        /* struct sigvisor_hc_orders */
   SIGVISOR_HC_SIGNAL_FRAME = 10, /* struct sigvisor_hc_signal_frame */
   SIGVISOR_HC_SIGRETURN = 11,    /* struct sigvisor_hc_sigreturn */
-  SIGVISOR_HC_COUNT = 12         /* first unused number */
+  SIGVISOR_HC_CPU_UP = 12,       /* struct sigvisor_hc_cpu_up (SMP, below) */
+  SIGVISOR_HC_SEND_IPI = 13,     /* struct sigvisor_hc_send_ipi (SMP, below) */
+  SIGVISOR_HC_COUNT = 14         /* first unused number */
 };
 #endif
 
@@ -274,7 +280,7 @@ struct sigvisor_hc_sigreturn {
  * (the same workload either way); `sigvisor snapshot` saves the VM at this exit, and a
  * restore writes its own orders into the saved buffer before the vCPU runs again.
  *
- * Why 0x520: outside the hypercall block (0x500-0x50f) and QEMU's fw_cfg
+ * Why 0x520: outside the hypercall block (0x500-0x51f) and QEMU's fw_cfg
  * (0x510-0x51b), and no PC device Linux probes is there.
  * ------------------------------------------------------------------------------ */
 #define SIGVISOR_LINUX_MARKER_PORT SIGVISOR_U(0x520)
@@ -377,6 +383,62 @@ struct sigvisor_boot_info {
    * moves to its debug registers itself. vCPU n's page is at pv_page_gpa + n * 4096.
    * After cmdline so that the fields before it keep their offsets. */
   uint64_t pv_page_gpa;
+  /* The machine's CPUs (vCPUs), 1 to SIGVISOR_MAX_CPUS; vCPU n has APIC ID n. 0 from
+   * a writer older than these fields means 1. A kernel without the SMP note (below)
+   * only ever runs on one. */
+  uint32_t cpus;
+  /* How this machine wants inter-processor interrupts sent: SIGVISOR_IPI_* (0 with
+   * one CPU). After pv_page_gpa so that the fields before them keep their offsets. */
+  uint32_t ipi;
+};
+#endif
+
+/* ------------------------------------------------------------------------------
+ * SMP (a kernel built with smp=on, CONFIG_SMP; docs/smp.md).
+ *
+ * Such an image carries a second note (SIGVISOR_NOTE_TYPE_SMP: the most CPUs it
+ * supports); the VMM boots any other on one vCPU only. vCPU 0 boots as above; the
+ * others (application processors) wait until the kernel starts each once with
+ * SIGVISOR_HC_CPU_UP: the VMM then enters it in the calling vCPU's state (CR0, CR3,
+ * CR4, EFER, the GDT, IDT and segment registers, TR included: the AP must load its
+ * own GDT and TSS before it takes an exception) at `rip` with `rsp`, rdi = `arg`,
+ * rflags 0x2 (interrupts off), the other general registers 0.
+ *
+ * Each vCPU has a local APIC (KVM's, in the kernel) at its reset state. The kernel
+ * sends IPIs the way sigvisor_boot_info.ipi says:
+ *   SIGVISOR_IPI_X2APIC  x2APIC mode, ICR MSR 0x830 (an MSR write: no VMM exit)
+ *   SIGVISOR_IPI_XAPIC   xAPIC mode, ICR at MMIO 0xfee00300/0xfee00310
+ *   SIGVISOR_IPI_PV      SIGVISOR_HC_SEND_IPI: one hypercall names every target
+ *                        (KVM's PV send-IPI is the model); EOI as in x2APIC mode
+ * ------------------------------------------------------------------------------ */
+#define SIGVISOR_MAX_CPUS SIGVISOR_U(8)
+#define SIGVISOR_IPI_NONE SIGVISOR_U(0)
+#define SIGVISOR_IPI_X2APIC SIGVISOR_U(1)
+#define SIGVISOR_IPI_XAPIC SIGVISOR_U(2)
+#define SIGVISOR_IPI_PV SIGVISOR_U(3)
+#define SIGVISOR_XAPIC_GPA SIGVISOR_U(0xfee00000)
+/* Vectors a kernel may send (below 0x20 are exceptions). */
+#define SIGVISOR_IPI_VECTOR_MIN SIGVISOR_U(0x20)
+
+#ifndef __ASSEMBLER__
+struct sigvisor_hc_cpu_up {
+  uint32_t cpu;      /* 1 .. cpus-1, each at most once */
+  uint32_t reserved; /* 0 */
+  uint64_t rip;      /* where the AP starts (a virtual address of the caller's space) */
+  uint64_t rsp;      /* its stack */
+  uint64_t arg;      /* its rdi */
+};
+#endif
+
+/* An IPI through the VMM: `vector` to every vCPU whose bit is set in `cpu_mask`
+ * (bit n = vCPU n; the caller's own bit may be set). A bit past the machine's CPUs,
+ * an empty mask or a vector below SIGVISOR_IPI_VECTOR_MIN is the guest's error: the
+ * run ends, reported. */
+#ifndef __ASSEMBLER__
+struct sigvisor_hc_send_ipi {
+  uint64_t cpu_mask;
+  uint32_t vector;
+  uint32_t reserved; /* 0 */
 };
 #endif
 
@@ -494,5 +556,7 @@ struct sigvisor_pv_page {
  * ------------------------------------------------------------------------------ */
 #define SIGVISOR_NOTE_NAME "sigvisor"
 #define SIGVISOR_NOTE_TYPE_ABI SIGVISOR_U(1)
+/* An SMP kernel's note: descriptor = one uint32_t, the most CPUs it runs on. */
+#define SIGVISOR_NOTE_TYPE_SMP SIGVISOR_U(2)
 
 #endif /* SIGVISOR_GUEST_KIT_ABI_SIGVISOR_ABI_H_ */

@@ -13,8 +13,9 @@ SEEDS = {
     "tramp": ("CONFIG_TRAMP_VDSO", "stack", "vdso", "004"),
 }
 
-# Settings that are no seed's change: how the kernel reaches the VMM. Each has its
-# default (every build above) and the other value, built only for PV_BASES below.
+# Settings that are no seed's change: how the kernel reaches the VMM, and on how many
+# CPUs it runs. Each has its default (every build above) and the other value, built
+# only on the bases named below (PV_VARIANTS, SIGNAL_PV_VARIANTS, SMP_VARIANTS).
 # key: (the config switch in guest-kit/kernel/config.h, default value, other value)
 SETTINGS = {
     # The kernel's debug-register (and segment-base) writes: native instructions, or
@@ -23,6 +24,10 @@ SETTINGS = {
     # Who writes and reads back the signal frame: the kernel, or the VMM with one
     # hypercall each way (arch/x86_64/guest/pv_signal.c).
     "signal": ("CONFIG_SIGNAL_PV", "kernel", "pv"),
+    # One CPU, or several (--vcpus N): APs, per-CPU run queues, a big kernel lock and
+    # IPIs (docs/guest-kernel.md, "Several CPUs"). Seed 001's pda=direct is a
+    # uniprocessor shortcut: an smp=on build always has pda=gs.
+    "smp": ("CONFIG_SMP", "off", "on"),
 }
 
 # The seeds each arch's images vary. x86-64: all but seed 004 (x86-64 Linux never had
@@ -51,7 +56,7 @@ def variant_name(variant):
     """The canonical --variant name: 'baseline', 'accelerated', 'dr7=lazy',
     'accelerated,dr7=always' (for MIPS: 'tramp=vdso', 'accelerated,tramp=stack'); a
     setting at its other value follows: 'debugreg=pv', 'dr7=lazy,debugreg=pv',
-    'accelerated,signal=pv'."""
+    'accelerated,signal=pv', 'accelerated,pda=gs,smp=on'."""
     name = _seed_name(variant)
     settings = ["%s=%s" % (key, SETTINGS[key][2]) for key in SETTINGS.keys() if variant.get(key)]
     if not settings:
@@ -105,9 +110,17 @@ PV_VARIANTS = [with_setting(variant, "debugreg") for variant in PV_BASES]
 # pvsig` and `bench` compare, the baseline and the accelerated kernel.
 SIGNAL_PV_VARIANTS = [with_setting(variant, "signal") for variant in [_variant([]), _variant(SEED_KEYS)]]
 
+# The builds that run on several CPUs (smp=on): the baseline, and the accelerated
+# kernel with pda=gs (every seed's change but 001's: its per-CPU data without %gs is
+# for a uniprocessor, which Linux refused on SMP; config.h refuses the combination).
+SMP_VARIANTS = [with_setting(variant, "smp") for variant in [
+    _variant([]),
+    _variant([key for key in SEED_KEYS if key != "pda"]),
+]]
+
 # Every x86-64 image built and embedded: the seed builds first (the baseline is the
-# default), then their debugreg=pv and signal=pv counterparts.
-X86_VARIANTS = VARIANTS + PV_VARIANTS + SIGNAL_PV_VARIANTS
+# default), then their debugreg=pv, signal=pv and smp=on counterparts.
+X86_VARIANTS = VARIANTS + PV_VARIANTS + SIGNAL_PV_VARIANTS + SMP_VARIANTS
 
 # The MIPS images (guest-kit/BUILD.bazel, kernel-mips-<id>.elf), chosen the same way.
 MIPS_VARIANTS = _variants(MIPS_SEED_KEYS)

@@ -20,6 +20,15 @@
  *                                     arch/x86_64/guest/percpu.c     wrmsr_segment_base()
  *   CONFIG_SIGNAL_PV        signal=pv arch/x86_64/guest/signal.c    write_rt_frame(),
  *                                                                   sys_rt_sigreturn()
+ *
+ * And one that is how many CPUs the kernel runs on (x86-64):
+ *
+ *   CONFIG_SMP              smp=on    guest-kit/kernel/task.c        schedule(), the wake-ups
+ *                                     guest-kit/kernel/smp.c         the big kernel lock, IPIs
+ *                                     arch/x86_64/guest/smp.c        AP bring-up
+ *                                     arch/x86_64/guest/apic.c       the local APIC, IPIs
+ *                                     arch/x86_64/guest/traps.c      x86_trap(): the lock
+ *                                     arch/x86_64/guest/percpu.h     cpu_data[] per CPU
  */
 #ifndef SIGVISOR_GUEST_KIT_KERNEL_CONFIG_H_
 #define SIGVISOR_GUEST_KIT_KERNEL_CONFIG_H_
@@ -68,6 +77,23 @@
  * QEMU). x86-64 only. */
 #ifndef CONFIG_SIGNAL_PV
 #define CONFIG_SIGNAL_PV 0
+#endif
+
+/* One CPU (0), or up to SIGVISOR_MAX_CPUS (1; x86-64): the machine's other vCPUs
+ * brought up after the quiescent point, a run queue and an idle loop per CPU, one big
+ * kernel lock, reschedule IPIs (docs/guest-kernel.md, "Several CPUs"). With 0 nothing
+ * of it is compiled: every other build's code is instruction for instruction as
+ * before. */
+#ifndef CONFIG_SMP
+#define CONFIG_SMP 0
+#endif
+
+/* Seed 001's shortcut reads one global structure as "this CPU's data": on several
+ * CPUs there is no one such structure. Linux took the patch for uniprocessor kernels
+ * only (`!CONFIG_SMP`: "i386-pda UP optimization"), SMP kernels kept %gs; so does
+ * this kernel. */
+#if CONFIG_SMP && CONFIG_PDA_DIRECT
+#error "CONFIG_SMP=1 with CONFIG_PDA_DIRECT=1: Linux refused per-CPU data without %gs on SMP"
 #endif
 
 #endif /* SIGVISOR_GUEST_KIT_KERNEL_CONFIG_H_ */

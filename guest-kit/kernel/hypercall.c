@@ -1,14 +1,16 @@
 /*
  * Hypercalls: one store of the argument block's guest-physical address to the
  * call's port or MMIO register (asm/hypercall.h: `outl` on x86-64, a store to the
- * hypercall device on MIPS). The argument blocks are static: only the boot CPU runs
- * the kernel, and a hypercall completes before its store retires.
+ * hypercall device on MIPS). The argument blocks are static: one CPU runs the kernel
+ * at a time (the boot CPU, or on smp=on whichever holds the big kernel lock), and a
+ * hypercall completes before its store retires.
  */
 #include "guest-kit/kernel/hypercall.h"
 
 #include "asm/hypercall.h"
 #include "asm/page.h"
 #include "guest-kit/abi/sigvisor_abi.h"
+#include "guest-kit/kernel/config.h"
 #include "guest-kit/lib/string.h"
 
 /* Set when the kernel was not booted by sigvisor (QEMU): the board's UART and its
@@ -101,3 +103,23 @@ void hc_panic(const char *message, size_t len, uint64_t rip, uint64_t vector) {
   hypercall(SIGVISOR_HC_PANIC, &args);
   halt_forever();
 }
+
+#if CONFIG_SMP
+void hc_cpu_up(uint32_t cpu, uint64_t rip, uint64_t rsp, uint64_t arg) {
+  static struct sigvisor_hc_cpu_up args;
+  args.cpu = cpu;
+  args.reserved = 0;
+  args.rip = rip;
+  args.rsp = rsp;
+  args.arg = arg;
+  hypercall(SIGVISOR_HC_CPU_UP, &args);
+}
+
+void hc_send_ipi(uint64_t cpu_mask, uint32_t vector) {
+  static struct sigvisor_hc_send_ipi args;
+  args.cpu_mask = cpu_mask;
+  args.vector = vector;
+  args.reserved = 0;
+  hypercall(SIGVISOR_HC_SEND_IPI, &args);
+}
+#endif

@@ -23,4 +23,10 @@ void hc_exit(int64_t status) __attribute__((noreturn));
 void hc_panic(const char *message, size_t len, uint64_t rip, uint64_t vector)
     __attribute__((noreturn));
 
+/* smp=on (CONFIG_SMP; sigvisor_abi.h, "SMP"). Starts application processor `cpu` at
+ * `rip` with `rsp` and rdi = `arg`, in the caller's paging and descriptor state. */
+void hc_cpu_up(uint32_t cpu, uint64_t rip, uint64_t rsp, uint64_t arg);
+/* `vector` to every CPU in `cpu_mask` through the VMM (boot info ipi = pv). */
+void hc_send_ipi(uint64_t cpu_mask, uint32_t vector);
+
 #endif /* SIGVISOR_GUEST_KIT_KERNEL_HYPERCALL_H_ */

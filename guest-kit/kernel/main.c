@@ -9,11 +9,16 @@
 #include "asm/cpu.h"
 #include "asm/percpu.h"
 #include "guest-kit/abi/sigvisor_abi.h"
+#include "guest-kit/kernel/config.h"
 #include "guest-kit/kernel/hypercall.h"
 #include "guest-kit/kernel/inject.h"
 #include "guest-kit/kernel/kernel.h"
 #include "guest-kit/kernel/page_alloc.h"
 #include "guest-kit/kernel/task.h"
+
+#if CONFIG_SMP
+#include "asm/smp.h"
+#endif
 
 /* The ABI note the VMM checks before it boots this image. */
 struct abi_note {
@@ -21,9 +26,22 @@ struct abi_note {
   char name[12]; /* "sigvisor\0", padded to 4 bytes */
   uint32_t version;
 };
+#if CONFIG_SMP
+/* smp=on: a second note after it, the most CPUs this kernel runs on (one object, so
+ * that the ABI note stays first). A VMM boots an image without it on one vCPU only. */
+__attribute__((section(".note.sigvisor"), aligned(4), used)) static const struct {
+  struct abi_note abi, smp;
+} sigvisor_abi_note = {
+    {sizeof(SIGVISOR_NOTE_NAME), sizeof(uint32_t), SIGVISOR_NOTE_TYPE_ABI, SIGVISOR_NOTE_NAME,
+     SIGVISOR_ABI_VERSION},
+    {sizeof(SIGVISOR_NOTE_NAME), sizeof(uint32_t), SIGVISOR_NOTE_TYPE_SMP, SIGVISOR_NOTE_NAME,
+     SIGVISOR_MAX_CPUS},
+};
+#else
 __attribute__((section(".note.sigvisor"), aligned(4), used)) static const struct abi_note
     sigvisor_abi_note = {sizeof(SIGVISOR_NOTE_NAME), sizeof(uint32_t), SIGVISOR_NOTE_TYPE_ABI,
                          SIGVISOR_NOTE_NAME, SIGVISOR_ABI_VERSION};
+#endif
 
 /* Init's command line as the VMM gives it at the quiescent point. */
 static char orders[SIGVISOR_CMDLINE_MAX];
@@ -53,5 +71,13 @@ void kernel_main(const struct sigvisor_boot_info *boot) {
   cpu_init();
   percpu_init();
   page_alloc_init(boot->free_gpa, boot->mem_bytes);
+#if CONFIG_SMP
+  /* The other CPUs after the quiescent point: boot and the orders call are as on one
+   * CPU, and a VM saved at that call has one running vCPU. */
+  const char *args = ask_for_orders(boot);
+  smp_boot_cpus(boot);
+  task_start_init(args);
+#else
   task_start_init(ask_for_orders(boot));
+#endif
 }

@@ -14,6 +14,9 @@
 #include "guest-kit/kernel/config.h"
 #include "guest-kit/kernel/inject.h"
 #include "guest-kit/kernel/kernel.h"
+#if CONFIG_SMP
+#include "guest-kit/kernel/smp.h"
+#endif
 #include "guest-kit/kernel/task.h"
 #include "guest-kit/lib/string.h"
 #include "guest-kit/uapi/syscalls.h"
@@ -88,6 +91,9 @@ int send_signal(struct task *task, const siginfo_t *info) {
   }
   s->pending.signal |= bit;
   if (!(s->blocked & bit)) signal_wake_up(task);
+#if CONFIG_SMP
+  else kick_process(task); /* a blocked signal kicks a running task too: smp.h says why */
+#endif
   return 0;
 }
 

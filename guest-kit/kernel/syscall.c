@@ -4,6 +4,7 @@
 #include "asm/syscall.h"
 #include "asm/uaccess.h"
 #include "guest-kit/abi/sigvisor_abi.h"
+#include "guest-kit/kernel/config.h"
 #include "guest-kit/kernel/file.h"
 #include "guest-kit/kernel/hypercall.h"
 #include "guest-kit/kernel/kernel.h"
@@ -67,6 +68,10 @@ static int64_t sys_host_signals(int signo) {
  * the default case stays one call. */
 static __attribute__((noinline)) int64_t syscall_unmeasured(struct pt_regs *regs) {
   if (syscall_get_nr(regs) == SYS_host_signals) return sys_host_signals((int)ARG(0));
+#if CONFIG_SMP
+  if (syscall_get_nr(regs) == SYS_sched_setaffinity)
+    return sys_sched_setaffinity((int)ARG(0), (int64_t)ARG(1));
+#endif
   return -ENOSYS;
 }
 

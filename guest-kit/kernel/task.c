@@ -17,6 +17,10 @@
 #include "guest-kit/lib/string.h"
 #include "guest-kit/uapi/syscalls.h"
 
+#if CONFIG_SMP
+#include "guest-kit/kernel/smp.h"
+#endif
+
 #ifndef ARCH_SKIP_CLEARING_FRESH_BSS
 #define ARCH_SKIP_CLEARING_FRESH_BSS 0
 #endif
@@ -78,6 +82,10 @@ int task_spawn(const char *args) {
   child->signal.blocked = parent->signal.blocked; /* handlers start at SIG_DFL */
   copy_thread(child); /* its first switch-in returns to user mode through its pt_regs */
   child->state = TASK_RUNNABLE;
+#if CONFIG_SMP
+  child->cpu = parent->cpu;
+  smp_wake_up_notify(child);
+#endif
   return child->pid;
 }
 
@@ -88,6 +96,85 @@ struct task *task_find(int pid) {
   return 0;
 }
 
+#if CONFIG_SMP
+/*
+ * smp=on (docs/guest-kernel.md, "Several CPUs"). Every task runs on one CPU (its
+ * `cpu`); each CPU has an idle task, outside tasks[], with its own stack. schedule()
+ * takes the next RUNNABLE task of this CPU that is not running on another (round
+ * robin), or the idle task when there is none. The big kernel lock is held
+ * throughout, across switch_to too: it is the CPU's, not the task's.
+ */
+static struct task idle_tasks[SIGVISOR_MAX_CPUS];
+#define IDLE_STACK_SIZE (2 * 4096)
+static uint8_t idle_stacks[SIGVISOR_MAX_CPUS][IDLE_STACK_SIZE] __attribute__((aligned(16)));
+
+void idle_task_init(int cpu) {
+  struct task *idle = &idle_tasks[cpu];
+  idle->state = TASK_RUNNABLE;
+  idle->cpu = cpu;
+  memcpy(idle->name, "idle", 5);
+  idle->kernel_stack_top = (uintptr_t)(idle_stacks[cpu] + IDLE_STACK_SIZE);
+  cpu_data[cpu].idle_task = idle;
+  /* CPU 0 first runs it when switched to; an AP starts on its stack (smp.c). */
+  if (cpu == 0) copy_idle_thread(idle);
+}
+
+void schedule(void) {
+  struct task *prev = current;
+  const int cpu = smp_processor_id();
+  struct task *idle = this_cpu_read(idle_task);
+  /* A task that moved itself to another CPU (sched_setaffinity) is that CPU's now. */
+  if (prev != idle && prev->state == TASK_RUNNABLE && prev->cpu != cpu) smp_wake_up_notify(prev);
+  const int start = prev == idle ? MAX_TASKS - 1 : (int)(prev - tasks);
+  struct task *next = 0;
+  for (int step = 1; step <= MAX_TASKS; step++) {
+    struct task *candidate = &tasks[(start + step) % MAX_TASKS];
+    if (candidate->state == TASK_RUNNABLE && candidate->cpu == cpu &&
+        (candidate == prev || !task_running_elsewhere(candidate, cpu))) {
+      next = candidate;
+      break;
+    }
+  }
+  if (!next) {
+    /* On one CPU nothing can make a task runnable again: the UP build's verdict. */
+    if (smp_num_cpus == 1 && prev != idle)
+      panic("deadlock: no task can run (pid %d is the last one blocked)", prev->pid);
+    next = idle;
+  }
+  if (next == prev) return;
+  this_cpu_write(current_task, next);
+  if (next != idle) { /* the idle task stays in the kernel, in whatever address space */
+    cpu_set_kernel_stack(next->kernel_stack_top);
+    switch_mm(next->page_table);
+  }
+  switch_to(prev, next);
+}
+
+void cpu_idle(void) {
+  struct cpu_data *self = this_cpu();
+  for (;;) {
+    schedule(); /* returns when no task of this CPU can run */
+    self->idle = 1;
+    unlock_kernel();
+    arch_idle_halt(); /* until an IPI: a wake-up (smp_wake_up_notify) */
+    lock_kernel();
+    self->idle = 0;
+  }
+}
+
+int64_t sys_sched_setaffinity(int pid, int64_t cpu) {
+  if (cpu < 0 || cpu >= smp_num_cpus) return -EINVAL;
+  struct task *task = pid == 0 ? current : task_find(pid);
+  if (!task) return -ESRCH;
+  task->cpu = (int)cpu;
+  if (task == current) {
+    if (cpu != smp_processor_id()) schedule(); /* back here on `cpu` */
+  } else if (task->state == TASK_RUNNABLE) {
+    smp_wake_up_notify(task);
+  }
+  return 0;
+}
+#else
 void schedule(void) {
   struct task *prev = current;
   int start = (int)(prev - tasks);
@@ -106,6 +193,7 @@ void schedule(void) {
   switch_mm(next->page_table);
   switch_to(prev, next);
 }
+#endif
 
 void sleep_on(const void *channel) {
   struct task *self = current;
@@ -115,6 +203,25 @@ void sleep_on(const void *channel) {
   self->wait_channel = 0;
 }
 
+#if CONFIG_SMP
+void wake_up(const void *channel) {
+  for (int i = 0; i < MAX_TASKS; i++) {
+    if (tasks[i].state == TASK_SLEEPING && tasks[i].wait_channel == channel) {
+      tasks[i].state = TASK_RUNNABLE;
+      smp_wake_up_notify(&tasks[i]);
+    }
+  }
+}
+
+void signal_wake_up(struct task *task) {
+  if (task->state == TASK_SLEEPING) {
+    task->state = TASK_RUNNABLE;
+    smp_wake_up_notify(task);
+    return;
+  }
+  kick_process(task);
+}
+#else
 void wake_up(const void *channel) {
   for (int i = 0; i < MAX_TASKS; i++)
     if (tasks[i].state == TASK_SLEEPING && tasks[i].wait_channel == channel)
@@ -124,6 +231,7 @@ void wake_up(const void *channel) {
 void signal_wake_up(struct task *task) {
   if (task->state == TASK_SLEEPING) task->state = TASK_RUNNABLE;
 }
+#endif
 
 /* The status init reports to the VMM: the exit code, or 128 + the signal that
  * killed it, as a shell shows it. */

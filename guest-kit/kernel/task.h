@@ -6,6 +6,7 @@
 
 #include "asm/percpu.h"
 #include "asm/ptrace.h"
+#include "guest-kit/kernel/config.h"
 #include "guest-kit/kernel/file.h"
 #include "guest-kit/kernel/signal_types.h"
 
@@ -38,6 +39,12 @@ struct task {
    * SYS_host_signals reads. Last, and counted only where a host request is served,
    * so that no signal path of the kernel does any work for it. */
   uint32_t host_signals[NSIG];
+#if CONFIG_SMP
+  /* The one CPU the task runs on (smp=on): inherited at spawn, set by
+   * sched_setaffinity. After everything else, so the other builds' layout is as it
+   * was. */
+  int cpu;
+#endif
 };
 
 /* The running task (per-CPU data: see the arch's asm/percpu.h). */
@@ -64,7 +71,7 @@ void task_exit(int status) __attribute__((noreturn));
 int task_wait(int pid, int *status);
 
 /* Gives the CPU to the next runnable task (round robin); returns when this task is
- * chosen again. Panics if no task can run. */
+ * chosen again. Panics if no task can run (smp=on with several CPUs: idles). */
 void schedule(void);
 
 /* Sleeps until wake_up(channel) or a signal arrives. The caller re-checks its
@@ -72,7 +79,19 @@ void schedule(void);
 void sleep_on(const void *channel);
 void wake_up(const void *channel);
 
-/* Makes a sleeping task runnable because a signal arrived for it. */
+/* Makes a sleeping task runnable because a signal arrived for it (smp=on: and kicks
+ * it where it runs on another CPU, smp.h). */
 void signal_wake_up(struct task *task);
+
+#if CONFIG_SMP
+/* smp=on. Pins task `pid` (0: the caller) to `cpu`; the caller moving itself switches
+ * away at once and runs on `cpu` from then on. -EINVAL for a CPU the machine lacks. */
+int64_t sys_sched_setaffinity(int pid, int64_t cpu);
+/* Prepares CPU `cpu`'s idle task (its stack: an AP starts on its top). */
+void idle_task_init(int cpu);
+/* The idle loop: runs this CPU's runnable tasks; halts, without the kernel lock,
+ * while there is none. Entered with the lock held. */
+void cpu_idle(void) __attribute__((noreturn));
+#endif
 
 #endif /* SIGVISOR_GUEST_KIT_KERNEL_TASK_H_ */

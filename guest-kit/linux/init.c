@@ -3,7 +3,8 @@
  * names, marks its phases for the VMM, reports its exit and powers the machine off.
  * Linux hands init the boot parameters it does not know and that have no dot as
  * environment variables:
- *   sigvisor_workload=summary|all|divzero|lat_sig|sigpingpong|pipe_rw|selftest  (summary;
+ *   sigvisor_workload=summary|all|divzero|lat_sig|sigpingpong|pipe_rw|selftest|
+ *                     xcpu_pingpong|xcpu_kick|xcpu_wake  (summary; xcpu_*: --vcpus 2+;
  *                             the catalogue's rows for it, guest-kit/abi/workloads.inc)
  *                             (all: the summary's workloads, then the self-test: what
  *                             one boot checks, where a boot costs minutes)
@@ -124,6 +125,9 @@ static int run_as_child(const char *name, const struct measure *m) {
 
 int main(int argc, char **argv) {
   const int guest_init = sys_getpid() == 1;
+  /* On CPU 0 for good, and so every workload (the xcpu ones' children move): the VMM
+   * takes markers from vCPU 0 only. One CPU or many, CPU 0 is there. */
+  if (guest_init) sys_pin_to_cpu(0);
   marker_init(guest_init);
   marker_orders(); /* the quiescent point: a snapshot is taken here */
   const char *name = env_get("sigvisor_workload");

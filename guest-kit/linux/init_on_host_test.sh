@@ -125,6 +125,53 @@ sigvisor init: exit status 0
 marker: exit 0
 OUT
 
+# Across CPUs: the parent pinned to CPU 0, the child to CPU 1 (sched_setaffinity), on a
+# host where both can be had (taskset asks the same); elsewhere each refuses in one line.
+xcpu_ok=""
+if command -v taskset >/dev/null; then
+  xcpu_ok=no
+  taskset -c 0 true 2>/dev/null && taskset -c 1 true 2>/dev/null && xcpu_ok=yes
+fi
+for workload in xcpu_pingpong xcpu_kick xcpu_wake; do
+  ran="$(cat <<OUT
+sigvisor init: no marker port, markers printed
+sigvisor init: workload $workload, 4 ops, 2 samples, 2 warm-up
+marker: 5 calibrations
+marker: phase $workload sample 1 begins, 4 ops
+marker: phase ends
+marker: phase $workload sample 2 begins, 4 ops
+marker: phase ends
+$workload: 2 x 4 ops, the handler ran 8 times
+sigvisor init: exit status 0
+marker: exit 0
+OUT
+)"
+  refused="$(cat <<OUT
+sigvisor init: no marker port, markers printed
+sigvisor init: workload $workload, 4 ops, 2 samples, 2 warm-up
+$workload: needs --vcpus 2 or more
+sigvisor init: exit status 1
+marker: exit 1
+OUT
+)"
+  run=(sigvisor_ops=4 sigvisor_repeats=2 sigvisor_warmup=2)
+  if [[ $xcpu_ok == yes ]]; then
+    expect 0 "$workload" "${run[@]}" <<<"$ran"
+  elif [[ $xcpu_ok == no ]]; then
+    expect 1 "$workload" "${run[@]}" <<<"$refused"
+  else # no taskset to ask: either, whole
+    got="$(env -i SIGVISOR_MARKER=none sigvisor_workload="$workload" "${run[@]}" "$init" 2>&1)"
+    status=$?
+    if [[ ($status == 0 && $got == "$ran") || ($status == 1 && $got == "$refused") ]]; then
+      echo "ok: workload $workload (status $status)"
+    else
+      echo "FAIL: workload $workload: status $status, output:"
+      echo "$got"
+      failed=1
+    fi
+  fi
+done
+
 expect 0 selftest <<'OUT'
 sigvisor init: no marker port, markers printed
 sigvisor init: workload selftest, 16 ops, 5 samples, 1 warm-up
@@ -214,7 +261,7 @@ OUT
 expect 127 nosuch <<'OUT'
 sigvisor init: no marker port, markers printed
 sigvisor init: workload nosuch, 16 ops, 5 samples, 1 warm-up
-sigvisor init: unknown workload 'nosuch' (known: summary all divzero lat_sig sigpingpong pipe_rw selftest)
+sigvisor init: unknown workload 'nosuch' (known: summary all divzero lat_sig sigpingpong pipe_rw xcpu_pingpong xcpu_kick xcpu_wake selftest)
 sigvisor init: exit status 127
 marker: exit 127
 OUT

@@ -26,6 +26,7 @@
 #define SYS_ioperm 173
 #define SYS_rt_sigsuspend 130
 #define SYS_reboot 169
+#define SYS_sched_setaffinity 203
 #define SYS_rt_sigqueueinfo 129
 
 #define EINTR 4
@@ -157,6 +158,12 @@ static inline long sys_sigqueueinfo(int pid, int sig, const siginfo_t *info) {
 }
 static inline long sys_ioperm(unsigned long from, unsigned long num, int on) {
   return SYSCALL3(SYS_ioperm, from, num, on);
+}
+/* Pins the calling task to CPU `cpu` alone (< 64): 0, or -EINVAL where that CPU is not
+ * online (a kernel on one CPU) or not allowed to it. */
+static inline long sys_pin_to_cpu(unsigned cpu) {
+  const uint64_t mask = 1ull << cpu;
+  return SYSCALL3(SYS_sched_setaffinity, 0, sizeof(mask), &mask);
 }
 static inline long sys_reboot(unsigned cmd) {
   return SYSCALL4(SYS_reboot, LINUX_REBOOT_MAGIC1, LINUX_REBOOT_MAGIC2, cmd, 0);

@@ -1,11 +1,12 @@
 /*
- * The four classic workloads on Linux, operation for operation the bundled kernel's
+ * The classic workloads on Linux, operation for operation the bundled kernel's
  * (guest-kit/user/workloads.c), so that the two kernels' phases compare:
  *   divzero      a real `divq` by zero, SIGFPE, the handler steps over it via its
  *                ucontext's rip
  *   lat_sig      sig_inst: rt_sigaction; sig_hndl: kill(getpid(), SIGUSR1), the
  *                handler runs
  *   sigpingpong  SIGUSR2/SIGUSR1 between a parent and its forked child, `ops` round trips
+ *   xcpu_*       the same across CPUs: the parent pinned to CPU 0, the child to CPU 1
  *   pipe_rw      a 1-byte write then read on a pipe
  * Each makes `m->warmup` unmeasured operations first (at least one), so that the
  * measured ones take the same kernel path, then each measured phase `m->samples`
@@ -93,46 +94,111 @@ static int pong(int parent, unsigned long rounds) {
   return handled == rounds + 1 ? 0 : 1;
 }
 
-int linux_sigpingpong(const struct measure *m) {
+/*
+ * Across CPUs (--vcpus 2 or more): the parent on CPU 0, a child alone on CPU 1, each
+ * pinned with sched_setaffinity. Per op the parent sends `sig` and waits in
+ * rt_sigsuspend for the child's `answer`: two cross-CPU signals.
+ *   xcpu_pingpong  sigpingpong's round trip (the child is its pong)
+ *   xcpu_kick      the child spins in user mode; its SIGUSR1 handler answers SIGUSR2
+ *   xcpu_wake      the child sleeps in rt_sigsuspend; its SIGUSR1 handler answers
+ * The parent pins itself to CPU 0 before its phase markers (the VMM takes markers
+ * from vCPU 0 only); the child pins itself to CPU 1 right after the fork, before it
+ * says it is ready, so the first op already crosses.
+ */
+static unsigned long xcpu_rounds;
+static int xcpu_peer;
+
+static void on_xcpu_ping(int sig) {
+  if (++handled <= xcpu_rounds) sys_kill(xcpu_peer, SIGUSR2); /* not the last, "done" */
+}
+
+static int xcpu_child(int parent, unsigned long rounds, int sleeps) {
+  xcpu_peer = parent;
+  xcpu_rounds = rounds;
+  sig_install(SIGUSR1, (void *)on_xcpu_ping, 0, 0);
+  /* The mask inherited blocks both signals: a sleeper keeps SIGUSR1 blocked outside
+   * rt_sigsuspend, a spinner takes it in user mode. */
+  const sigset_t mask = sleeps ? sigmask(SIGUSR1) : 0, wait_mask = 0;
+  sys_sigprocmask(SIG_SETMASK, &mask, 0);
+  sys_kill(parent, SIGUSR2); /* ready */
+  /* Until "done", the signal after the last round: handled then passes the rounds. */
+  while (handled <= rounds)
+    if (sleeps) sys_sigsuspend(&wait_mask);
+  return handled == rounds + 1 ? 0 : 1;
+}
+
+enum child_role { ROLE_PONG, ROLE_SPIN, ROLE_SLEEP };
+
+/* The parent side: `ops` round trips per sample, each `sig` to the child and its
+ * `answer` back. `cross_cpu`: this process on CPU 0, the child on CPU 1. */
+static int round_trips(const struct measure *m, const char *name, enum child_role role, int sig,
+                       int answer, int cross_cpu) {
   const unsigned long ops = m->ops * m->samples;
-  /* Both signals blocked before the fork: the child inherits the mask and the
-   * handler, and neither can lose a signal that arrives before it waits. */
-  const sigset_t block = sigmask(SIGUSR1) | sigmask(SIGUSR2), wait_mask = 0;
+  /* CPU 1 tried first: where it cannot be had, nothing has moved. */
+  if (cross_cpu && (sys_pin_to_cpu(1) < 0 || sys_pin_to_cpu(0) < 0)) {
+    printf("%s: needs --vcpus 2 or more\n", name);
+    return 1;
+  }
+  /* Both signals blocked before the fork: the child inherits the mask (and the pong
+   * its handler), and neither can lose a signal that arrives before it waits. */
+  const sigset_t block = sigmask(sig) | sigmask(answer), wait_mask = 0;
   sys_sigprocmask(SIG_BLOCK, &block, 0);
-  sig_install(SIGUSR1, (void *)on_signal, 0, 0);
-  sig_install(SIGUSR2, (void *)on_signal, 0, 0);
+  sig_install(answer, (void *)on_signal, 0, 0);
+  if (role == ROLE_PONG) sig_install(sig, (void *)on_signal, 0, 0);
   handled = 0;
   const int parent = (int)sys_getpid();
   const long child = sys_fork();
   if (child < 0) {
-    printf("sigpingpong: fork failed: %ld\n", child);
+    printf("%s: fork failed: %ld\n", name, child);
     return 1;
   }
-  if (child == 0) sys_exit(pong(parent, ops + m->warmup)); /* + the warm-up rounds */
+  if (child == 0) {
+    const int moved = !cross_cpu || sys_pin_to_cpu(1) == 0;
+    const unsigned long rounds = ops + m->warmup; /* + the warm-up rounds */
+    const int failed =
+        role == ROLE_PONG ? pong(parent, rounds) : xcpu_child(parent, rounds, role == ROLE_SLEEP);
+    sys_exit(failed | !moved);
+  }
   sys_sigsuspend(&wait_mask); /* the child's "ready" */
   for (unsigned long i = 0; i < m->warmup; i++) { /* warm-up round trips */
-    sys_kill((int)child, SIGUSR2);
+    sys_kill((int)child, sig);
     sys_sigsuspend(&wait_mask);
   }
   handled = 0;
   for (unsigned long s = 0; s < m->samples; s++) {
-    phase_begin("sigpingpong", m->ops, SYS_kill, s);
+    phase_begin(name, m->ops, SYS_kill, s);
     for (unsigned long i = 0; i < m->ops; i++) {
-      sys_kill((int)child, SIGUSR2);
+      sys_kill((int)child, sig);
       sys_sigsuspend(&wait_mask);
     }
     phase_end();
   }
-  int failed = check_handled("sigpingpong", m, handled, ops);
-  sys_kill((int)child, SIGUSR2); /* done */
+  int failed = check_handled(name, m, handled, ops);
+  sys_kill((int)child, sig); /* done */
   int status = -1;
   sys_wait((int)child, &status);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    printf("sigpingpong: FAIL: the child ended with wait status %#x\n", status);
+    printf("%s: FAIL: the child ended with wait status %#x\n", name, status);
     failed = 1;
   }
   sys_sigprocmask(SIG_UNBLOCK, &block, 0);
   return failed;
+}
+
+int linux_sigpingpong(const struct measure *m) {
+  return round_trips(m, "sigpingpong", ROLE_PONG, SIGUSR2, SIGUSR1, 0);
+}
+
+int linux_xcpu_pingpong(const struct measure *m) {
+  return round_trips(m, "xcpu_pingpong", ROLE_PONG, SIGUSR2, SIGUSR1, 1);
+}
+
+int linux_xcpu_kick(const struct measure *m) {
+  return round_trips(m, "xcpu_kick", ROLE_SPIN, SIGUSR1, SIGUSR2, 1);
+}
+
+int linux_xcpu_wake(const struct measure *m) {
+  return round_trips(m, "xcpu_wake", ROLE_SLEEP, SIGUSR1, SIGUSR2, 1);
 }
 
 int linux_pipe_rw(const struct measure *m) {

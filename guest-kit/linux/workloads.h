@@ -17,5 +17,10 @@ int linux_divzero(const struct measure *m);
 int linux_lat_sig(const struct measure *m);
 int linux_sigpingpong(const struct measure *m);
 int linux_pipe_rw(const struct measure *m);
+/* Across CPUs: the parent pinned to CPU 0, its child to CPU 1; where CPU 1 cannot be
+ * had (one CPU) each prints "NAME: needs --vcpus 2 or more" and returns 1. */
+int linux_xcpu_pingpong(const struct measure *m);
+int linux_xcpu_kick(const struct measure *m);
+int linux_xcpu_wake(const struct measure *m);
 
 #endif /* SIGVISOR_GUEST_KIT_LINUX_WORKLOADS_H_ */

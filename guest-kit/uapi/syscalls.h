@@ -23,6 +23,11 @@
 #define SYS_kill 62
 #define SYS_getppid 110
 #define SYS_rt_sigsuspend 130
+/* smp=on kernels: pins task `pid` (0: the caller) to CPU `cpu`. Linux's number and
+ * name, but its argument is the one CPU, not a mask: (int pid, int cpu). -EINVAL for
+ * a CPU the machine lacks (so on one CPU for any but 0); -ENOSYS on a kernel built
+ * for one CPU. */
+#define SYS_sched_setaffinity 203
 
 /* sigvisor's own calls. */
 #define SYS_phase_begin 500 /* (const char *name, unsigned long ops, unsigned flags, int op_syscall) */

@@ -10,6 +10,8 @@
  *   workload=hostsig      SIGUSR1 blocked for `ops` getpid calls, then unblocked:
  *                         exits with how often its handler ran (fault injection)
  *   workload=fault        divide by zero with no handler: killed by SIGFPE
+ *   workload=xcpu_pingpong|xcpu_kick|xcpu_wake   signals between CPU 0 and CPU 1
+ *                         (an smp=on kernel on --vcpus 2 or more)
  *   workload=selftest case=NAME|all   the signal-semantics self-tests
  *   role=...              a helper process spawned by a workload or a test
  */

@@ -635,6 +635,7 @@ int selftest_child(const char *role, const char *args) {
     return sys_write(fd, "ping", 4) == 4 ? 0 : 1;
   }
   if (strcmp(role, "pong") == 0) return sigpingpong_child(args);
+  if (strcmp(role, "xcpu") == 0) return xcpu_child(args);
   printf("selftest: unknown role '%s'\n", role);
   return 127;
 }

@@ -48,6 +48,9 @@ static inline long sys_set_debugreg(int index, unsigned long value) {
   return syscall3(SYS_set_debugreg, index, (long)value, 0);
 }
 static inline long sys_host_signals(int sig) { return syscall3(SYS_host_signals, sig, 0, 0); }
+static inline long sys_sched_setaffinity(int pid, int cpu) {
+  return syscall3(SYS_sched_setaffinity, pid, cpu, 0);
+}
 static inline long sys_phase_begin(const char *name, unsigned long ops, unsigned flags,
                                    int op_syscall) {
   return syscall4(SYS_phase_begin, (long)name, (long)ops, (long)flags, op_syscall);

@@ -197,45 +197,104 @@ int sigpingpong_child(const char *args) {
   return check_handled("sigpingpong pong", runs, rounds + 1, sys_host_signals(SIGUSR2));
 }
 
-int workload_sigpingpong(const struct measure *m) {
-  const unsigned long ops = m->ops;
+/*
+ * Across CPUs (an smp=on kernel on --vcpus 2 or more; docs/guest-kernel.md, "Several
+ * CPUs"): signals between this process, on CPU 0, and a child alone on CPU 1, each
+ * side pinned. Per op, the parent sends `sig` and waits in sigsuspend for the
+ * child's `answer`: two cross-CPU signals, each one IPI (a wake-up of the sleeping
+ * side, or a kick of the child spinning in user mode).
+ *   xcpu_pingpong  sigpingpong's round trip (the child is its "pong")
+ *   xcpu_kick      the child spins in user mode; its SIGUSR1 handler answers
+ *   xcpu_wake      the child sleeps in sigsuspend; its SIGUSR1 handler answers
+ * The parent moves itself to CPU 1 to spawn the child there (a task inherits its
+ * parent's CPU), then back to CPU 0: where it cannot (one CPU, or a kernel built
+ * for one), it says what the workload needs and fails, with no child started.
+ */
+static unsigned long xcpu_rounds;
+static int xcpu_peer;
+
+static void on_xcpu_ping(int sig) {
+  if (++handled <= xcpu_rounds) sys_kill(xcpu_peer, SIGUSR2); /* not the last, "done" */
+}
+
+int xcpu_child(const char *args) {
+  xcpu_peer = (int)arg_get_ulong(args, "peer", 0);
+  xcpu_rounds = arg_get_ulong(args, "ops", 0) + arg_get_ulong(args, "warmup", 1);
+  const int sleeps = arg_get_ulong(args, "sleep", 0) != 0;
   sigset_t block = sigmask(SIGUSR1), wait_mask = 0;
+  if (sleeps) sys_sigprocmask(SIG_BLOCK, &block, 0);
+  sig_install(SIGUSR1, (void *)on_xcpu_ping, 0, 0);
+  sys_kill(xcpu_peer, SIGUSR2); /* ready */
+  /* Until "done", the signal after the last round: handled then passes the rounds. */
+  while (handled <= xcpu_rounds)
+    if (sleeps) sys_sigsuspend(&wait_mask);
+  return 0;
+}
+
+/* The parent side of sigpingpong and the xcpu workloads: `ops` round trips, each
+ * `sig` to the child (spawned with `role`) and its `answer` back. `cross_cpu`: the
+ * child runs alone on CPU 1 and this process on CPU 0. */
+static int round_trips(const struct measure *m, const char *name, const char *role, int sig,
+                       int answer, int cross_cpu) {
+  const unsigned long ops = m->ops;
+  if (cross_cpu && sys_sched_setaffinity(0, 1) < 0) {
+    printf("%s: needs --vcpus 2 or more and an smp=on kernel\n", name);
+    return 1;
+  }
+  sigset_t block = sigmask(answer), wait_mask = 0;
   sys_sigprocmask(SIG_BLOCK, &block, 0);
-  sig_install(SIGUSR1, (void *)on_pingpong, 0, 0);
+  sig_install(answer, (void *)on_pingpong, 0, 0);
   char args[96];
-  format(args, sizeof(args), "role=pong peer=%ld ops=%lu warmup=%lu", sys_getpid(), ops,
+  format(args, sizeof(args), "role=%s peer=%ld ops=%lu warmup=%lu", role, sys_getpid(), ops,
          m->warmup);
-  const long child = sys_spawn(args);
+  const long child = sys_spawn(args); /* cross_cpu: on CPU 1, as its parent is now */
+  if (cross_cpu) sys_sched_setaffinity(0, 0);
   if (child < 0) {
-    printf("sigpingpong: spawn failed: %ld\n", child);
+    printf("%s: spawn failed: %ld\n", name, child);
     return 1;
   }
   sys_sigsuspend(&wait_mask); /* the child's "ready" */
   for (unsigned long i = 0; i < m->warmup; i++) { /* warm-up round trips */
-    sys_kill((int)child, SIGUSR2);
+    sys_kill((int)child, sig);
     sys_sigsuspend(&wait_mask);
   }
-  const long host = sys_host_signals(SIGUSR1);
+  const long host = sys_host_signals(answer);
   handled = 0;
-  phase_begin("sigpingpong", ops, SYS_kill);
+  phase_begin(name, ops, SYS_kill);
   const uint64_t start = rdtsc();
   for (unsigned long i = 0; i < ops; i++) {
-    sys_kill((int)child, SIGUSR2);
+    sys_kill((int)child, sig);
     sys_sigsuspend(&wait_mask);
   }
   const uint64_t cycles = rdtsc() - start;
   phase_end();
-  report("sigpingpong", ops, cycles, "round trip");
+  report(name, ops, cycles, "round trip");
   const unsigned long runs = handled;
-  int failed = check_handled("sigpingpong", runs, ops, sys_host_signals(SIGUSR1) - host);
-  sys_kill((int)child, SIGUSR2); /* done */
+  int failed = check_handled(name, runs, ops, sys_host_signals(answer) - host);
+  sys_kill((int)child, sig); /* done */
   int status = -1;
   sys_wait((int)child, &status);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    printf("sigpingpong: FAIL: the child (pid %ld) ended with wait status %#x\n", child, status);
+    printf("%s: FAIL: the child (pid %ld) ended with wait status %#x\n", name, child, status);
     failed = 1;
   }
   return failed;
+}
+
+int workload_sigpingpong(const struct measure *m) {
+  return round_trips(m, "sigpingpong", "pong", SIGUSR2, SIGUSR1, 0);
+}
+
+int workload_xcpu_pingpong(const struct measure *m) {
+  return round_trips(m, "xcpu_pingpong", "pong", SIGUSR2, SIGUSR1, 1);
+}
+
+int workload_xcpu_kick(const struct measure *m) {
+  return round_trips(m, "xcpu_kick", "xcpu sleep=0", SIGUSR1, SIGUSR2, 1);
+}
+
+int workload_xcpu_wake(const struct measure *m) {
+  return round_trips(m, "xcpu_wake", "xcpu sleep=1", SIGUSR1, SIGUSR2, 1);
 }
 
 int workload_hostsig(const struct measure *m) {

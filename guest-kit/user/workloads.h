@@ -36,5 +36,9 @@ int handled_verdict(char *line, size_t size, const char *what, unsigned long run
                     unsigned long sent, unsigned long injected);
 /* The child side of sigpingpong (args: "role=pong peer=PID ops=N warmup=W"). */
 int sigpingpong_child(const char *args);
+/* The child side of xcpu_kick and xcpu_wake (args: "role=xcpu sleep=0|1 peer=PID
+ * ops=N warmup=W"): on CPU 1, it answers each SIGUSR1 with SIGUSR2 from its handler,
+ * spinning in user mode (sleep=0) or sleeping in sigsuspend (sleep=1) in between. */
+int xcpu_child(const char *args);
 
 #endif /* SIGVISOR_GUEST_KIT_USER_WORKLOADS_H_ */

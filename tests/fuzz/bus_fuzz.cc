@@ -1,14 +1,18 @@
 // Fuzzes the bus with its devices: random port and MMIO accesses (address, width,
 // direction, data) against the serial port, the debug-exit device and the hypercall
-// port block with the guest protocol behind it (over guest RAM the input also fills),
-// in any order and overlap. Every access must return (an error is fine); nothing may
-// read or write outside its buffers, and what the guest controls stays bounded.
+// port block with the guest protocol and the SMP calls (cpu_up, send_ipi, over a
+// machine of 1 to 8 vCPUs, each access made by any of four vCPUs) behind it (over guest
+// RAM the input also fills), in any order and overlap. Every access must return (an
+// error is fine); nothing may read or write outside its buffers, what the guest
+// controls stays bounded, and the SMP calls hand the machine only what the ABI allows
+// (a CPU of the machine, started once; a vector of 0x20-0xff).
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "arch/x86_64/vmm/machine/smp_boot.h"
 #include "devices/hypercall.h"
 #include "devices/pc/debug_exit.h"
 #include "devices/serial16550.h"
@@ -29,6 +33,34 @@ void CheckBounds(const sigvisor::HypercallResult& result) {
   if (result.warning.size() > sizeof(sigvisor_hc_time_report{}.name) + 128) std::abort();
   if (result.diagnosis.size() > 512 + 128) std::abort();
 }
+
+// The machine behind the SMP calls: it checks that what reaches it was validated.
+class CheckedSmpMachine : public sigvisor::x86::SmpMachine {
+ public:
+  explicit CheckedSmpMachine(int vcpus) : vcpus_(vcpus) {}
+  int CallingVcpu() const override { return caller; }
+  absl::StatusOr<kvm_sregs> CallerSregs() override {
+    if (caller != 0) std::abort();  // cpu_up is vCPU 0's alone
+    return kvm_sregs{};
+  }
+  absl::Status StartAp(int cpu, const sigvisor::x86::ApEntry&) override {
+    if (caller != 0 || cpu < 1 || cpu >= vcpus_ || started_[cpu]) std::abort();
+    started_[cpu] = true;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<bool> SignalIpi(int cpu, uint32_t vector) override {
+    if (cpu < 0 || cpu >= vcpus_ || vector < SIGVISOR_IPI_VECTOR_MIN || vector > 255) {
+      std::abort();
+    }
+    return (vector & 1) != 0;  // some delivered, some blocked
+  }
+
+  int caller = 0;
+
+ private:
+  int vcpus_;
+  bool started_[SIGVISOR_MAX_CPUS] = {};
+};
 
 }  // namespace
 
@@ -53,6 +85,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   protocol.set_orders("workload=hello ops=1");  // written wherever an orders call points
   sigvisor::HypercallTable served, checked;
   if (!protocol.Register(served).ok()) std::abort();
+  // A machine of 1 to 8 vCPUs (from the RAM size byte); each access's caller from its
+  // flags: the table refuses an AP's vCPU-0 calls before they reach their owner.
+  const int vcpus = 1 + ram_bytes % SIGVISOR_MAX_CPUS;
+  CheckedSmpMachine smp_machine(vcpus);
+  sigvisor::x86::SmpHypercalls smp(*memory, smp_machine, vcpus);
+  if (!smp.Register(served).ok()) std::abort();
+  served.set_caller([&smp_machine] { return smp_machine.caller; });
   for (uint64_t nr = 0; nr < sigvisor::HypercallTable::kMaxCalls; ++nr) {
     if (!served.registered(nr)) continue;
     (void)checked.Register(nr, [&served, nr](uint32_t gpa) {
@@ -83,6 +122,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   uint8_t buffer[16];
   while (size >= 3) {
     const uint8_t flags = data[0];
+    smp_machine.caller = (flags >> 6) & 3;  // bits 6-7: the vCPU making the access
     uint16_t addr16;
     std::memcpy(&addr16, data + 1, 2);
     data += 3;
@@ -110,5 +150,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     (void)bus.AccessName(space, addr);
   }
+  if (smp.ipis_delivered() > (uint64_t{1} << 40) || smp.aps_started() >= vcpus) std::abort();
   return 0;
 }

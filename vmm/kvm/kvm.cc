@@ -139,6 +139,16 @@ absl::Status KvmVm::SetIrqLine(uint32_t irq, bool level) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<bool> KvmVm::SignalMsi(uint64_t address, uint32_t data) {
+  kvm_msi msi = {};
+  msi.address_lo = static_cast<uint32_t>(address);
+  msi.address_hi = static_cast<uint32_t>(address >> 32);
+  msi.data = data;
+  const int ret = Ioctl(fd_.get(), KVM_SIGNAL_MSI, &msi);
+  if (ret < 0) return ErrnoError("KVM_SIGNAL_MSI", errno);
+  return ret > 0;
+}
+
 absl::StatusOr<kvm_irqchip> KvmVm::GetIrqchip(uint32_t chip_id) const {
   kvm_irqchip chip = {};
   chip.chip_id = chip_id;

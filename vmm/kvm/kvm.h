@@ -78,6 +78,13 @@ class KvmVm {
   // `level` (a device's line, e.g. COM1's IRQ 4). Needs CreateIrqchip.
   absl::Status SetIrqLine(uint32_t irq, bool level);
 
+  // KVM_SIGNAL_MSI: a message-signalled interrupt, `data` written to `address` (for an
+  // IPI to APIC ID n: address 0xfee00000 | n << 12, data = the vector: fixed, edge,
+  // physical destination). Needs CreateIrqchip. True when KVM delivered it; false when
+  // the guest blocked it (no LAPIC took it, e.g. one software-disabled). Thread-safe: a
+  // VM ioctl, callable from any vCPU's thread.
+  absl::StatusOr<bool> SignalMsi(uint64_t address, uint32_t data);
+
   // KVM_GET_IRQCHIP / KVM_SET_IRQCHIP of one in-kernel chip (`chip_id`:
   // KVM_IRQCHIP_PIC_MASTER, _PIC_SLAVE or _IOAPIC), e.g. to leave the PICs as a PC's
   // firmware does. Need CreateIrqchip.

@@ -146,6 +146,92 @@ const PhaseResult& Measure(PhaseTracker& tracker, uint64_t ops, uint64_t wall_ns
   return tracker.results().back();
 }
 
+// vCPU `vcpu` at a boundary: `mmio` exits so far, and KVM's counts of it.
+VcpuSample Ap(int vcpu, uint64_t mmio, uint64_t halt_exits, uint64_t irq_injections) {
+  VcpuSample sample{vcpu, {}, {{"halt_exits", halt_exits}, {"irq_injections", irq_injections}}};
+  if (mmio) sample.exits["mmio"] = mmio;
+  return sample;
+}
+
+PhaseSample WithAps(uint64_t insns, std::vector<VcpuSample> aps) {
+  PhaseSample sample{{}, {{"insn_emulation", insns}}, 0, 0};
+  sample.other_vcpus = std::move(aps);
+  return sample;
+}
+
+TEST(PhaseTrackerTest, OtherVcpusArePerPhaseAndNetOfTheCalibration) {
+  PhaseTracker tracker;
+  // While vCPU 0 calibrates, vCPU 1 took one interrupt and halted once (its idle
+  // loop); vCPU 2 did nothing.
+  ASSERT_TRUE(tracker.Begin("work", 0, WithAps(100, {Ap(1, 0, 5, 5), Ap(2, 0, 0, 0)}), true).ok());
+  ASSERT_TRUE(tracker.End(WithAps(130, {Ap(1, 0, 6, 6), Ap(2, 0, 0, 0)})).ok());
+  // 10 ops: vCPU 1 takes 2 IPIs an op and halts after each, vCPU 2 one MMIO exit.
+  ASSERT_TRUE(tracker.Begin("work", 10, WithAps(1000, {Ap(1, 3, 10, 10), Ap(2, 0, 0, 0)})).ok());
+  ASSERT_TRUE(tracker.End(WithAps(1100, {Ap(1, 3, 31, 31), Ap(2, 1, 0, 0)})).ok());
+  const PhaseResult& r = tracker.results().back();
+  ASSERT_EQ(r.other_vcpus.size(), 2u);
+  EXPECT_EQ(r.other_vcpus[0].vcpu, 1);
+  EXPECT_EQ(r.other_vcpus[0].kvm_stats.at("irq_injections"), 20u);
+  EXPECT_EQ(r.other_vcpus[0].kvm_stats.at("halt_exits"), 20u);
+  EXPECT_TRUE(r.other_vcpus[0].exits.empty());
+  EXPECT_EQ(r.other_vcpus[1].vcpu, 2);
+  EXPECT_EQ(r.other_vcpus[1].exits.at("mmio"), 1u);
+  EXPECT_EQ(r.kvm_stats.at("insn_emulation"), 70u);  // vCPU 0's, as before
+}
+
+TEST(PhaseTrackerTest, AVcpuMissingAtOneBoundaryIsLeftOut) {
+  PhaseTracker tracker;
+  ASSERT_TRUE(tracker.Begin("work", 1, WithAps(0, {Ap(1, 0, 0, 0)})).ok());
+  ASSERT_TRUE(tracker.End(WithAps(0, {Ap(1, 0, 2, 2), Ap(2, 1, 0, 0)})).ok());
+  ASSERT_EQ(tracker.results().back().other_vcpus.size(), 1u);
+  EXPECT_EQ(tracker.results().back().other_vcpus[0].vcpu, 1);
+}
+
+TEST(LatencyStatsTest, Log2BucketsHoldEachTimeOnce) {
+  EXPECT_EQ(LatencyBucket(0), 0u);
+  EXPECT_EQ(LatencyBucket(1), 1u);
+  EXPECT_EQ(LatencyBucket(1023), 10u);  // [512, 1024)
+  EXPECT_EQ(LatencyBucket(1024), 11u);
+  EXPECT_EQ(LatencyBucket(~uint64_t{0}), kLatencyBuckets - 1);
+  for (size_t b = 0; b + 1 < kLatencyBuckets; ++b) {
+    EXPECT_EQ(LatencyBucket(LatencyBucketLow(b)), b);
+    EXPECT_EQ(LatencyBucket(LatencyBucketHigh(b) - 1), b);
+  }
+  LatencyStats stats;
+  for (uint64_t ns : {700, 900, 5000}) stats.Add(ns);
+  EXPECT_EQ(stats.buckets[10], 2u);
+  EXPECT_EQ(stats.buckets[13], 1u);  // [4096, 8192)
+  LatencyStats other;
+  other.Add(800);
+  stats.Merge(other);
+  EXPECT_EQ(stats.buckets[10], 3u);
+}
+
+TEST(PhaseTrackerTest, ExitLatencyIsAHistogramOfThePhasesExits) {
+  PhaseTracker tracker;
+  LatencyStats io;
+  io.Add(9000);  // before the phase
+  PhaseSample begin{{{"io", 1}}, {}, 0, 0};
+  begin.exit_latency["io"] = io;
+  ASSERT_TRUE(tracker.Begin("work", 3, begin).ok());
+  for (uint64_t ns : {700, 900, 5000}) io.Add(ns);
+  LatencyStats hlt;
+  hlt.Add(3);
+  PhaseSample end{{{"io", 4}, {"hlt", 1}}, {}, 10, 10};
+  end.exit_latency["io"] = io;
+  end.exit_latency["hlt"] = hlt;  // a reason first seen in the phase
+  ASSERT_TRUE(tracker.End(end).ok());
+  const PhaseResult& r = tracker.results().back();
+  ASSERT_EQ(r.exit_latency.size(), 2u);
+  const LatencyHistogram& phase_io = r.exit_latency.at("io");
+  EXPECT_EQ(phase_io.count, 3u);
+  EXPECT_EQ(phase_io.sum_ns, 6600u);
+  EXPECT_EQ(phase_io.buckets[10], 2u);
+  EXPECT_EQ(phase_io.buckets[13], 1u);
+  EXPECT_EQ(phase_io.buckets[14], 0u);  // the 9 us exit was before BEGIN
+  EXPECT_EQ(r.exit_latency.at("hlt").buckets[2], 1u);
+}
+
 TEST(PhaseTrackerTest, OneSlowedCalibrationDoesNotDecide) {
   PhaseTracker tracker;
   // The host preempted the VMM during the last calibration: it took 40 times longer.

@@ -30,6 +30,28 @@ void SubtractOverhead(ExitCounts& counts, const ExitCounts& overhead) {
   std::erase_if(counts, [](const auto& entry) { return entry.second == 0; });
 }
 
+// after - before per vCPU, matched by index (a vCPU missing at either end is left out:
+// the run lost it, and nothing can be said of its phase).
+std::vector<VcpuSample> SubtractVcpus(const std::vector<VcpuSample>& after,
+                                      const std::vector<VcpuSample>& before) {
+  std::vector<VcpuSample> deltas;
+  for (const VcpuSample& end : after) {
+    auto begin = std::find_if(before.begin(), before.end(),
+                              [&](const VcpuSample& b) { return b.vcpu == end.vcpu; });
+    if (begin == before.end()) continue;
+    deltas.push_back(VcpuSample{end.vcpu, Subtract(end.exits, begin->exits),
+                                SubtractStats(end.kvm_stats, begin->kvm_stats)});
+  }
+  return deltas;
+}
+
+void SubtractStatsOverhead(StatsSnapshot& stats, const StatsSnapshot& overhead) {
+  for (auto& [name, value] : stats) {
+    auto it = overhead.find(name);
+    if (it != overhead.end()) value = SaturatingSubtract(value, it->second);
+  }
+}
+
 // The median minus the smallest of `values` (not empty); one value: itself.
 uint64_t Spread(std::vector<uint64_t> values) {
   std::sort(values.begin(), values.end());
@@ -81,6 +103,7 @@ absl::Status PhaseTracker::End(const PhaseSample& at_end) {
   }
   raw.wall_ns = SaturatingSubtract(at_end.wall_ns, open_->begin.wall_ns);
   raw.tsc_cycles = SaturatingSubtract(at_end.guest_tsc, open_->begin.guest_tsc);
+  raw.other_vcpus = SubtractVcpus(at_end.other_vcpus, open_->begin.other_vcpus);
   if (open_->calibration) {
     if (!last_was_calibration_) calibrations_.clear();
     calibrations_.push_back(std::move(raw));
@@ -93,6 +116,12 @@ absl::Status PhaseTracker::End(const PhaseSample& at_end) {
   PhaseResult result;
   result.name = open_->name;
   result.ops = open_->ops;
+  for (const auto& [reason, stats] : at_end.exit_latency) {
+    auto begin = open_->begin.exit_latency.find(reason);
+    LatencyHistogram between =
+        LatencyBetween(stats, begin == open_->begin.exit_latency.end() ? nullptr : &begin->second);
+    if (between.count != 0) result.exit_latency.emplace(reason, between);
+  }
   NetOfCalibration(raw, result);
   CheckClocks(result);
   result.exits_total = Sum(result.exits);
@@ -107,6 +136,7 @@ void PhaseTracker::NetOfCalibration(const PhaseDeltas& raw, PhaseResult& result)
   result.kvm_stats = raw.kvm_stats;
   result.wall_ns = raw.wall_ns;
   result.tsc_cycles = raw.tsc_cycles;
+  result.other_vcpus = raw.other_vcpus;
   if (calibrations_.empty()) return;
 
   // Counts: the first sample's, which is what a guest that calibrates once measures
@@ -127,9 +157,13 @@ void PhaseTracker::NetOfCalibration(const PhaseDeltas& raw, PhaseResult& result)
   result.traps.dr_loads = SaturatingSubtract(result.traps.dr_loads, overhead.traps.dr_loads);
   result.traps.hypercalls =
       SaturatingSubtract(result.traps.hypercalls, overhead.traps.hypercalls);
-  for (auto& [name, value] : result.kvm_stats) {
-    auto it = overhead.kvm_stats.find(name);
-    if (it != overhead.kvm_stats.end()) value = SaturatingSubtract(value, it->second);
+  SubtractStatsOverhead(result.kvm_stats, overhead.kvm_stats);
+  for (VcpuSample& vcpu : result.other_vcpus) {
+    for (const VcpuSample& calibrated : overhead.other_vcpus) {
+      if (calibrated.vcpu != vcpu.vcpu) continue;
+      SubtractOverhead(vcpu.exits, calibrated.exits);
+      SubtractStatsOverhead(vcpu.kvm_stats, calibrated.kvm_stats);
+    }
   }
   const uint64_t net_wall = SaturatingSubtract(raw.wall_ns, overhead.wall_ns);
   const uint64_t net_tsc = SaturatingSubtract(raw.tsc_cycles, overhead.tsc_cycles);

@@ -5,6 +5,7 @@
 #define SIGVISOR_VMM_LEDGER_PHASE_TRACKER_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,9 +14,18 @@
 #include "absl/status/status.h"
 #include "vmm/base/stats_snapshot.h"
 #include "vmm/ledger/exit_ledger.h"
+#include "vmm/ledger/latency.h"
 #include "vmm/ledger/trap_ledger.h"
 
 namespace sigvisor {
+
+// Another vCPU's counters at a phase boundary (a run on several vCPUs: the markers
+// come from vCPU 0, whose counters are PhaseSample's own).
+struct VcpuSample {
+  int vcpu = 0;  // its index, 1 ..
+  ExitCounts exits;
+  StatsSnapshot kvm_stats;
+};
 
 // The counters at one phase boundary.
 struct PhaseSample {
@@ -24,6 +34,9 @@ struct PhaseSample {
   uint64_t wall_ns = 0;    // host CLOCK_MONOTONIC
   uint64_t guest_tsc = 0;  // the guest's rdtsc, as it reported it
   TrapTally traps;         // what the trap ledger had counted
+  std::vector<VcpuSample> other_vcpus;  // vCPUs 1 .. N-1, in order
+  // The VMM's handling time of the exits so far, by reason (vCPU 0's).
+  std::map<std::string, LatencyStats, std::less<>> exit_latency;
 };
 
 // What a phase measured between its markers.
@@ -33,6 +46,9 @@ struct PhaseDeltas {
   uint64_t wall_ns = 0;
   uint64_t tsc_cycles = 0;
   TrapTally traps;         // traps the trap mechanism counted
+  // The other vCPUs' (VcpuSample's) differences, in order. Their exits are all
+  // theirs: the markers' exits are vCPU 0's.
+  std::vector<VcpuSample> other_vcpus;
 };
 
 // How the calibration phases before a phase varied. The guest runs several in a row
@@ -82,6 +98,14 @@ struct PhaseResult {
   // the first calibration's counts, each clock's fastest calibration time.
   std::optional<PhaseDeltas> marker_overhead;
   std::optional<CalibrationNoise> calibration_noise;  // with marker_overhead
+  // The VMM's handling time of the phase's exits, by reason: a log2 histogram of every
+  // exit between the markers (the BEGIN marker's own one included; not net of the
+  // calibration, whose exits took their own times).
+  std::map<std::string, LatencyHistogram, std::less<>> exit_latency;
+  // A run on several vCPUs: what each other vCPU did in the phase (its exits by
+  // reason and KVM's statistics of it), net of the calibration as vCPU 0's counts are.
+  // Empty on one vCPU. Exits and statistics above are vCPU 0's.
+  std::vector<VcpuSample> other_vcpus;
 
   bool time_measured() const { return time == PhaseTime::kMeasured; }
   std::optional<uint64_t> MeasuredWallNs() const {

@@ -470,6 +470,7 @@ bool IsNote(Bytes area, const Elf64_Nhdr& nh, uint64_t name_offset, std::string_
 // PT_NOTE segment and as an SHT_NOTE section, so each may be found more than once.
 struct FoundNotes {
   std::vector<uint32_t> abi_versions;
+  std::vector<uint32_t> smp_max_cpus;
   std::vector<uint32_t> pvh_entries;
 };
 
@@ -527,6 +528,21 @@ absl::Status ScanNotes(Bytes area, uint64_t align, std::string_view where, Found
       std::optional<uint32_t> version = ReadStruct<uint32_t>(area, desc_offset);
       if (!version) return absl::InternalError("note descriptor out of range");  // checked
       found.abi_versions.push_back(*version);
+    } else if (IsNote(area, *nh, name_offset, SIGVISOR_NOTE_NAME, SIGVISOR_NOTE_TYPE_SMP)) {
+      if (nh->n_descsz != sizeof(uint32_t)) {
+        return Invalid(absl::StrFormat(
+            "%s: sigvisor SMP note has a %d-byte descriptor; expected 4 (one uint32: the most "
+            "CPUs the kernel runs on)",
+            where, nh->n_descsz));
+      }
+      std::optional<uint32_t> cpus = ReadStruct<uint32_t>(area, desc_offset);
+      if (!cpus) return absl::InternalError("note descriptor out of range");  // checked
+      if (*cpus < 1 || *cpus > SIGVISOR_MAX_CPUS) {
+        return Invalid(
+            absl::StrFormat("%s: sigvisor SMP note gives %d CPUs; the ABI allows 1 to %d", where,
+                            *cpus, SIGVISOR_MAX_CPUS));
+      }
+      found.smp_max_cpus.push_back(*cpus);
     } else if (IsNote(area, *nh, name_offset, kXenNoteName, kXenElfnotePhys32Entry)) {
       absl::StatusOr<uint32_t> entry = ReadPvhEntry(area, *nh, desc_offset, where);
       if (!entry.ok()) return entry.status();
@@ -638,6 +654,10 @@ absl::StatusOr<ElfImage> ElfImage::Parse(std::vector<uint8_t> bytes,
       Agreed(notes->abi_versions, "sigvisor ABI notes: versions", /*hex=*/false);
   if (!abi.ok()) return abi.status();
   image.abi_version_ = *abi;
+  absl::StatusOr<std::optional<uint32_t>> smp =
+      Agreed(notes->smp_max_cpus, "sigvisor SMP notes: CPU counts", /*hex=*/false);
+  if (!smp.ok()) return smp.status();
+  image.smp_max_cpus_ = smp->value_or(0);
   absl::StatusOr<std::optional<uint32_t>> pvh =
       Agreed(notes->pvh_entries, "Xen PVH entry notes", /*hex=*/true);
   if (!pvh.ok()) return pvh.status();

@@ -89,6 +89,12 @@ class ElfImage {
   // nullopt if the image has none.
   std::optional<uint32_t> abi_version() const { return abi_version_; }
 
+  // The most CPUs an SMP kernel runs on: the descriptor of its SMP note (owner
+  // "sigvisor", type SIGVISOR_NOTE_TYPE_SMP, one uint32_t, 1 to SIGVISOR_MAX_CPUS); 0
+  // when the image has none (a uniprocessor build: one vCPU only). A note of another
+  // size, or with a count outside that range, fails Parse.
+  uint32_t smp_max_cpus() const { return smp_max_cpus_; }
+
   // The 32-bit physical entry of the Xen PVH boot protocol: the note with owner "Xen",
   // type XEN_ELFNOTE_PHYS32_ENTRY (18), that Linux carries with CONFIG_PVH and QEMU and
   // Firecracker enter a vmlinux by. Its descriptor is 4 bytes, or 8 as x86-64 Linux
@@ -124,6 +130,7 @@ class ElfImage {
   uint64_t load_begin_ = 0;
   uint64_t load_end_ = 0;
   std::optional<uint32_t> abi_version_;
+  uint32_t smp_max_cpus_ = 0;
   std::optional<uint32_t> pvh_entry_;
   std::optional<MultibootHeader> multiboot_;
   int elf_class_ = 64;

@@ -170,11 +170,13 @@ TEST(ElfImageTest, OtherNotesAreSkipped) {
       .AddSegment(Code(0x100000, 16))
       .AddNote({.owner = "GNU", .type = 3, .desc = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13}})
       .AddNote({.owner = "sigvisorx", .type = SIGVISOR_NOTE_TYPE_ABI, .desc = {9, 0, 0, 0}})
-      .AddNote({.owner = "sigvisor", .type = 2, .desc = {8, 0, 0, 0}})
+      .AddNote({.owner = "sigvisor", .type = 99, .desc = {8, 0, 0, 0, 1}})
+      .AddNote({.owner = "sigvisorx", .type = SIGVISOR_NOTE_TYPE_SMP, .desc = {0, 0}})
       .AddAbiNote(7);
   absl::StatusOr<ElfImage> image = ElfImage::Parse(b.Build().bytes);
   ASSERT_TRUE(image.ok()) << image.status();
   EXPECT_EQ(image->abi_version(), std::optional<uint32_t>(7));
+  EXPECT_EQ(image->smp_max_cpus(), 0u);
 }
 
 TEST(ElfImageTest, AbiNoteWithWrongDescriptorSize) {
@@ -187,6 +189,47 @@ TEST(ElfImageTest, ConflictingAbiNotes) {
   ElfBuilder b = Loads({Code(0x100000, 16)});  // carries SIGVISOR_ABI_VERSION
   b.AddAbiNote(SIGVISOR_ABI_VERSION + 1);
   ExpectError(b.Build().bytes, "conflicting sigvisor ABI notes");
+}
+
+// ---- SMP note ----------------------------------------------------------------------
+
+TestNote SmpNote(std::vector<uint8_t> desc) {
+  return {.owner = "sigvisor", .type = SIGVISOR_NOTE_TYPE_SMP, .desc = std::move(desc)};
+}
+
+TEST(ElfImageTest, NoSmpNoteIsAUniprocessorBuild) {
+  absl::StatusOr<ElfImage> image = ElfImage::Parse(ValidBytes());
+  ASSERT_TRUE(image.ok()) << image.status();
+  EXPECT_EQ(image->smp_max_cpus(), 0u);
+}
+
+TEST(ElfImageTest, SmpNoteFoundInSectionOnlyAndSegmentOnly) {
+  for (bool in_segment : {true, false}) {
+    ElfBuilder b = Loads({Code(0x100000, 16)});
+    b.AddNote(SmpNote({8, 0, 0, 0})).NotesIn(in_segment, !in_segment);
+    absl::StatusOr<ElfImage> image = ElfImage::Parse(b.Build().bytes);
+    ASSERT_TRUE(image.ok()) << image.status();
+    EXPECT_EQ(image->smp_max_cpus(), 8u) << "in segment: " << in_segment;
+    EXPECT_EQ(image->abi_version(), std::optional<uint32_t>(SIGVISOR_ABI_VERSION));
+  }
+}
+
+TEST(ElfImageTest, SmpNoteRefusals) {
+  ElfBuilder wrong_size = Loads({Code(0x100000, 16)}).NotesIn(true, false);
+  wrong_size.AddNote(SmpNote({2, 0, 0, 0, 0, 0, 0, 0}));
+  ExpectError(wrong_size.Build().bytes, "sigvisor SMP note has a 8-byte descriptor; expected 4");
+  ElfBuilder short_desc = Loads({Code(0x100000, 16)}).NotesIn(true, false);
+  short_desc.AddNote(SmpNote({2}));
+  ExpectError(short_desc.Build().bytes, "sigvisor SMP note has a 1-byte descriptor");
+  ElfBuilder zero = Loads({Code(0x100000, 16)}).NotesIn(true, false);
+  zero.AddNote(SmpNote({0, 0, 0, 0}));
+  ExpectError(zero.Build().bytes, "sigvisor SMP note gives 0 CPUs; the ABI allows 1 to 8");
+  ElfBuilder too_many = Loads({Code(0x100000, 16)}).NotesIn(false, true);
+  too_many.AddNote(SmpNote({9, 0, 0, 0}));
+  ExpectError(too_many.Build().bytes, "sigvisor SMP note gives 9 CPUs");
+  ElfBuilder conflicting = Loads({Code(0x100000, 16)});
+  conflicting.AddNote(SmpNote({2, 0, 0, 0})).AddNote(SmpNote({4, 0, 0, 0}));
+  ExpectError(conflicting.Build().bytes, "conflicting sigvisor SMP notes: CPU counts: 2 and 4");
 }
 
 // ---- Xen PVH entry note -------------------------------------------------------------

@@ -31,6 +31,18 @@ absl::Status WriteBootInfo(GuestMemory& memory, uint64_t gpa, const BootInfoPara
         params.pv_page_gpa, memory.size()));
   }
   info.pv_page_gpa = params.pv_page_gpa;
+  if (params.cpus < 1 || params.cpus > SIGVISOR_MAX_CPUS) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%d CPUs in the boot info: the ABI has 1 to %d", params.cpus, SIGVISOR_MAX_CPUS));
+  }
+  if (params.ipi > SIGVISOR_IPI_PV || (params.cpus == 1) != (params.ipi == SIGVISOR_IPI_NONE)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "IPI method %d on %d CPUs in the boot info: none with one CPU, x2apic (1), xapic (2) "
+        "or pv (3) with several",
+        params.ipi, params.cpus));
+  }
+  info.cpus = params.cpus;
+  info.ipi = params.ipi;
   if (params.cmdline.size() >= sizeof(info.cmdline)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("the guest command line is %d bytes; the boot ABI holds at most %d",

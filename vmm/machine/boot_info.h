@@ -23,10 +23,16 @@ struct BootInfoParams {
   // Guest-physical address of the paravirtual debug-register page (--trap=pv, x86-64),
   // 0 for none. Must be a page of RAM: the guest writes it.
   uint64_t pv_page_gpa = 0;
+  // The machine's vCPUs (sigvisor_boot_info.cpus), 1 to SIGVISOR_MAX_CPUS, and how the
+  // guest sends IPIs (SIGVISOR_IPI_*): SIGVISOR_IPI_NONE with one vCPU, another with
+  // several.
+  uint32_t cpus = 1;
+  uint32_t ipi = 0;
 };
 
 // Writes the boot info at guest-physical `gpa`. A command line longer than the ABI
-// holds, or a vdso page that is not a page outside RAM, is refused with one line.
+// holds, a vdso page that is not a page outside RAM, or a CPU count or IPI method the ABI
+// does not have, is refused with one line.
 absl::Status WriteBootInfo(GuestMemory& memory, uint64_t gpa, const BootInfoParams& params);
 
 }  // namespace sigvisor

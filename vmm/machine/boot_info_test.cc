@@ -34,6 +34,32 @@ TEST(BootInfoTest, WritesEveryField) {
   EXPECT_STREQ(info.cmdline, "workload=x");
 }
 
+TEST(BootInfoTest, CpusAndIpiMethod) {
+  const sigvisor_boot_info one = Written({});
+  EXPECT_EQ(one.cpus, 1u);
+  EXPECT_EQ(one.ipi, SIGVISOR_IPI_NONE);
+  const sigvisor_boot_info four = Written({.cpus = 4, .ipi = SIGVISOR_IPI_PV});
+  EXPECT_EQ(four.cpus, 4u);
+  EXPECT_EQ(four.ipi, SIGVISOR_IPI_PV);
+}
+
+TEST(BootInfoTest, RefusesCpusOrIpiTheAbiDoesNotHave) {
+  absl::StatusOr<GuestMemory> memory = GuestMemory::Create(kMemory);
+  ASSERT_TRUE(memory.ok());
+  const BootInfoParams bad[] = {
+      {.cpus = 0},
+      {.cpus = SIGVISOR_MAX_CPUS + 1, .ipi = SIGVISOR_IPI_X2APIC},
+      {.cpus = 1, .ipi = SIGVISOR_IPI_X2APIC},  // an IPI method on one CPU
+      {.cpus = 2, .ipi = SIGVISOR_IPI_NONE},    // several CPUs and no way to send IPIs
+      {.cpus = 2, .ipi = SIGVISOR_IPI_PV + 1},
+  };
+  for (const BootInfoParams& params : bad) {
+    absl::Status s = WriteBootInfo(*memory, SIGVISOR_BOOT_INFO_GPA, params);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << params.cpus << " " << params.ipi;
+    EXPECT_EQ(s.message().find('\n'), std::string::npos) << s;
+  }
+}
+
 TEST(BootInfoTest, NamesTheVdsoPageTheMachineSupplies) {
   EXPECT_EQ(Written({.vdso_gpa = 0x1f300000}).vdso_gpa, 0x1f300000u);
 }

@@ -144,20 +144,61 @@ struct KvmExitsJson {
   json per_op = nullptr;
   json per_op_by_reason = nullptr;
 };
-KvmExitsJson KvmExitsToJson(const PhaseResult& phase, const RunContext& run) {
+KvmExitsJson KvmExitsToJson(const StatsSnapshot& stats, uint64_t ops, const RunContext& run) {
   KvmExitsJson out;
   if (run.record.stats_source != StatsSource::kKvm) return out;
-  const std::optional<KvmExits> exits =
-      KvmExitsOf(WithoutUncounted(phase.kvm_stats, run.uncounted));
+  const std::optional<KvmExits> exits = KvmExitsOf(WithoutUncounted(stats, run.uncounted));
   if (!exits) return out;
   json by_reason = json::object(), per_op_by_reason = json::object();
   for (const auto& [name, count] : exits->by_reason) {
     by_reason[name] = count;
-    per_op_by_reason[name] = PerOp(count, phase.ops);
+    per_op_by_reason[name] = PerOp(count, ops);
   }
   out.totals = {{"total", Optional(exits->total)}, {"by_reason", by_reason}};
-  out.per_op = exits->total ? json(PerOp(*exits->total, phase.ops)) : json(nullptr);
+  out.per_op = exits->total ? json(PerOp(*exits->total, ops)) : json(nullptr);
   out.per_op_by_reason = per_op_by_reason;
+  return out;
+}
+
+// One vCPU's part of a phase on several vCPUs: the VMM's exits of it, KVM's statistics
+// of it, and per op what a signal to another CPU is read by (docs/json.md, "Several
+// vCPUs"): the interrupts KVM injected into it (the IPIs it received: the bundled
+// kernel takes no other interrupt) and its halts.
+json VcpuPhaseToJson(int vcpu, const ExitCounts& exits, const StatsSnapshot& stats, uint64_t ops,
+                     const RunContext& run) {
+  const uint64_t total = Sum(exits);
+  const StatsSnapshot counted = WithoutUncounted(stats, run.uncounted);
+  auto stat_per_op = [&](const char* name) {
+    auto it = counted.find(name);
+    return it == counted.end() ? json(nullptr) : json(PerOp(it->second, ops));
+  };
+  json out = {{"vcpu", vcpu}, {"exits", {{"total", total}, {"by_reason", CountsToJson(exits)}}}};
+  AddStats(out, "", stats, run);
+  const KvmExitsJson kvm_exits = KvmExitsToJson(stats, ops, run);
+  out["kvm_exits"] = kvm_exits.totals;
+  out["per_op"] = {{"exits", PerOp(total, ops)},
+                   {"kvm_exits", kvm_exits.per_op},
+                   {"interrupts", stat_per_op("irq_injections")},
+                   {"halts", stat_per_op("halt_exits")},
+                   {"halt_wakeups", stat_per_op("halt_wakeup")}};
+  return out;
+}
+
+// The phase's exit-handling times by reason (phase_tracker.h): count, mean and the
+// log2 buckets that hold any, each with its bounds.
+json ExitLatencyToJson(const std::map<std::string, LatencyHistogram, std::less<>>& latency) {
+  json out = json::object();
+  for (const auto& [reason, histogram] : latency) {
+    json buckets = json::array();
+    for (size_t b = 0; b < kLatencyBuckets; ++b) {
+      if (histogram.buckets[b] == 0) continue;
+      buckets.push_back({{"low_ns", LatencyBucketLow(b)},
+                         {"high_ns", LatencyBucketHigh(b)},
+                         {"count", histogram.buckets[b]}});
+    }
+    out[reason] = {
+        {"count", histogram.count}, {"mean_ns", histogram.mean_ns()}, {"buckets", buckets}};
+  }
   return out;
 }
 
@@ -181,7 +222,7 @@ json PhaseToJson(const PhaseResult& phase, const RunContext& run) {
   per_op["kernel_insns"] = host.cpl0_emulated && insns != phase.kvm_stats.end()
                                ? json(PerOp(insns->second, phase.ops))
                                : json(nullptr);
-  const KvmExitsJson kvm_exits = KvmExitsToJson(phase, run);
+  const KvmExitsJson kvm_exits = KvmExitsToJson(phase.kvm_stats, phase.ops, run);
   per_op["kvm_exits"] = kvm_exits.per_op;
   per_op["kvm_exits_by_reason"] = kvm_exits.per_op_by_reason;
   json overhead = nullptr;
@@ -214,6 +255,15 @@ json PhaseToJson(const PhaseResult& phase, const RunContext& run) {
   out["clocks_agree"] = phase.clocks_agree ? json(*phase.clocks_agree) : json(nullptr);
   out["per_op"] = per_op;
   out["marker_overhead"] = overhead;
+  out["exit_latency"] = ExitLatencyToJson(phase.exit_latency);
+  if (!phase.other_vcpus.empty()) {
+    json vcpus = json::array();
+    vcpus.push_back(VcpuPhaseToJson(0, phase.exits, phase.kvm_stats, phase.ops, run));
+    for (const VcpuSample& other : phase.other_vcpus) {
+      vcpus.push_back(VcpuPhaseToJson(other.vcpu, other.exits, other.kvm_stats, phase.ops, run));
+    }
+    out["vcpus"] = vcpus;
+  }
   return out;
 }
 
@@ -266,21 +316,24 @@ json InjectionsToJson(const std::vector<InjectionRecord>& injections) {
   return out;
 }
 
-}  // namespace
-
-nlohmann::ordered_json RunRecordToJson(const RunRecord& record) {
-  const RunResult& result = record.result;
+// A ledger's exits: total, by reason and by detail, each with the VMM's handling time.
+json ExitsToJson(const ExitLedger& ledger) {
   json by_reason = json::object();
-  for (const auto& [reason, stats] : result.ledger.by_reason()) {
-    by_reason[reason] = LatencyToJson(stats);
-  }
+  for (const auto& [reason, stats] : ledger.by_reason()) by_reason[reason] = LatencyToJson(stats);
   json by_detail = json::array();
-  for (const auto& [key, stats] : result.ledger.by_detail()) {
+  for (const auto& [key, stats] : ledger.by_detail()) {
     json row = LatencyToJson(stats);
     row["reason"] = key.first;
     row["detail"] = key.second;
     by_detail.push_back(row);
   }
+  return {{"total", ledger.total()}, {"by_reason", by_reason}, {"by_detail", by_detail}};
+}
+
+}  // namespace
+
+nlohmann::ordered_json RunRecordToJson(const RunRecord& record) {
+  const RunResult& result = record.result;
   const RunContext run{record, record.stats_source == StatsSource::kKvm
                                    ? UncountedKvmStats(result)
                                    : std::vector<UncountedKvmStat>()};
@@ -325,11 +378,22 @@ nlohmann::ordered_json RunRecordToJson(const RunRecord& record) {
         {"cpl0_emulated", interpreter ? json(nullptr) : json(record.host.cpl0_emulated)}}},
       {"trap_mechanism", TrapMechanismName(record.trap.mechanism)},
       {"phase_interrupts", record.phase_interrupts_blocked ? "blocked" : "allowed"},
-      {"exits",
-       {{"total", result.ledger.total()}, {"by_reason", by_reason}, {"by_detail", by_detail}}},
+      {"exits", ExitsToJson(result.ledger)},
       {"traps", TrapsToJson(record.trap, result.traps)},
   };
   AddStats(doc, "", result.kvm_stats, run);
+  if (!result.other_vcpus.empty()) {  // several vCPUs: the above are vCPU 0's
+    doc["ipi"] = record.ipi.empty() ? json(nullptr) : json(record.ipi);
+    doc["ipis_delivered_by_vmm"] = record.ipis_delivered_by_vmm;
+    json others = json::array();
+    for (const VcpuRun& vcpu : result.other_vcpus) {
+      json one = {{"vcpu", vcpu.vcpu}, {"exits", ExitsToJson(vcpu.ledger)}};
+      AddStats(one, "", vcpu.kvm_stats, run);
+      one["ipis_delivered_by_vmm"] = vcpu.ipis_delivered_by_vmm;
+      others.push_back(one);
+    }
+    doc["other_vcpus"] = others;
+  }
   doc["kvm_stats_left_out"] = left_out;
   doc["phases"] = phases;
   // Only where a name repeats: a run without samples reports as it always did.

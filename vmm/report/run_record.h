@@ -62,6 +62,12 @@ struct RunRecord {
   bool phase_interrupts_blocked = false;
   // A signal=pv kernel's frame calls (or --check-signal-frames' comparisons).
   std::optional<SignalFrameCounts> signal_frames;
+  // Several vCPUs (docs/smp.md): how the bundled kernel sends its IPIs ("x2apic",
+  // "xapic", "pv"; empty on one vCPU and for other guests), and the IPIs the VMM
+  // delivered for its send_ipi hypercalls, to every vCPU. result.other_vcpus holds
+  // vCPUs 1 ..; result.ledger and result.kvm_stats are vCPU 0's.
+  std::string ipi;
+  uint64_t ipis_delivered_by_vmm = 0;
 };
 
 // The KVM statistics every report shows (when the host has them), in this order.

@@ -19,9 +19,9 @@ double PerOp(uint64_t total, uint64_t ops) {
   return ops ? static_cast<double>(total) / static_cast<double>(ops) : 0.0;
 }
 
-void AppendExitTable(std::string& out, const ExitLedger& ledger) {
-  absl::StrAppendFormat(&out, "\n%-18s %10s %12s %12s\n", "exits by reason", "count", "mean us",
-                        "max us");
+void AppendExitTable(std::string& out, const ExitLedger& ledger,
+                     std::string_view title = "exits by reason") {
+  absl::StrAppendFormat(&out, "\n%-18s %10s %12s %12s\n", title, "count", "mean us", "max us");
   for (const auto& [reason, stats] : ledger.by_reason()) {
     absl::StrAppendFormat(&out, "  %-16s %10d %12s %12s\n", reason, stats.count,
                           Us(stats.mean_ns()), Us(stats.max_ns));
@@ -73,6 +73,76 @@ void AppendKvmStats(std::string& out, const StatsSnapshot& stats, bool interpret
   out += "\n";
   for (const UncountedKvmStat& stat : uncounted) {
     absl::StrAppendFormat(&out, "  not shown: %s\n", DescribeUncounted(stat));
+  }
+}
+
+// A phase on several vCPUs: per op, a column per vCPU (vCPU 0's being the phase's rows
+// above) of what a signal to another CPU is read by: the exits that reached the VMM,
+// KVM's own exits, the interrupts KVM injected (the IPIs received) and the halts.
+void AppendVcpus(std::string& out, const PhaseResult& phase,
+                 const std::vector<UncountedKvmStat>& uncounted) {
+  struct Column {
+    int vcpu;
+    const ExitCounts* exits;
+    StatsSnapshot stats;
+  };
+  std::vector<Column> columns = {{0, &phase.exits, WithoutUncounted(phase.kvm_stats, uncounted)}};
+  for (const VcpuSample& other : phase.other_vcpus) {
+    columns.push_back({other.vcpu, &other.exits, WithoutUncounted(other.kvm_stats, uncounted)});
+  }
+  absl::StrAppendFormat(&out, "  %-30s", "per op, by vCPU");
+  for (const Column& column : columns)
+    absl::StrAppendFormat(&out, " %9s", absl::StrFormat("vcpu%d", column.vcpu));
+  out += "\n";
+  auto cell = [&](std::optional<uint64_t> total) {
+    return total ? absl::StrFormat(" %9.2f", PerOp(*total, phase.ops))
+                 : absl::StrFormat(" %9s", "-");
+  };
+  auto stat = [](const StatsSnapshot& stats, const char* name) -> std::optional<uint64_t> {
+    auto it = stats.find(name);
+    if (it == stats.end()) return std::nullopt;
+    return it->second;
+  };
+  auto line = [&](const char* name, auto value_of) {
+    absl::StrAppendFormat(&out, "    %-28s", name);
+    for (const Column& column : columns) out += cell(value_of(column));
+    out += "\n";
+  };
+  line("exits", [](const Column& c) -> std::optional<uint64_t> { return Sum(*c.exits); });
+  line("kvm_exits", [](const Column& c) -> std::optional<uint64_t> {
+    std::optional<KvmExits> kvm = KvmExitsOf(c.stats);
+    return kvm ? kvm->total : std::nullopt;
+  });
+  line("interrupts (irq_injections)",
+       [&](const Column& c) { return stat(c.stats, "irq_injections"); });
+  line("halts (halt_exits)", [&](const Column& c) { return stat(c.stats, "halt_exits"); });
+  line("halt_wakeup", [&](const Column& c) { return stat(c.stats, "halt_wakeup"); });
+}
+
+// "512ns", "8.2us", "1.3ms": a histogram bucket's bound, short.
+std::string ShortNs(uint64_t ns) {
+  if (ns < 1000) return absl::StrFormat("%dns", ns);
+  if (ns < 1000000) return absl::StrFormat("%.1fus", static_cast<double>(ns) / 1e3);
+  return absl::StrFormat("%.1fms", static_cast<double>(ns) / 1e6);
+}
+
+// The phase's exit-handling times by reason: count, mean, and each log2 bucket that
+// holds any as "low-high:count" (the last bucket: "low+:count").
+void AppendExitLatency(std::string& out, const PhaseResult& phase) {
+  if (phase.exit_latency.empty()) return;
+  absl::StrAppendFormat(&out, "  %-28s %8s %9s  %s\n", "exit handling, by reason", "count",
+                        "mean us", "log2 buckets (count)");
+  for (const auto& [reason, histogram] : phase.exit_latency) {
+    std::string buckets;
+    for (size_t b = 0; b < kLatencyBuckets; ++b) {
+      if (histogram.buckets[b] == 0) continue;
+      const std::string high =
+          b + 1 < kLatencyBuckets ? "-" + ShortNs(LatencyBucketHigh(b)) : std::string("+");
+      absl::StrAppendFormat(&buckets, " %s%s:%d", ShortNs(LatencyBucketLow(b)), high,
+                            histogram.buckets[b]);
+    }
+    absl::StrAppendFormat(&out, "    %-26s %8d %9.1f %s\n", reason, histogram.count,
+                          static_cast<double>(histogram.mean_ns()) / 1e3, buckets);
   }
 }
 
@@ -221,6 +291,14 @@ std::string FormatRunReport(const RunRecord& record) {
   if (record.phase_interrupts_blocked) {
     out += "  interrupts: none injected inside the measured phases (--block-phase-interrupts)\n";
   }
+  if (!result.other_vcpus.empty()) {
+    absl::StrAppendFormat(&out, "  vCPUs: %d", result.other_vcpus.size() + 1);
+    if (!record.ipi.empty()) {
+      absl::StrAppendFormat(&out, ", IPIs by %s (%d delivered by the VMM)", record.ipi,
+                            record.ipis_delivered_by_vmm);
+    }
+    out += "; the exits and KVM stats below are vCPU 0's, each other vCPU's after them\n";
+  }
   // A guest that makes no hypercall (a Multiboot kernel) has no boot span to show, and
   // a restored one no boot of its own.
   const bool restored = !record.restored_from.empty();
@@ -243,6 +321,9 @@ std::string FormatRunReport(const RunRecord& record) {
                           boot->second);
   }
   AppendExitTable(out, result.ledger);
+  for (const VcpuRun& vcpu : result.other_vcpus) {
+    AppendExitTable(out, vcpu.ledger, absl::StrFormat("vCPU %d exits", vcpu.vcpu));
+  }
   AppendTrapTable(out, record.trap, result.traps);
   const std::vector<UncountedKvmStat> uncounted =
       interpreter ? std::vector<UncountedKvmStat>() : UncountedKvmStats(result);
@@ -252,6 +333,8 @@ std::string FormatRunReport(const RunRecord& record) {
     AppendPhase(
         out, phase, record.host, record.trap.mechanism != TrapMechanism::kOff, interpreter,
         interpreter ? std::nullopt : KvmExitsOf(WithoutUncounted(phase.kvm_stats, uncounted)));
+    if (!phase.other_vcpus.empty()) AppendVcpus(out, phase, uncounted);
+    AppendExitLatency(out, phase);
   }
   for (const PhaseSpread& spread :
        SpreadOfRepeatedPhases(result.phases, record.host.cpl0_emulated && !interpreter)) {

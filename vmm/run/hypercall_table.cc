@@ -43,8 +43,17 @@ std::string_view HypercallName(uint64_t nr) {
       return "signal_frame";
     case SIGVISOR_HC_SIGRETURN:
       return "sigreturn";
+    case SIGVISOR_HC_CPU_UP:
+      return "cpu_up";
+    case SIGVISOR_HC_SEND_IPI:
+      return "send_ipi";
     default: return "unknown";
   }
+}
+
+bool AnyVcpuMayMake(uint64_t nr) {
+  return nr == SIGVISOR_HC_CONSOLE_WRITE || nr == SIGVISOR_HC_EXIT || nr == SIGVISOR_HC_PANIC ||
+         nr == SIGVISOR_HC_SEND_IPI;
 }
 
 absl::Status HypercallTable::Register(uint64_t nr, Handler handler) {
@@ -73,6 +82,14 @@ HypercallResult HypercallTable::Call(uint64_t nr, std::span<const uint8_t> argum
         Outcome::kBadDeviceAccess,
         absl::StrFormat("unknown hypercall %d (this VMM speaks sigvisor ABI %d)", nr,
                         SIGVISOR_ABI_VERSION));
+  }
+  if (caller_ && !AnyVcpuMayMake(nr)) {
+    if (const int vcpu = caller_(); vcpu != 0) {
+      return HypercallResult::RunFailed(
+          Outcome::kBadDeviceAccess,
+          absl::StrFormat("hypercall %s from vCPU %d: only vCPU 0 makes it", HypercallName(nr),
+                          vcpu));
+    }
   }
   uint32_t args_gpa;
   std::memcpy(&args_gpa, argument.data(), sizeof(args_gpa));

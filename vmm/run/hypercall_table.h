@@ -22,6 +22,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "guest-kit/abi/sigvisor_abi.h"
 #include "vmm/machine/device.h"
 #include "vmm/run/outcome.h"
 #include "vmm/run/phase_marker.h"
@@ -56,11 +57,15 @@ struct HypercallResult {
 // The ABI's name of hypercall `nr` ("console_write"), "unknown" otherwise.
 std::string_view HypercallName(uint64_t nr);
 
+// Whether the ABI lets any CPU of an SMP guest make hypercall `nr` (console_write,
+// exit, panic, send_ipi); every other call is vCPU 0's alone.
+bool AnyVcpuMayMake(uint64_t nr);
+
 class HypercallTable {
  public:
-  // Numbers 0 .. kMaxCalls-1: the PC port block's 16 ports (hypercall NR is a 4-byte
-  // access at base + NR, which spans ports NR..NR+3).
-  static constexpr uint64_t kMaxCalls = 16;
+  // Numbers 0 .. kMaxCalls-1: the PC port block's ports (SIGVISOR_HC_PORTS; hypercall
+  // NR is a 4-byte access at base + NR, which spans ports NR..NR+3).
+  static constexpr uint64_t kMaxCalls = SIGVISOR_HC_PORTS;
 
   using Handler = std::function<HypercallResult(uint32_t args_gpa)>;
 
@@ -71,10 +76,21 @@ class HypercallTable {
   // Hypercall `nr` with its 4-byte argument (the argument block's guest-physical
   // address). A malformed call (wrong width, unknown number) fails as a bad device
   // access, naming the call.
+  // On a machine of several vCPUs, a call from a vCPU other than 0 (caller()) is made
+  // only when AnyVcpuMayMake(nr); any other fails the run as a bad device access,
+  // "hypercall NAME from vCPU N: only vCPU 0 makes it".
   HypercallResult Call(uint64_t nr, std::span<const uint8_t> argument) const;
+
+  // A machine of several vCPUs: `caller` says which vCPU makes the call being served
+  // (a gate runs on its caller's thread: the function looks at the calling thread).
+  // Set before the vCPUs run. Unset: every call is vCPU 0's.
+  void set_caller(std::function<int()> caller) { caller_ = std::move(caller); }
+  // The vCPU making the call being served (a handler's question): 0 without a caller.
+  int caller() const { return caller_ ? caller_() : 0; }
 
  private:
   std::array<Handler, kMaxCalls> handlers_;
+  std::function<int()> caller_;
 };
 
 // Where the guest's calls arrive on the bus: a device whose accesses answer what a

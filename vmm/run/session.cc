@@ -312,11 +312,14 @@ PhaseSample Session::Sample(uint64_t guest_tsc) {
   CollectGuestCountedTraps();  // a pv guest's own counts up to this boundary
   PhaseSample sample;
   sample.exits = result_.ledger.Counts();
+  for (auto& [reason, stats] : result_.ledger.by_reason())
+    sample.exit_latency.emplace(reason, stats);
   sample.traps = result_.traps.tally();
   absl::StatusOr<StatsSnapshot> stats = backend_.ReadStats();
   if (stats.ok()) sample.kvm_stats = std::move(*stats);
   sample.wall_ns = MonotonicNs();
   sample.guest_tsc = guest_tsc;
+  if (options_.sample_other_vcpus) sample.other_vcpus = options_.sample_other_vcpus();
   return sample;
 }
 

@@ -56,6 +56,18 @@ struct SessionOptions {
   // looks at it and kicks the vCPU out as at a timeout): `sigvisor run`'s SIGINT and
   // SIGTERM. Must outlive the run.
   const std::atomic<bool>* interrupt = nullptr;
+  // A run on several vCPUs: the other vCPUs' counters, read at each phase marker (on
+  // the run loop's thread, while they run on).
+  std::function<std::vector<VcpuSample>()> sample_other_vcpus;
+};
+
+// A run on several vCPUs: one of the others (1 ..), over the whole run.
+struct VcpuRun {
+  int vcpu = 0;
+  ExitLedger ledger;        // its exits (accesses named)
+  StatsSnapshot kvm_stats;  // KVM's statistics of it, from its start to the run's end
+  // IPIs the VMM delivered to it for the guest's send_ipi hypercalls (ipi=pv).
+  uint64_t ipis_delivered_by_vmm = 0;
 };
 
 struct RunResult {
@@ -82,6 +94,11 @@ struct RunResult {
   // KVM's statistics from the start to the guest's first hypercall: the cost of
   // booting (on a PVM host insn_emulation = the kernel's boot instructions).
   StatsSnapshot boot_kvm_stats;
+  // A run on several vCPUs: the others, in vCPU order (empty on one), filled in by the
+  // machine after the run. `kvm_stats`, `boot_kvm_stats` and the phases' own counts
+  // are vCPU 0's, and so is `ledger` for the bundled kernel (a Multiboot kernel's has
+  // every vCPU's exits merged, its one exit table).
+  std::vector<VcpuRun> other_vcpus;
 };
 
 class Session {

@@ -25,7 +25,7 @@ using Step = FakeBackend::Step;
 constexpr uint64_t kArgsGpa = 0x1000;
 
 // The machine's hypercall wiring as x86_machine does it: the table, the PC port
-// block's gate (16 ports at SIGVISOR_HC_PORT_BASE, NR = offset) and the guest
+// block's gate (SIGVISOR_HC_PORTS ports at SIGVISOR_HC_PORT_BASE, NR = offset) and the guest
 // protocol feeding the session's console.
 struct Hypercalls {
   Hypercalls(GuestMemory& memory, Bus& bus, SessionOptions& options)

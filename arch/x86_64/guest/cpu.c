@@ -9,6 +9,12 @@
 #include "arch/x86_64/guest/cpu.h"
 
 #include "guest-kit/abi/sigvisor_abi.h"
+#include "guest-kit/kernel/config.h"
+
+#if CONFIG_SMP
+#include "arch/x86_64/guest/apic.h"
+#include "arch/x86_64/guest/percpu.h"
+#endif
 
 struct tss64 {
   uint32_t reserved0;
@@ -70,6 +76,10 @@ static union idt_entry idt[IDT_ENTRIES] __attribute__((aligned(16)));
 extern char x86_vector_stubs[];
 extern char x86_syscall_stub[];
 extern char x86_host_request_stub[];
+#if CONFIG_SMP
+extern char x86_reschedule_stub[];
+extern char x86_spurious_stub[];
+#endif
 
 static void set_gate(int vector, const void *handler, uint8_t type_attr, uint8_t ist) {
   uint64_t addr = (uint64_t)handler;
@@ -131,8 +141,60 @@ void cpu_init(void) {
   set_gate(SYSCALL_VECTOR, x86_syscall_stub, GATE_INTERRUPT_DPL3, 0);
   /* Raised by the VMM (KVM_INTERRUPT) only: user code cannot `int` it (DPL0). */
   set_gate(SIGVISOR_HOST_REQUEST_VECTOR, x86_host_request_stub, GATE_INTERRUPT_DPL0, 0);
+#if CONFIG_SMP
+  /* The reschedule IPI (DPL0: only another CPU's APIC raises it) and the APICs'
+   * spurious vector. The IDT is every CPU's. */
+  set_gate(RESCHEDULE_VECTOR, x86_reschedule_stub, GATE_INTERRUPT_DPL0, 0);
+  set_gate(SPURIOUS_APIC_VECTOR, x86_spurious_stub, GATE_INTERRUPT_DPL0, 0);
+  boot_cpu_data.tss = &tss;
+#endif
   struct table_pointer idtr = {sizeof(idt) - 1, (uint64_t)idt};
   __asm__ volatile("lidt %0" : : "m"(idtr));
 }
 
+#if CONFIG_SMP
+/* smp=on: each CPU's TSS.RSP0, through its per-CPU data. */
+void cpu_set_kernel_stack(uint64_t rsp0) { ((struct tss64 *)this_cpu_read(tss))->rsp[0] = rsp0; }
+
+/* An AP's own copy of the GDT (its TSS descriptor is its own: `ltr` marks it busy),
+ * its TSS and double-fault stack (cpu 0 has the statics above). */
+static uint64_t ap_gdt[SIGVISOR_MAX_CPUS][GDT_ENTRIES] __attribute__((aligned(16)));
+static struct tss64 ap_tss[SIGVISOR_MAX_CPUS] __attribute__((aligned(16)));
+static uint8_t ap_double_fault_stack[SIGVISOR_MAX_CPUS][4096] __attribute__((aligned(16)));
+
+void cpu_init_ap(int cpu) {
+  uint64_t *table = ap_gdt[cpu];
+  struct tss64 *own = &ap_tss[cpu];
+  for (int i = 0; i < GDT_ENTRIES; i++) table[i] = gdt[i];
+  const uint64_t base = (uint64_t)own;
+  const uint64_t limit = sizeof(*own) - 1;
+  const int index = SIGVISOR_SEL_TSS >> 3;
+  table[index] = (limit & 0xffff) | ((base & 0xffffff) << 16) | (0x89ull << 40) |
+                 (((base >> 24) & 0xff) << 56);
+  table[index + 1] = base >> 32;
+  own->iomap_base = sizeof(*own);
+  own->ist[DOUBLE_FAULT_IST - 1] =
+      (uint64_t)(ap_double_fault_stack[cpu] + sizeof(ap_double_fault_stack[cpu]));
+  cpu_data[cpu].tss = own;
+  struct table_pointer gdtr = {sizeof(gdt) - 1, (uint64_t)table};
+  struct table_pointer idtr = {sizeof(idt) - 1, (uint64_t)idt};
+  __asm__ volatile(
+      "lgdt %0\n\t"
+      "mov %2, %%ds\n\t"
+      "mov %2, %%es\n\t"
+      "mov %2, %%ss\n\t"
+      "pushq %3\n\t"
+      "lea 1f(%%rip), %%rax\n\t"
+      "pushq %%rax\n\t"
+      "lretq\n"
+      "1:\n\t"
+      "ltr %w4\n\t"
+      "lidt %1"
+      :
+      : "m"(gdtr), "m"(idtr), "r"(SIGVISOR_SEL_KERNEL_DS), "i"(SIGVISOR_SEL_KERNEL_CS),
+        "r"(SIGVISOR_SEL_TSS)
+      : "rax", "memory");
+}
+#else
 void cpu_set_kernel_stack(uint64_t rsp0) { tss.rsp[0] = rsp0; }
+#endif

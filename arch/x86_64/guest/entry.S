@@ -7,6 +7,7 @@
  * registers as a struct pt_regs and calls x86_trap(regs) in C, which also delivers
  * pending signals before a return to user mode.
  */
+#include "arch/x86_64/guest/apic.h"
 #include "guest-kit/abi/sigvisor_abi.h"
 #include "guest-kit/kernel/config.h"
 
@@ -79,6 +80,15 @@ x86_syscall_stub:
 	.globl x86_host_request_stub
 x86_host_request_stub:
 	STUB SIGVISOR_HOST_REQUEST_VECTOR, 0	/* the host's signal request (fault injection) */
+#if CONFIG_SMP
+	.globl x86_reschedule_stub
+x86_reschedule_stub:
+	STUB RESCHEDULE_VECTOR, 0	/* another CPU's wake-up or kick (smp=on) */
+	/* The APICs' spurious vector: no EOI, nothing to do. */
+	.globl x86_spurious_stub
+x86_spurious_stub:
+	iretq
+#endif
 
 trap_common:
 	/* The stack now holds vector, error code and the hardware frame: complete
@@ -156,8 +166,29 @@ x86_switch_to:
 	.globl x86_ret_from_spawn
 x86_ret_from_spawn:
 	mov	%rsp, %rdi
+#if CONFIG_SMP
+	call	x86_ret_from_spawn_unlock	/* exit_to_user_mode, then the kernel lock */
+#else
 	call	exit_to_user_mode
+#endif
 	jmp	x86_return_from_trap
+
+#if CONFIG_SMP
+/* An application processor's first instruction (SIGVISOR_HC_CPU_UP, smp.c): rdi = its
+ * number, rsp = the top of its idle stack, interrupts off, the boot CPU's tables. */
+	.globl x86_ap_entry
+x86_ap_entry:
+	call	x86_ap_start
+2:	cli
+	hlt
+	jmp	2b
+
+/* CPU 0's idle task's first run (copy_idle_thread): the idle loop. */
+	.globl x86_idle_entry
+x86_idle_entry:
+	call	cpu_idle
+	jmp	2b
+#endif
 
 	.bss
 	.balign 16

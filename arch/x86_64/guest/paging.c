@@ -9,9 +9,16 @@
 
 #include "arch/x86_64/guest/x86.h"
 #include "guest-kit/abi/sigvisor_abi.h"
+#include "guest-kit/kernel/config.h"
 #include "guest-kit/kernel/page_alloc.h"
 
 #define TABLE_FLAGS (PTE_PRESENT | PTE_WRITABLE | PTE_USER)
+#if CONFIG_SMP
+#define XAPIC_PDPT_INDEX (SIGVISOR_XAPIC_GPA >> 30)
+#define PTE_PWT (1ull << 3)
+#define PTE_PCD (1ull << 4)
+#define PTE_LARGE (1ull << 7)
+#endif
 
 static uint64_t *table_at(uint64_t entry) { return (uint64_t *)(entry & PTE_ADDR_MASK); }
 
@@ -23,6 +30,10 @@ uint64_t paging_new_address_space(void) {
   uint64_t root = alloc_page();
   uint64_t pdpt = alloc_page();
   ((uint64_t *)pdpt)[0] = boot_pdpt[0];
+#if CONFIG_SMP
+  /* The fourth GiB: the xAPIC page where the machine sends IPIs that way (else 0). */
+  ((uint64_t *)pdpt)[XAPIC_PDPT_INDEX] = boot_pdpt[XAPIC_PDPT_INDEX];
+#endif
   ((uint64_t *)root)[0] = pdpt | TABLE_FLAGS;
   return root;
 }
@@ -82,3 +93,16 @@ int paging_repair_evicted(uint64_t root, uint64_t va) {
   invlpg(va);
   return 1;
 }
+
+#if CONFIG_SMP
+/* smp=on with xAPIC IPIs: the local APIC's page at its own address, supervisor-only,
+ * uncached (PCD, PWT), in the boot page tables' fourth GiB, which every address space
+ * made after this shares. One 2 MiB page: SIGVISOR_XAPIC_GPA is 2 MiB-aligned, and no
+ * other address of that range is ever touched. Before the first address space. */
+void paging_map_xapic(void) {
+  uint64_t *boot_pdpt = table_at(table_at(read_cr3())[0]);
+  uint64_t *pd = next_table(boot_pdpt, XAPIC_PDPT_INDEX);
+  pd[index_of(SIGVISOR_XAPIC_GPA, 1)] =
+      SIGVISOR_XAPIC_GPA | PTE_PRESENT | PTE_WRITABLE | PTE_PWT | PTE_PCD | PTE_LARGE | PAGE_NX;
+}
+#endif

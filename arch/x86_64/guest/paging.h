@@ -29,4 +29,7 @@ uint64_t paging_user_to_phys(uint64_t root, uint64_t va, int write);
  * returns 1; otherwise 0 (a real fault). */
 int paging_repair_evicted(uint64_t root, uint64_t va);
 
+/* smp=on, xAPIC IPIs: maps the local APIC's page (apic.c). */
+void paging_map_xapic(void);
+
 #endif /* SIGVISOR_ARCH_X86_64_GUEST_PAGING_H_ */

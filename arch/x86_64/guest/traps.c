@@ -20,12 +20,18 @@
 #include "arch/x86_64/guest/uaccess.h"
 #include "arch/x86_64/guest/x86.h"
 #include "guest-kit/abi/sigvisor_abi.h"
+#include "guest-kit/kernel/config.h"
 #include "guest-kit/kernel/inject.h"
 #include "guest-kit/kernel/kernel.h"
 #include "guest-kit/kernel/signal.h"
 #include "guest-kit/kernel/syscall.h"
 #include "guest-kit/kernel/task.h"
 #include "guest-kit/uapi/signal.h"
+
+#if CONFIG_SMP
+#include "arch/x86_64/guest/apic.h"
+#include "guest-kit/kernel/smp.h"
+#endif
 
 #define VECTOR_DE 0
 #define VECTOR_DB 1
@@ -76,10 +82,26 @@ static void user_exception(struct pt_regs *regs) {
 }
 
 static void kernel_exception(struct pt_regs *regs) {
+#if CONFIG_SMP
+  /* Interrupts are on in the kernel only where the idle loop halts, without the lock:
+   * a wake-up needs nothing but its EOI (the idle loop then looks at its run queue);
+   * a host request takes the lock as a kernel entry does. */
+  if (regs->vector == RESCHEDULE_VECTOR) {
+    apic_eoi();
+    return;
+  }
+  if (regs->vector == SIGVISOR_HOST_REQUEST_VECTOR) {
+    lock_kernel();
+    host_request();
+    unlock_kernel();
+    return;
+  }
+#else
   if (regs->vector == SIGVISOR_HOST_REQUEST_VECTOR) {
     host_request();
     return;
   }
+#endif
   if (regs->vector == VECTOR_PF && repaired_evicted_page(regs)) return;
   uint64_t fixup = search_exception_table(regs->rip);
   if (fixup) {
@@ -90,6 +112,36 @@ static void kernel_exception(struct pt_regs *regs) {
            regs->vector, regs->error_code, regs->rip, read_cr2());
 }
 
+#if CONFIG_SMP
+/* smp=on: every entry from user mode takes the big kernel lock (smp.h) and the return
+ * to user mode drops it. A reschedule IPI from user mode is a kick: its EOI, then the
+ * exit to user mode delivers the signal it was sent for. */
+void x86_trap(struct pt_regs *regs) {
+  if (!user_mode(regs)) {
+    kernel_exception(regs);
+    return;
+  }
+  if (regs->vector == RESCHEDULE_VECTOR) apic_eoi();
+  lock_kernel();
+  if (regs->vector == VECTOR_SYSCALL) {
+    syscall_dispatch(regs);
+  } else if (regs->vector == VECTOR_UD && is_int80(regs->rip)) {
+    regs->rip += 2;
+    syscall_dispatch(regs);
+  } else if (regs->vector != RESCHEDULE_VECTOR) {
+    user_exception(regs);
+  }
+  exit_to_user_mode(regs);
+  unlock_kernel();
+}
+
+/* A spawned task's first return to user mode (entry.S, x86_ret_from_spawn): it was
+ * switched to with the lock held. */
+void x86_ret_from_spawn_unlock(struct pt_regs *regs) {
+  exit_to_user_mode(regs);
+  unlock_kernel();
+}
+#else
 void x86_trap(struct pt_regs *regs) {
   if (!user_mode(regs)) {
     kernel_exception(regs);
@@ -105,3 +157,4 @@ void x86_trap(struct pt_regs *regs) {
   }
   exit_to_user_mode(regs);
 }
+#endif

@@ -156,9 +156,14 @@ FlagTable RunFlags(RunOptions& o) {
                "give a Multiboot kernel an in-kernel irqchip (KVM_CREATE_IRQCHIP: LAPIC, "
                "IOAPIC, PIC) for timers and interrupts"),
       Int32Flag("vcpus", &o.vcpus,
-                "vCPUs for a Multiboot kernel (1 to 64); vCPU 0 boots, the others wait for "
-                "INIT/SIPI through the in-kernel LAPIC (implies --irqchip); fw_cfg reports the "
-                "count"),
+                "vCPUs: for a Multiboot kernel 1 to 64, vCPU 0 boots, the others wait for "
+                "INIT/SIPI through the in-kernel LAPIC (implies --irqchip), fw_cfg reports the "
+                "count; for the bundled kernel built with smp=on (--variant smp=on) 1 to its "
+                "SMP note's count (8), with --trap off, the kernel starting each AP itself"),
+      StringFlag("ipi", &o.ipi,
+                 "how the bundled kernel on several vCPUs sends IPIs: x2apic (the ICR MSR), "
+                 "xapic (the ICR in MMIO) or pv (the VMM's send_ipi hypercall, as KVM's PV "
+                 "send-IPI); empty: x2apic. Needs --vcpus 2 or more"),
       Inject(&o.inject),
       Seed(&o.seed),
       Arch(&o.arch),

@@ -39,6 +39,7 @@ struct RunOptions : CommandLine {
   std::string initrd;  // empty: a Linux kernel gets the embedded initramfs
   bool irqchip = false;
   int32_t vcpus = 1;
+  std::string ipi;  // empty: x2apic on several vCPUs (an SMP build of the bundled kernel)
   std::vector<std::string> inject;
   uint64_t seed = 1;
   std::string arch = "x86_64";

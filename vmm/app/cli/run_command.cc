@@ -23,10 +23,21 @@ namespace {
 
 // Flags of one architecture's guests, refused with the other's (as the run would
 // ignore them).
-constexpr std::string_view kX86Only[] = {
-    "kvm",     "trap",  "gdb",    "module", "initrd",
-    "irqchip", "vcpus", "inject", "seed",   "check_signal_frames", "block_phase_interrupts"};
+constexpr std::string_view kX86Only[] = {"kvm",
+                                         "trap",
+                                         "gdb",
+                                         "module",
+                                         "initrd",
+                                         "irqchip",
+                                         "vcpus",
+                                         "ipi",
+                                         "inject",
+                                         "seed",
+                                         "check_signal_frames",
+                                         "block_phase_interrupts"};
 constexpr std::string_view kMipsOnly[] = {"cores"};
+// The build `run --vcpus N` (N > 1) boots without --variant: the baseline's SMP one.
+constexpr std::string_view kDefaultSmpVariant = "smp=on";
 
 }  // namespace
 
@@ -55,6 +66,8 @@ constexpr CommandHelp kRunHelp{
     "     (a Multiboot v1 kernel, booted as `qemu-system-x86_64 -kernel` boots it)\n"
     "  sigvisor run --image smp-kernel.elf --vcpus 4\n"
     "     (APs started by the kernel's INIT/SIPI through the in-kernel LAPIC)\n"
+    "  sigvisor run --vcpus 2 --variant smp=on --workload divzero --ipi pv\n"
+    "     (the bundled kernel built with smp=on on two vCPUs, its IPIs through the VMM)\n"
     "  sigvisor run --restore DIR --workload divzero --ops 16\n"
     "     (a VM `sigvisor snapshot --out DIR` saved, restored instead of booted)\n"
     "  sigvisor run --workload divzero --gdb 1234   (then: gdb FILE -ex 'target remote :1234')\n"
@@ -90,7 +103,13 @@ int RunCommand(const RunOptions& options) {
         flag));
   }
 
-  absl::StatusOr<launch::LoadedImage> image = launch::LoadImage(options.image, options.variant);
+  // The bundled kernel on several vCPUs: its SMP build unless a --variant is given
+  // (a uniprocessor one is then refused by name).
+  const std::string variant =
+      options.vcpus > 1 && options.image == "kernel" && !options.Given("variant")
+          ? std::string(kDefaultSmpVariant)
+          : options.variant;
+  absl::StatusOr<launch::LoadedImage> image = launch::LoadImage(options.image, variant);
   if (!image.ok()) return ReportError(image.status());
   absl::StatusOr<launch::GuestSpec> guest = launch::PrepareGuest(*image, GuestRequestFor(options));
   if (!guest.ok()) return ReportError(guest.status());
@@ -117,6 +136,11 @@ int RunCommand(const RunOptions& options) {
       settings, {.cmdline = guest->cmdline, .trap = trap_request->mechanism, .check_clocks = true});
   config.target = std::move(image->target);
   config.vcpus = options.vcpus;
+  if (!options.ipi.empty()) {
+    absl::StatusOr<x86::IpiMethod> ipi = x86::ParseIpiMethod(options.ipi);
+    if (!ipi.ok()) return ReportError(ipi.status());
+    config.ipi = *ipi;
+  }
   config.check_signal_frames = options.check_signal_frames;
   config.block_phase_interrupts = options.block_phase_interrupts;
   // Ctrl-C or SIGTERM from here on stops the guest and reports the run as interrupted

@@ -188,6 +188,8 @@ RunRecord RecordOf(const launch::LoadedImage& image, const RunHost& host,
   record.vm_create_ns = report.vm_create_ns;
   record.setup_ns = report.setup_ns;
   record.signal_frames = std::move(report.signal_frames);
+  if (report.ipi) record.ipi = std::string(x86::IpiMethodName(*report.ipi));
+  record.ipis_delivered_by_vmm = report.ipis_delivered_by_vmm;
   record.wall_ns = MonotonicNs() - start_ns;
   return record;
 }

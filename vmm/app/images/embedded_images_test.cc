@@ -53,7 +53,7 @@ TEST(KernelVariantsTest, PvBuildsAreSeedBuildsWithDebugregPv) {
   size_t seed_builds = 0;
   for (const KernelVariant& v : KernelVariants()) seed_builds += IsSeedBuild(v);
   EXPECT_EQ(seed_builds, 10u);
-  EXPECT_EQ(KernelVariants().size(), 16u);  // 10 seed builds, 4 debugreg=pv, 2 signal=pv
+  EXPECT_EQ(KernelVariants().size(), 18u);  // 10 seed builds, 4 debugreg=pv, 2 signal=pv, 2 smp=on
 }
 
 // signal=pv is a setting like debugreg: built on the baseline and the accelerated
@@ -67,6 +67,21 @@ TEST(KernelVariantsTest, SignalPvBuilds) {
             "dr7=always pda=gs uaccess=err_or dequeue=copy signal=pv");
   EXPECT_FALSE(ResolveVariant("dr7=lazy,signal=pv").ok());
   EXPECT_FALSE(ResolveVariant("signal=pv,debugreg=pv").ok());
+}
+
+// smp=on is a setting too: built on the baseline and on the accelerated kernel with
+// pda=gs (seed 001's pda=direct is a uniprocessor shortcut: no smp=on build has it).
+TEST(KernelVariantsTest, SmpBuilds) {
+  EXPECT_EQ((*ResolveVariant("smp=on"))->name, "smp=on");
+  EXPECT_EQ((*ResolveVariant("accelerated,pda=gs,smp=on"))->name, "accelerated,pda=gs,smp=on");
+  EXPECT_EQ((*ResolveVariant("smp=off"))->name, "baseline");
+  EXPECT_FALSE(IsSeedBuild(**ResolveVariant("smp=on")));
+  EXPECT_EQ(DescribeVariant(**ResolveVariant("accelerated,pda=gs,smp=on")),
+            "dr7=lazy pda=gs uaccess=cerr dequeue=pointer smp=on");
+  absl::StatusOr<const KernelVariant*> direct = ResolveVariant("accelerated,smp=on");
+  ASSERT_FALSE(direct.ok());
+  EXPECT_NE(direct.status().message().find("not built"), absl::string_view::npos);
+  EXPECT_FALSE(ResolveVariant("smp=on,signal=pv").ok());
 }
 
 TEST(KernelVariantsTest, RefusesWithAClearMessage) {

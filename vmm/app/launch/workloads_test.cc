@@ -15,15 +15,17 @@ using Names = std::vector<std::string>;
 // inits' (each init's refusal names the same, tests/cli_test.cc), bench's, --warmup's.
 TEST(WorkloadCatalogueTest, EachListIsTheCataloguesRowsForIt) {
   EXPECT_EQ(BundledKernelWorkloadNames(),
-            (Names{"summary", "divzero", "lat_sig", "sigpingpong", "pipe_rw", "hello", "console",
-                   "hostsig", "fault", "selftest"}));
+            (Names{"summary", "divzero", "lat_sig", "sigpingpong", "pipe_rw", "xcpu_pingpong",
+                   "xcpu_kick", "xcpu_wake", "hello", "console", "hostsig", "fault", "selftest"}));
   EXPECT_EQ(LinuxInitWorkloadNames(),
-            (Names{"summary", "all", "divzero", "lat_sig", "sigpingpong", "pipe_rw", "selftest"}));
+            (Names{"summary", "all", "divzero", "lat_sig", "sigpingpong", "pipe_rw",
+                   "xcpu_pingpong", "xcpu_kick", "xcpu_wake", "selftest"}));
   EXPECT_EQ(BenchWorkloadNames(),
             (Names{"divzero", "lat_sig", "sigpingpong", "pipe_rw", "hello", "console"}));
   EXPECT_EQ(BenchDefaultWorkloadNames(), (Names{"divzero", "lat_sig", "sigpingpong", "pipe_rw"}));
   EXPECT_EQ(WarmedWorkloadNames(),
-            (Names{"summary", "all", "divzero", "lat_sig", "sigpingpong", "pipe_rw"}));
+            (Names{"summary", "all", "divzero", "lat_sig", "sigpingpong", "pipe_rw",
+                   "xcpu_pingpong", "xcpu_kick", "xcpu_wake"}));
 }
 
 TEST(WorkloadCatalogueTest, RowsAreUniqueAndSayWhatTheyDo) {

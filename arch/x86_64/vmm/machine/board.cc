@@ -11,6 +11,16 @@
 namespace sigvisor::x86 {
 namespace {
 
+// --ipi is the boot info's word for an SMP sigvisor kernel; other guests send their
+// IPIs as their code does.
+absl::Status CheckNoIpiMethod(const MachineConfig& config, std::string_view kind) {
+  if (!config.ipi) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "--ipi %s is for the bundled kernel built with smp=on (its boot info says how to send "
+      "IPIs); a %s sends its IPIs its own way",
+      IpiMethodName(*config.ipi), kind));
+}
+
 struct BoardMaker {
   const ElfImage& image;
   const MachineConfig& config;
@@ -18,13 +28,16 @@ struct BoardMaker {
     return SigvisorBoard::Make(image, kernel, config);
   }
   absl::StatusOr<std::unique_ptr<Board>> operator()(const MultibootKernel& kernel) const {
+    if (absl::Status s = CheckNoIpiMethod(config, "Multiboot kernel"); !s.ok()) return s;
     return MultibootBoard::Make(image, kernel, config);
   }
   absl::StatusOr<std::unique_ptr<Board>> operator()(const LinuxKernel& kernel) const {
+    if (absl::Status s = CheckNoIpiMethod(config, "Linux kernel"); !s.ok()) return s;
     return LinuxBoard::Make(image, kernel, config);
   }
   absl::StatusOr<std::unique_ptr<Board>> operator()(const RestoredVm& restored) const {
     if (restored.protocol == BootProtocol::kLinux) {
+      if (absl::Status s = CheckNoIpiMethod(config, "Linux kernel"); !s.ok()) return s;
       return LinuxBoard::MakeRestored(image, restored, config);
     }
     return SigvisorBoard::MakeRestored(image, restored, config);

@@ -20,6 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "arch/x86_64/vmm/cpu/vcpu_state.h"
+#include "arch/x86_64/vmm/machine/smp_boot.h"
 #include "devices/pc/pc_testdev.h"
 #include "vmm/kvm/kvm.h"
 #include "vmm/loader/elf_image.h"
@@ -45,6 +46,9 @@ struct BoardWiring {
   // `sigvisor snapshot`: what the guest's quiescent point does (saves the VM and ends
   // the run); empty otherwise, and the guest is given its orders at once.
   GuestProtocol::QuiescentHook at_quiescent_point;
+  // What the SMP hypercalls act on (the APs, the in-kernel LAPICs); null for a board
+  // whose guest makes none. Outlives the run.
+  SmpMachine* smp = nullptr;
 };
 
 class Board {
@@ -86,6 +90,12 @@ class Board {
 
   // The status the guest asked to exit with through a device (isa-debug-exit), if it did.
   virtual std::optional<int> exit_status() const = 0;
+
+  // The guest starts its APs with a hypercall (SIGVISOR_HC_CPU_UP) rather than with
+  // INIT/SIPI through its LAPIC (ap_runner.h's StartMode).
+  virtual bool aps_start_by_hypercall() const { return false; }
+  // The SMP hypercalls' counts (an SMP sigvisor kernel's board), or null. After Attach.
+  virtual const SmpHypercalls* smp_hypercalls() const { return nullptr; }
 
   // What the signal=pv hypercalls did (sigvisor images only), if the guest made any
   // or the run checked them. Valid after the run.

@@ -1,6 +1,7 @@
 #include "arch/x86_64/vmm/machine/long_mode.h"
 
 #include <array>
+#include <cstring>
 
 #include "absl/strings/str_format.h"
 #include "arch/x86_64/vmm/cpu/msr_index.h"
@@ -67,6 +68,41 @@ absl::Status WriteBootTables(GuestMemory& memory) {
   return WriteEmptyTss(memory, kBootTssGpa);
 }
 
+namespace {
+
+// SYSCALL/SYSRET selectors per the ABI layout (kernel CS 0x10, user base 0x23).
+absl::Status SetSyscallMsrs(KvmVcpu& vcpu) {
+  const std::array<kvm_msr_entry, 3> msrs = {{
+      {.index = kMsrStar, .reserved = 0, .data = 0x0023001000000000ull},
+      {.index = kMsrLstar, .reserved = 0, .data = 0},
+      {.index = kMsrSyscallMask, .reserved = 0, .data = 0x47700},
+  }};
+  return vcpu.SetMsrs(msrs);
+}
+
+}  // namespace
+
+absl::Status EnterAp(KvmVcpu& vcpu, const ApEntry& entry) {
+  absl::StatusOr<kvm_sregs> own = vcpu.GetSregs();
+  if (!own.ok()) return own.status();
+  kvm_sregs sregs = entry.sregs;
+  sregs.apic_base = own->apic_base;  // its own LAPIC (no BSP bit), at its reset state
+  sregs.cr8 = own->cr8;
+  sregs.cr2 = 0;
+  std::memcpy(sregs.interrupt_bitmap, own->interrupt_bitmap, sizeof(sregs.interrupt_bitmap));
+  if (absl::Status s = vcpu.SetSregs(sregs); !s.ok()) return s;
+  if (absl::Status s = SetSyscallMsrs(vcpu); !s.ok()) return s;
+  kvm_regs regs = {};
+  regs.rip = entry.rip;
+  regs.rsp = entry.rsp;
+  regs.rdi = entry.rdi;
+  regs.rflags = 0x2;
+  if (absl::Status s = vcpu.SetRegs(regs); !s.ok()) return s;
+  kvm_mp_state runnable = {};
+  runnable.mp_state = KVM_MP_STATE_RUNNABLE;
+  return vcpu.SetMpState(runnable);
+}
+
 absl::Status SetUpVcpu(KvmVcpu& vcpu, uint64_t entry, uint64_t boot_info_gpa,
                        std::span<const kvm_cpuid_entry2> cpuid) {
   if (absl::Status s = vcpu.SetCpuid(cpuid); !s.ok()) return s;
@@ -91,13 +127,7 @@ absl::Status SetUpVcpu(KvmVcpu& vcpu, uint64_t entry, uint64_t boot_info_gpa,
   sregs->ldt.unusable = 1;
   if (absl::Status s = vcpu.SetSregs(*sregs); !s.ok()) return s;
 
-  // SYSCALL/SYSRET selectors per the ABI layout (kernel CS 0x10, user base 0x23).
-  const std::array<kvm_msr_entry, 3> msrs = {{
-      {.index = kMsrStar, .reserved = 0, .data = 0x0023001000000000ull},
-      {.index = kMsrLstar, .reserved = 0, .data = 0},
-      {.index = kMsrSyscallMask, .reserved = 0, .data = 0x47700},
-  }};
-  if (absl::Status s = vcpu.SetMsrs(msrs); !s.ok()) return s;
+  if (absl::Status s = SetSyscallMsrs(vcpu); !s.ok()) return s;
 
   kvm_regs regs = {};
   regs.rip = entry;

@@ -1,5 +1,7 @@
 #include "arch/x86_64/vmm/machine/sigvisor_board.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "arch/x86_64/vmm/machine/boot_layout.h"
@@ -11,6 +13,56 @@
 
 namespace sigvisor::x86 {
 
+namespace {
+
+// What a sigvisor image on `config.vcpus` vCPUs needs: an SMP build that runs on that
+// many, --trap off, no snapshot; and --ipi only there.
+absl::Status CheckSmp(const ElfImage& image, const MachineConfig& config) {
+  if (config.vcpus == 1) {
+    if (config.ipi) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--ipi %s: a machine of one vCPU sends no IPIs; give --vcpus 2 or more with an SMP "
+          "build (--variant smp=on)",
+          IpiMethodName(*config.ipi)));
+    }
+    return absl::OkStatus();
+  }
+  if (image.smp_max_cpus() == 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--vcpus %d: this build of the kernel is uniprocessor (no SMP note); give --variant "
+        "smp=on (or a variant's smp=on counterpart)",
+        config.vcpus));
+  }
+  if (config.vcpus > static_cast<int>(image.smp_max_cpus())) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--vcpus %d: this build of the kernel runs on at most %d CPUs (its SMP note)", config.vcpus,
+        image.smp_max_cpus()));
+  }
+  if (config.trap != TrapMechanism::kOff) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--trap=%s: the trap engine watches vCPU 0 only: --trap off with --vcpus > 1",
+        TrapMechanismName(config.trap)));
+  }
+  if (config.injection_events) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "--inject with --vcpus %d: fault injection works on vCPU 0 only; give --vcpus 1",
+        config.vcpus));
+  }
+  if (!config.interceptors.empty()) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "--gdb with --vcpus %d: the gdb stub and the tracer follow vCPU 0 only; give --vcpus 1",
+        config.vcpus));
+  }
+  if (!config.save_to.empty()) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "--vcpus %d: a VM of several vCPUs cannot be saved as a snapshot yet (not yet)",
+        config.vcpus));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<Board>> SigvisorBoard::Make(const ElfImage& image,
                                                            const SigvisorKernel&,
                                                            const MachineConfig& config) {
@@ -21,10 +73,7 @@ absl::StatusOr<std::unique_ptr<Board>> SigvisorBoard::Make(const ElfImage& image
                                                "v1 header, magic 0x1BADB002, in its first "
                                                "8 KiB)"));
   }
-  if (config.vcpus != 1) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--vcpus %d is for Multiboot kernels; sigvisor images run on one vCPU", config.vcpus));
-  }
+  if (absl::Status s = CheckSmp(image, config); !s.ok()) return s;
   if (absl::Status s = CheckLoadsAboveBootState(image); !s.ok()) return s;
   return std::unique_ptr<Board>(new SigvisorBoard(config, nullptr));
 }
@@ -39,6 +88,12 @@ absl::StatusOr<std::unique_ptr<Board>> SigvisorBoard::MakeRestored(const ElfImag
   auto refuse = [&](const std::string& why) {
     return absl::InvalidArgumentError(absl::StrFormat("snapshot %s %s", saved.dir, why));
   };
+  if (config.vcpus != 1 || header.vcpus > 1) {
+    return refuse(absl::StrFormat(
+        "holds a VM of %d vCPUs: a machine of several vCPUs cannot be restored yet (not yet)",
+        std::max<int>(config.vcpus, static_cast<int>(header.vcpus))));
+  }
+  if (config.ipi) return refuse("cannot be restored with --ipi: its kernel runs on one vCPU");
   if (absl::Status s = CheckSnapshotFits(saved, "sigvisor", "sigvisor images", "image", image,
                                          config.memory_bytes, config.vcpus);
       !s.ok()) {
@@ -74,6 +129,9 @@ SigvisorBoard::SigvisorBoard(const MachineConfig& config, std::shared_ptr<const 
       boot_flags_((config.cpl0_emulated ? SIGVISOR_BOOT_CPL0_EMULATED : 0u) |
                   (config.injection_events ? SIGVISOR_BOOT_INJECT_EVENTS : 0u)),
       pv_page_gpa_(config.trap == TrapMechanism::kPv ? kPvPageGpa : 0),
+      vcpus_(config.vcpus),
+      ipi_(config.vcpus > 1 ? IpiMethodAbi(config.ipi.value_or(IpiMethod::kX2apic))
+                            : SIGVISOR_IPI_NONE),
       check_signal_frames_(config.check_signal_frames),
       restoring_(std::move(restoring)) {}
 
@@ -98,10 +156,24 @@ absl::StatusOr<std::string> SigvisorBoard::Load(const ElfImage& image, GuestMemo
   const BootInfoParams boot_info = {.image_end = image.load_end(),
                                     .flags = boot_flags_,
                                     .cmdline = cmdline_,
-                                    .pv_page_gpa = pv_page_gpa_};
+                                    .pv_page_gpa = pv_page_gpa_,
+                                    .cpus = static_cast<uint32_t>(vcpus_),
+                                    .ipi = ipi_};
   if (absl::Status s = WriteBootInfo(memory, kBootInfoGpa, boot_info); !s.ok()) return s;
   if (absl::Status s = SetUpVcpu(vcpu, image.entry(), kBootInfoGpa, cpuid); !s.ok()) return s;
   return cmdline_;
+}
+
+std::vector<kvm_cpuid_entry2> SigvisorBoard::Cpuid(
+    std::span<const kvm_cpuid_entry2> supported) const {
+  std::vector<kvm_cpuid_entry2> entries(supported.begin(), supported.end());
+  if (vcpus_ > 1) {
+    constexpr uint32_t kX2apic = 1u << 21;  // leaf 1 ECX: the guest may use x2APIC mode
+    for (kvm_cpuid_entry2& e : entries) {
+      if (e.function == 1) e.ecx |= kX2apic;
+    }
+  }
+  return entries;
 }
 
 absl::Status SigvisorBoard::Attach(const BoardWiring& wiring) {
@@ -120,6 +192,11 @@ absl::Status SigvisorBoard::Attach(const BoardWiring& wiring) {
   // snapshot is taken before any user task exists.
   pv_signal_frames_.emplace(wiring.memory, check_signal_frames_);
   if (absl::Status s = pv_signal_frames_->Register(wiring.hypercalls); !s.ok()) return s;
+  // The SMP calls: served on several vCPUs, and refused as the guest's error on one.
+  if (wiring.smp != nullptr) {
+    smp_hypercalls_.emplace(wiring.memory, *wiring.smp, vcpus_);
+    if (absl::Status s = smp_hypercalls_->Register(wiring.hypercalls); !s.ok()) return s;
+  }
   serial_.emplace(wiring.console);
   hypercall_ports_.emplace(wiring.hypercalls);
   if (restoring_) {

@@ -1,8 +1,14 @@
 // The board of a sigvisor image (the bundled kernel, the test guests): identity-mapped
 // long mode with sigvisor's boot info (long_mode.h, boot_layout.h), COM1, isa-debug-exit
 // and the hypercall ports, with sigvisor's guest protocol (console, phases, exit,
-// orders) and a signal=pv kernel's frame calls (pv_signal.h) behind them. No in-kernel irqchip: the
-// trap mechanisms rely on `hlt` at CPL0 reaching the VMM, and one vCPU.
+// orders) and a signal=pv kernel's frame calls (pv_signal.h) behind them. No in-kernel irqchip on
+// one vCPU: the trap mechanisms rely on `hlt` at CPL0 reaching the VMM.
+//
+// An SMP kernel (built with smp=on: its SMP note) may run on up to its note's count of
+// vCPUs, with --trap off only (the trap engine watches vCPU 0 alone): the machine then
+// has the in-kernel irqchip, the boot info says how many CPUs and how to send IPIs,
+// CPUID shows the x2APIC, and the kernel starts each AP with SIGVISOR_HC_CPU_UP and
+// may send IPIs with SIGVISOR_HC_SEND_IPI (smp_boot.h). Such a VM cannot be saved yet.
 //
 // The guest names its quiescent point (SIGVISOR_HC_ORDERS), so this board's VMs can be
 // saved there and restored (a RestoredVm, docs/snapshots.md): restoring, the board
@@ -31,7 +37,8 @@ namespace sigvisor::x86 {
 class SigvisorBoard : public Board {
  public:
   // Refuses an image that does not speak this VMM's ABI version (or none: then it is
-  // no kind sigvisor boots) and more than one vCPU.
+  // no kind sigvisor boots), and more than one vCPU but for an SMP kernel with --trap
+  // off (not saved), up to its note's count.
   static absl::StatusOr<std::unique_ptr<Board>> Make(const ElfImage& image,
                                                      const SigvisorKernel& kernel,
                                                      const MachineConfig& config);
@@ -44,6 +51,12 @@ class SigvisorBoard : public Board {
                                                              const MachineConfig& config);
 
   bool in_kernel_irqchip() const override { return false; }
+  // Sets leaf 1's x2APIC bit (ECX 21) on several vCPUs.
+  std::vector<kvm_cpuid_entry2> Cpuid(std::span<const kvm_cpuid_entry2> supported) const override;
+  bool aps_start_by_hypercall() const override { return true; }
+  const SmpHypercalls* smp_hypercalls() const override {
+    return smp_hypercalls_ ? &*smp_hypercalls_ : nullptr;
+  }
   absl::StatusOr<GuestMemory> CreateMemory(uint64_t bytes) override;
   absl::StatusOr<std::string> Load(const ElfImage& image, GuestMemory& memory, KvmVcpu& vcpu,
                                    std::span<const kvm_cpuid_entry2> cpuid) override;
@@ -62,6 +75,9 @@ class SigvisorBoard : public Board {
   std::string cmdline_;
   uint32_t boot_flags_ = 0;   // sigvisor_boot_info.flags
   uint64_t pv_page_gpa_ = 0;  // --trap=pv's page, or 0
+  int vcpus_ = 1;
+  uint32_t ipi_ = 0;  // sigvisor_boot_info.ipi (SIGVISOR_IPI_*)
+  std::optional<SmpHypercalls> smp_hypercalls_;
   std::optional<Serial16550> serial_;
   DebugExit debug_exit_;
   std::optional<HypercallDevice> hypercall_ports_;

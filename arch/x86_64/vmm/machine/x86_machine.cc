@@ -17,6 +17,8 @@
 #include "arch/x86_64/vmm/machine/boot_layout.h"
 #include "arch/x86_64/vmm/machine/port_io_site.h"
 #include "arch/x86_64/vmm/machine/saved_vm.h"
+#include "arch/x86_64/vmm/machine/smp_boot.h"
+#include "guest-kit/abi/sigvisor_abi.h"
 #include "vmm/base/clock.h"
 #include "vmm/machine/bus.h"
 #include "vmm/machine/guest_memory.h"
@@ -26,6 +28,31 @@ namespace {
 
 // Intel VMX wants a 3-page TSS region for real-mode emulation; out of RAM's way.
 constexpr uint64_t kVmxTssGpa = 0xfffbd000;
+
+// The SMP hypercalls' machine: the APs' runner and the in-kernel LAPICs. Calls come
+// on the calling vCPU's thread (smp_boot.h).
+class KvmSmpMachine : public SmpMachine {
+ public:
+  KvmSmpMachine(KvmVm& vm, VcpuState& bsp, std::optional<ApRunner>& aps)
+      : vm_(vm), bsp_(bsp), aps_(aps) {}
+
+  int CallingVcpu() const override { return aps_ ? aps_->CallingVcpu() : 0; }
+  // vCPU 0's: CPU_UP is served on its thread only.
+  absl::StatusOr<kvm_sregs> CallerSregs() override { return bsp_.GetSregs(); }
+  absl::Status StartAp(int cpu, const ApEntry& entry) override {
+    if (!aps_) return absl::FailedPreconditionError("the machine has no APs");
+    return aps_->StartAp(cpu, entry);
+  }
+  // Fixed delivery, edge, physical destination = APIC ID `cpu` (vCPU n has APIC ID n).
+  absl::StatusOr<bool> SignalIpi(int cpu, uint32_t vector) override {
+    return vm_.SignalMsi(SIGVISOR_XAPIC_GPA | (static_cast<uint64_t>(cpu) << 12), vector);
+  }
+
+ private:
+  KvmVm& vm_;
+  VcpuState& bsp_;
+  std::optional<ApRunner>& aps_;
+};
 
 // "rip 0x100123 (kernel_main+0x13, cpl 0) bytes cc 90 ..." for a diagnosis.
 std::string Describe(const GuestMemory& memory, const ElfImage& image, const CpuLocation& where) {
@@ -233,23 +260,77 @@ absl::StatusOr<SavedVm> CaptureVm(const KvmSystem& kvm, VmParts& vm, const Board
                  .devices = *std::move(devices)};
 }
 
-// The APs' ends folded into the BSP's result.
-void MergeAps(ApRunner& aps, RunResult& result) {
-  aps.Stop();
-  result.ledger.Merge(aps.ledger());
+// The APs' ends folded into the BSP's result: each AP's exits, KVM's statistics of it
+// and the IPIs the VMM delivered to it, how an AP ended the run, and where each still
+// was at a timeout. A Multiboot kernel's run also has the APs' exits merged into its
+// ledger (its one exit table); an SMP sigvisor kernel's ledger stays vCPU 0's, as its
+// KVM statistics and phases are (the APs' are in other_vcpus).
+void MergeAps(ApRunner& aps, const SmpHypercalls* smp, RunResult& result) {
+  aps.Stop();  // stopped already when the session ended (the stopper): a no-op then
+  if (aps.mode() == ApRunner::StartMode::kInitSipi) result.ledger.Merge(aps.ledger());
+  std::vector<std::pair<int, StatsSnapshot>> stats = aps.final_stats();
+  std::vector<std::pair<int, ExitLedger>> ledgers = aps.per_vcpu_ledgers();
+  for (size_t i = 0; i < ledgers.size(); ++i) {
+    const int vcpu = ledgers[i].first;
+    result.other_vcpus.push_back(
+        VcpuRun{.vcpu = vcpu,
+                .ledger = std::move(ledgers[i].second),
+                .kvm_stats = i < stats.size() ? std::move(stats[i].second) : StatsSnapshot{},
+                .ipis_delivered_by_vmm = smp != nullptr ? smp->ipis_delivered(vcpu) : 0});
+  }
   if (std::optional<ApRunner::End> end = aps.TakeEnd()) {
     result.outcome = end->outcome;
     result.exit_code = end->exit_code;
     result.diagnosis = end->diagnosis;
   }
+  if (result.outcome == Outcome::kTimeout && !aps.locations().empty()) {
+    result.diagnosis +=
+        absl::StrFormat("; the other vCPUs then: %s", absl::StrJoin(aps.locations(), "; "));
+  }
   if (result.outcome != Outcome::kExited && !aps.never_started().empty()) {
     result.warnings.push_back(absl::StrFormat(
-        "vCPU(s) %s never started: the guest sent them no INIT/SIPI through its LAPIC",
+        aps.mode() == ApRunner::StartMode::kHypercall
+            ? "vCPU(s) %s never started: the guest made no cpu_up hypercall for them"
+            : "vCPU(s) %s never started: the guest sent them no INIT/SIPI through its LAPIC",
         absl::StrJoin(aps.never_started(), ",")));
   }
 }
 
 }  // namespace
+
+std::string_view IpiMethodName(IpiMethod method) {
+  switch (method) {
+    case IpiMethod::kX2apic:
+      return "x2apic";
+    case IpiMethod::kXapic:
+      return "xapic";
+    case IpiMethod::kPv:
+      return "pv";
+  }
+  return "x2apic";
+}
+
+absl::StatusOr<IpiMethod> ParseIpiMethod(std::string_view name) {
+  for (IpiMethod method : {IpiMethod::kX2apic, IpiMethod::kXapic, IpiMethod::kPv}) {
+    if (name == IpiMethodName(method)) return method;
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "--ipi '%s': give x2apic (the ICR MSR), xapic (the ICR in MMIO) or pv (the VMM's "
+      "send_ipi hypercall)",
+      name));
+}
+
+uint32_t IpiMethodAbi(IpiMethod method) {
+  switch (method) {
+    case IpiMethod::kX2apic:
+      return SIGVISOR_IPI_X2APIC;
+    case IpiMethod::kXapic:
+      return SIGVISOR_IPI_XAPIC;
+    case IpiMethod::kPv:
+      return SIGVISOR_IPI_PV;
+  }
+  return SIGVISOR_IPI_X2APIC;
+}
 
 absl::Status CheckMachineConfig(const ElfImage& image, const MachineConfig& config) {
   if (absl::Status s = CheckMachine(config); !s.ok()) return s;
@@ -346,15 +427,27 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
   Bus bus;
   std::optional<ApRunner> ap_runner;
   if (!vm->aps.empty()) {
-    ap_runner.emplace(vm->aps, bus, backend, options.describe, config.session.sandbox);
+    ap_runner.emplace(vm->aps, bus, backend, options.describe, config.session.sandbox,
+                      (*board)->aps_start_by_hypercall() ? ApRunner::StartMode::kHypercall
+                                                         : ApRunner::StartMode::kInitSipi);
+    // The stopper first: the APs stop before any interceptor's end and before the
+    // session hands over its result (an AP's console output goes into it).
+    options.interceptors.insert(options.interceptors.begin(), ap_runner->stopper());
     options.interceptors.push_back(ap_runner->interceptor());
+    options.sample_other_vcpus = [&ap_runner] { return ap_runner->Sample(); };
+    // A call from an AP is made on its thread: the table asks the runner whose it is.
+    hypercalls.set_caller([&ap_runner] { return ap_runner->CallingVcpu(); });
   }
+  KvmSmpMachine smp_machine(vm->vm, state, ap_runner);
   // The board's devices write to the session's console, and the session needs the
   // board's call gate: the gate is made first, the console reaches the session once
   // it exists (no device speaks before the first KVM_RUN).
   std::optional<Session> session;
+  // The console is written under the bus's lock (the serial port and the hypercall
+  // gate are devices on it), from vCPU 0's thread or an AP's.
   BoardWiring wiring{bus, vm->vm, vm->memory, state, hypercalls,
                      [&session](std::string_view text) { session->ConsoleWrite(text); }};
+  wiring.smp = &smp_machine;
   uint64_t run_start_ns = 0;
   std::optional<SavedVm> captured;  // `sigvisor snapshot`: the VM read at its quiescent point
   if (!config.save_to.empty()) {
@@ -378,12 +471,29 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
   }
   if (absl::Status s = (*board)->Attach(wiring); !s.ok()) return s;
   options.hypercalls = (*board)->gate();
+  // An SMP sigvisor kernel's APs make the calls any CPU may through the gate. (A Linux
+  // guest's marker gate reads vCPU 0's registers: an AP's access stays a device's.)
+  if (ap_runner && (*board)->aps_start_by_hypercall()) ap_runner->set_gate((*board)->gate());
   session.emplace(backend, bus, options);
 
   if (ap_runner) ap_runner->Start();
   run_start_ns = MonotonicNs();
   report.result = session->Run();
-  if (ap_runner) MergeAps(*ap_runner, report.result);
+  const SmpHypercalls* smp = (*board)->smp_hypercalls();
+  if (ap_runner) MergeAps(*ap_runner, smp, report.result);
+  if (config.vcpus > 1 && std::holds_alternative<SigvisorKernel>(config.target)) {
+    report.ipi = config.ipi.value_or(IpiMethod::kX2apic);
+  }
+  if (smp != nullptr) {
+    report.ipis_delivered_by_vmm = smp->ipis_delivered();
+    report.ipis_blocked = smp->ipis_blocked();
+    if (report.ipis_blocked > 0) {
+      report.result.warnings.push_back(absl::StrFormat(
+          "%d of the guest's send_ipi IPIs were not delivered: the target's LAPIC refused them "
+          "(not enabled yet?)",
+          report.ipis_blocked));
+    }
+  }
   if (report.result.outcome == Outcome::kExited && (*board)->exit_status()) {
     report.result.exit_code = *(*board)->exit_status();
   }

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -30,6 +31,16 @@ inline constexpr uint64_t kPicMasterPort = 0x20;  // Multiboot kernels only, wit
 inline constexpr uint64_t kPicSlavePort = 0xa0;   // fw_cfg and PCI-config stubs
 // --vcpus: at most this many (APIC IDs 0..kMaxVcpus-1, within an 8-bit xAPIC ID).
 inline constexpr int kMaxVcpus = 64;
+
+// How an SMP sigvisor kernel sends inter-processor interrupts (sigvisor_boot_info.ipi,
+// `run --ipi`): the x2APIC's ICR MSR, the xAPIC's MMIO ICR, or the VMM's send_ipi
+// hypercall (SIGVISOR_IPI_*).
+enum class IpiMethod { kX2apic, kXapic, kPv };
+std::string_view IpiMethodName(IpiMethod method);  // "x2apic", "xapic", "pv"
+// `--ipi` NAME; InvalidArgument naming the choices otherwise.
+absl::StatusOr<IpiMethod> ParseIpiMethod(std::string_view name);
+// The boot info's word for `method` (SIGVISOR_IPI_X2APIC, ...).
+uint32_t IpiMethodAbi(IpiMethod method);
 
 // What a run's interceptor (the instruction tracer, the gdb stub, the injector) works
 // with. Valid from the interceptor's creation to the end of the run.
@@ -65,10 +76,15 @@ struct MachineConfig {
   // What boots, and how: chosen once from the image (boot_target.h); its board
   // refuses what it cannot do.
   BootTarget target;
-  // vCPUs: vCPU 0 boots; the others are APs that wait for INIT/SIPI through the
-  // in-kernel LAPIC (which they imply), each on its own thread over the same bus
-  // (ap_runner.h). A Multiboot kernel's fw_cfg says how many (key 0x05).
+  // vCPUs: vCPU 0 boots; the others are APs, each on its own thread over the same bus
+  // (ap_runner.h), with the in-kernel LAPIC (which they imply). A Multiboot kernel's
+  // wait for INIT/SIPI, and its fw_cfg says how many (key 0x05); an SMP sigvisor
+  // kernel's (built with smp=on: its SMP note) wait for its SIGVISOR_HC_CPU_UP, and its
+  // boot info says how many.
   int vcpus = 1;
+  // An SMP sigvisor kernel on several vCPUs: how it sends IPIs (boot info). Unset:
+  // x2apic there; refused with one vCPU and for any other kind of guest.
+  std::optional<IpiMethod> ipi;
   bool cpl0_emulated = false;   // tells the guest (boot-info flag)
   bool injection_events = false;  // the guest reports injection outcomes (boot-info flag)
   SessionOptions session;       // timeout, console sink (describe, interceptor filled in here)
@@ -119,6 +135,13 @@ struct MachineReport {
   bool restored = false;  // the target was a RestoredVm
   // What the signal=pv hypercalls did, if the guest made any (or the run checked).
   std::optional<SignalFrameCounts> signal_frames;
+  // An SMP sigvisor kernel on several vCPUs: the IPI method it was told (unset on one
+  // vCPU and for other guests), the IPIs the VMM delivered for its send_ipi calls (to
+  // every vCPU, 0 included; each AP's own count is in result.other_vcpus) and those KVM
+  // did not deliver (the target's LAPIC was not enabled).
+  std::optional<IpiMethod> ipi;
+  uint64_t ipis_delivered_by_vmm = 0;
+  uint64_t ipis_blocked = 0;
 };
 
 // What `config` asks of `image` that no machine can give (the vCPU count, RAM, and

@@ -1,0 +1,120 @@
+// Linux on two vCPUs: Debian's kernel (tests/debian_kernel.h) boots with --vcpus 2 (the
+// MP table names both CPUs) and the embedded init runs each cross-CPU workload, the
+// parent pinned to CPU 0 and its child to CPU 1 (docs/linux-workloads.md, "Across
+// CPUs"). Each run exits 0 with its phases named as the workload; where the report has
+// the per-vCPU figures (phases[].vcpus), both vCPUs took at least one interrupt per op:
+// the signal's IPI to the other side. How many IPIs Linux sends per signal is Linux's
+// business, so only "at least one" is asserted; the figures are printed.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "arch/x86_64/vmm/probe/probe.h"
+#include "nlohmann/json.hpp"
+#include "tests/cli_test_support.h"
+#include "tests/debian_kernel.h"
+#include "vmm/kvm/kvm.h"
+
+namespace sigvisor {
+namespace {
+
+using ::sigvisor::testing::HaveKvm;
+using ::sigvisor::testing::Sigvisor;
+
+constexpr int kOps = 8;
+constexpr int kSamples = 5;  // init's default sigvisor_repeats
+
+// Whether this host emulates guest CPL0 (PVM), as sigvisor decides it.
+bool CpuLevelZeroEmulated() {
+  absl::StatusOr<KvmSystem> kvm = KvmSystem::Open();
+  if (!kvm.ok()) return false;
+  absl::StatusOr<HostInfo> host = DetectHost(*kvm);
+  return host.ok() && host->cpl0_emulated;
+}
+
+// Why a Linux boot is not made here, or empty.
+std::string WhyNoBoot() {
+  if (!HaveKvm()) return "no /dev/kvm";
+  if (CpuLevelZeroEmulated()) {
+    return "a Linux boot costs 7-13 minutes where CPL0 is emulated, and this test boots "
+           "four times: it runs on the hardware lane (tests/hwkvm/lane.sh --smp 2)";
+  }
+  return "";
+}
+
+std::string PerOp(const nlohmann::json& per_op, const char* key) {
+  return per_op.contains(key) ? per_op[key].dump() : "absent";
+}
+
+class LinuxSmpTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(LinuxSmpTest, WorkloadCrossesCpusOnTwoVcpus) {
+  SIGVISOR_REQUIRE_DEBIAN_KERNEL(kernel);
+  if (const std::string why = WhyNoBoot(); !why.empty()) GTEST_SKIP() << why;
+  const std::string workload = GetParam();
+  const testing::CommandResult r =
+      Sigvisor("run --image " + kernel + " --vcpus 2 --workload " + workload + " --ops " +
+               std::to_string(kOps) + " --json --quiet --timeout 20m");
+  ASSERT_EQ(r.status, 0) << r.err << r.out.substr(0, 4000);
+  const nlohmann::json report = nlohmann::json::parse(r.out);
+  EXPECT_EQ(report["outcome"], "exited");
+  EXPECT_EQ(report["exit_code"], 0);
+  const std::string console = report["console"];
+  EXPECT_NE(console.find(workload + ": " + std::to_string(kSamples) + " x " + std::to_string(kOps) +
+                         " ops, the handler ran " + std::to_string(kSamples * kOps) + " times"),
+            std::string::npos)
+      << console;
+
+  ASSERT_EQ(report["phases"].size(), static_cast<size_t>(kSamples));
+  bool per_vcpu = false;
+  for (size_t i = 0; i < report["phases"].size(); ++i) {
+    const nlohmann::json& phase = report["phases"][i];
+    EXPECT_EQ(phase["name"], workload);
+    EXPECT_EQ(phase["ops"], kOps);
+    if (!phase.contains("vcpus")) continue;  // a VMM without the per-vCPU figures
+    per_vcpu = true;
+    ASSERT_EQ(phase["vcpus"].size(), 2u) << phase["vcpus"].dump();
+    for (size_t v = 0; v < 2; ++v) {
+      const nlohmann::json& vcpu = phase["vcpus"][v];
+      const nlohmann::json& per_op = vcpu["per_op"];
+      EXPECT_EQ(vcpu["vcpu"], v);
+      std::cout << workload << " sample " << i + 1 << " vCPU " << v << " per op: interrupts "
+                << PerOp(per_op, "interrupts") << ", kvm_exits " << PerOp(per_op, "kvm_exits")
+                << ", exits " << PerOp(per_op, "exits") << ", halts " << PerOp(per_op, "halts")
+                << ", halt_wakeups " << PerOp(per_op, "halt_wakeups") << "\n";
+      // Null where this host's KVM does not keep irq_injections.
+      if (!per_op.contains("interrupts") || per_op["interrupts"].is_null()) continue;
+      EXPECT_GE(per_op["interrupts"].get<double>(), 1.0)
+          << workload << " sample " << i + 1 << " vCPU " << v << ": " << vcpu.dump();
+    }
+  }
+  if (!per_vcpu) std::cout << workload << ": the report has no phases[].vcpus\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(CrossCpuWorkloads, LinuxSmpTest,
+                         ::testing::Values("xcpu_pingpong", "xcpu_kick", "xcpu_wake"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+// On one vCPU there is no CPU 1: the workload says what it needs in one line and fails.
+TEST(LinuxSmpRefusalTest, OneVcpuIsRefusedInOneLine) {
+  SIGVISOR_REQUIRE_DEBIAN_KERNEL(kernel);
+  if (const std::string why = WhyNoBoot(); !why.empty()) GTEST_SKIP() << why;
+  const testing::CommandResult r = Sigvisor("run --image " + kernel +
+                                            " --vcpus 1 --workload xcpu_wake --ops 2 --json "
+                                            "--quiet --timeout 20m");
+  ASSERT_FALSE(r.out.empty()) << r.err;
+  const nlohmann::json report = nlohmann::json::parse(r.out);
+  EXPECT_EQ(report["outcome"], "exited");
+  EXPECT_EQ(report["exit_code"], 1);
+  EXPECT_NE(r.status, 0);
+  const std::string console = report["console"];
+  EXPECT_NE(console.find("xcpu_wake: needs --vcpus 2 or more"), std::string::npos) << console;
+  EXPECT_TRUE(report["phases"].empty()) << report["phases"].dump();
+}
+
+}  // namespace
+}  // namespace sigvisor

@@ -1,0 +1,94 @@
+// The bundled kernel on several vCPUs (docs/smp.md): signals between tasks pinned to
+// different CPUs, each IPI sent the three ways the machine offers, counted per op on
+// every vCPU from KVM's own statistics and the VMM's ledger.
+//
+// Exact per op, with each side of a workload pinned alone on its CPU
+// (docs/guest-kernel.md, "Several CPUs"): every cross-CPU signal costs one IPI, so
+// each of the two vCPUs receives one per op (two signals an op, one each way), which
+// KVM injects (its irq_injections: at least one per op, more only where an exit cut an
+// injection short); x2APIC and xAPIC IPIs stay inside KVM's local APIC (no exit reaches
+// the VMM); a pv IPI is one hypercall, one VMM exit per signal sent. Halts are not
+// exact (a task may still be on its way to sleep when its answer comes) and are not
+// asserted.
+//
+// Both lanes: a KVM test (tags = ["kvm"]); the refusals need no KVM and run everywhere.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli_test_support.h"
+#include "tests/run_json_support.h"
+
+namespace {
+
+using ::sigvisor::testing::CommandResult;
+using ::sigvisor::testing::ExpectOneLineError;
+using ::sigvisor::testing::HaveKvm;
+using ::sigvisor::testing::PhaseNamed;
+using ::sigvisor::testing::RunJson;
+using ::sigvisor::testing::Sigvisor;
+using json = nlohmann::json;
+
+constexpr char kSkip[] = "no /dev/kvm: the hardware lane runs this (docs/testing.md)";
+const std::vector<std::string> kWorkloads = {"xcpu_pingpong", "xcpu_kick", "xcpu_wake"};
+constexpr int kOps = 8;
+
+// One IPI received by each vCPU per op (two signals an op, one each way), and the
+// exits that reached the VMM on each vCPU: none for the APIC ways, one hypercall (io)
+// per op for pv.
+TEST(SmpTest, EachCrossCpuSignalIsOneIpiAndItsExitsAreTheMethods) {
+  if (!HaveKvm()) GTEST_SKIP() << kSkip;
+  for (const std::string ipi : {"x2apic", "xapic", "pv"}) {
+    for (const std::string& workload : kWorkloads) {
+      SCOPED_TRACE(ipi + " " + workload);
+      const json doc = RunJson("--vcpus 2 --ipi " + ipi + " --workload " + workload + " --ops " +
+                               std::to_string(kOps));
+      const json* phase = PhaseNamed(doc, workload);
+      if (phase == nullptr) continue;
+      ASSERT_TRUE(phase->contains("vcpus")) << phase->dump();
+      const json& vcpus = (*phase)["vcpus"];
+      ASSERT_EQ(vcpus.size(), 2u) << phase->dump();
+      for (int cpu = 0; cpu < 2; ++cpu) {
+        SCOPED_TRACE("vcpu " + std::to_string(cpu));
+        const json& v = vcpus[cpu];
+        EXPECT_EQ(v["vcpu"], cpu);
+        // KVM's irq_injections: the IPI each vCPU receives per op, and once more for
+        // each injection an exit cut short (KVM injects it again); each injection is
+        // made on an entry, so there are never more than the vCPU's exits (+1).
+        const uint64_t injected = v["kvm_stats"].value("irq_injections", uint64_t{0});
+        EXPECT_GE(injected, static_cast<uint64_t>(kOps)) << v.dump();
+        if (v["kvm_exits"].is_object() && v["kvm_exits"]["total"].is_number()) {
+          EXPECT_LE(injected, v["kvm_exits"]["total"].get<uint64_t>() + 1) << v.dump();
+        }
+        const uint64_t io = v["exits"]["by_reason"].value("io", uint64_t{0});
+        const uint64_t total = v["exits"]["total"].get<uint64_t>();
+        if (ipi == "pv") {
+          EXPECT_EQ(io, static_cast<uint64_t>(kOps)) << v.dump();  // one SEND_IPI per op
+          EXPECT_EQ(total, static_cast<uint64_t>(kOps)) << v.dump();
+        } else {
+          EXPECT_EQ(total, 0u) << v.dump();  // the APIC is KVM's: nothing reaches the VMM
+        }
+      }
+    }
+  }
+}
+
+// Every vCPU started and the phase ran on them; the run's exit table names the vCPU.
+TEST(SmpTest, FourVcpusRunTheWorkloadsTooAndTheTextHasAColumnEach) {
+  if (!HaveKvm()) GTEST_SKIP() << kSkip;
+  const CommandResult r = Sigvisor("run --vcpus 4 --workload xcpu_kick --ops 4 --quiet");
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("vcpu0     vcpu1     vcpu2     vcpu3"), std::string::npos) << r.out;
+}
+
+TEST(SmpTest, AUniprocessorBuildOrMachineIsRefusedWithTheReason) {
+  ExpectOneLineError(Sigvisor("run --vcpus 2 --variant accelerated --workload hello"), "smp");
+  ExpectOneLineError(Sigvisor("run --vcpus 2 --trap patch --workload xcpu_kick"), "--trap");
+  ExpectOneLineError(Sigvisor("run --ipi pv --workload hello"), "--ipi");
+  ExpectOneLineError(Sigvisor("run --vcpus 9 --workload xcpu_kick"), "--vcpus");
+}
+
+}  // namespace
