@@ -65,7 +65,9 @@ struct RunRecord {
   // Several vCPUs (docs/smp.md): how the bundled kernel sends its IPIs ("x2apic",
   // "xapic", "pv"; empty on one vCPU and for other guests), and the IPIs the VMM
   // delivered for its send_ipi hypercalls, to every vCPU. result.other_vcpus holds
-  // vCPUs 1 ..; result.ledger and result.kvm_stats are vCPU 0's.
+  // vCPUs 1 ..; result.ledger and result.kvm_stats are then vCPU 0's. (A guest that
+  // starts its APs the PC way, Multiboot or Linux, has one ledger of every vCPU's
+  // exits and no other_vcpus; its phases have each vCPU's all the same.)
   std::string ipi;
   uint64_t ipis_delivered_by_vmm = 0;
 };

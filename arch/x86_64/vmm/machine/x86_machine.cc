@@ -260,14 +260,8 @@ absl::StatusOr<SavedVm> CaptureVm(const KvmSystem& kvm, VmParts& vm, const Board
                  .devices = *std::move(devices)};
 }
 
-// The APs' ends folded into the BSP's result: each AP's exits, KVM's statistics of it
-// and the IPIs the VMM delivered to it, how an AP ended the run, and where each still
-// was at a timeout. A Multiboot kernel's run also has the APs' exits merged into its
-// ledger (its one exit table); an SMP sigvisor kernel's ledger stays vCPU 0's, as its
-// KVM statistics and phases are (the APs' are in other_vcpus).
-void MergeAps(ApRunner& aps, const SmpHypercalls* smp, RunResult& result) {
-  aps.Stop();  // stopped already when the session ended (the stopper): a no-op then
-  if (aps.mode() == ApRunner::StartMode::kInitSipi) result.ledger.Merge(aps.ledger());
+// Each AP's exits, KVM's statistics of it and the IPIs the VMM delivered to it.
+void AddOtherVcpus(const ApRunner& aps, const SmpHypercalls* smp, RunResult& result) {
   std::vector<std::pair<int, StatsSnapshot>> stats = aps.final_stats();
   std::vector<std::pair<int, ExitLedger>> ledgers = aps.per_vcpu_ledgers();
   for (size_t i = 0; i < ledgers.size(); ++i) {
@@ -277,6 +271,21 @@ void MergeAps(ApRunner& aps, const SmpHypercalls* smp, RunResult& result) {
                 .ledger = std::move(ledgers[i].second),
                 .kvm_stats = i < stats.size() ? std::move(stats[i].second) : StatsSnapshot{},
                 .ipis_delivered_by_vmm = smp != nullptr ? smp->ipis_delivered(vcpu) : 0});
+  }
+}
+
+// The APs' ends folded into the BSP's result: how an AP ended the run, where each
+// still was at a timeout, and the APs' exits. A guest that starts its APs the PC way
+// (a Multiboot kernel, Linux) has them merged into its ledger, its one exit table
+// (docs/guests.md); an SMP sigvisor kernel's ledger stays vCPU 0's, as its KVM
+// statistics and phases are, and each AP's exits, KVM's statistics of it and the IPIs
+// the VMM delivered to it are in other_vcpus (docs/smp.md).
+void MergeAps(ApRunner& aps, const SmpHypercalls* smp, RunResult& result) {
+  aps.Stop();  // stopped already when the session ended (the stopper): a no-op then
+  if (aps.mode() == ApRunner::StartMode::kInitSipi) {
+    result.ledger.Merge(aps.ledger());
+  } else {
+    AddOtherVcpus(aps, smp, result);
   }
   if (std::optional<ApRunner::End> end = aps.TakeEnd()) {
     result.outcome = end->outcome;
