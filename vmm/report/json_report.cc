@@ -176,11 +176,11 @@ json VcpuPhaseToJson(int vcpu, const ExitCounts& exits, const StatsSnapshot& sta
   AddStats(out, "", stats, run);
   const KvmExitsJson kvm_exits = KvmExitsToJson(stats, ops, run);
   out["kvm_exits"] = kvm_exits.totals;
-  out["per_op"] = {{"exits", PerOp(total, ops)},
-                   {"kvm_exits", kvm_exits.per_op},
-                   {"interrupts", stat_per_op("irq_injections")},
-                   {"halts", stat_per_op("halt_exits")},
-                   {"halt_wakeups", stat_per_op("halt_wakeup")}};
+  json per_op = {{"exits", PerOp(total, ops)}, {"kvm_exits", kvm_exits.per_op}};
+  for (const VcpuPhaseStat& stat : kVcpuPhaseStats) {
+    per_op[stat.json_name] = stat_per_op(stat.kvm_name);
+  }
+  out["per_op"] = per_op;
   return out;
 }
 

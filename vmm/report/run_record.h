@@ -72,6 +72,19 @@ struct RunRecord {
   uint64_t ipis_delivered_by_vmm = 0;
 };
 
+// The KVM statistics each vCPU's part of a phase shows per op (docs/json.md, "Several
+// vCPUs"), in this order: the JSON's name, KVM's, and the text report's row label.
+struct VcpuPhaseStat {
+  const char* json_name;
+  const char* kvm_name;
+  const char* text_label;
+};
+inline constexpr VcpuPhaseStat kVcpuPhaseStats[] = {
+    {"interrupts", "irq_injections", "interrupts (irq_injections)"},
+    {"halts", "halt_exits", "halts (halt_exits)"},
+    {"halt_wakeups", "halt_wakeup", "halt_wakeup"},
+};
+
 // The KVM statistics every report shows (when the host has them), in this order.
 inline constexpr const char* kReportedKvmStats[] = {
     "exits",           "io_exits",          "mmio_exits", "halt_exits",

@@ -113,10 +113,9 @@ void AppendVcpus(std::string& out, const PhaseResult& phase,
     std::optional<KvmExits> kvm = KvmExitsOf(c.stats);
     return kvm ? kvm->total : std::nullopt;
   });
-  line("interrupts (irq_injections)",
-       [&](const Column& c) { return stat(c.stats, "irq_injections"); });
-  line("halts (halt_exits)", [&](const Column& c) { return stat(c.stats, "halt_exits"); });
-  line("halt_wakeup", [&](const Column& c) { return stat(c.stats, "halt_wakeup"); });
+  for (const VcpuPhaseStat& kvm : kVcpuPhaseStats) {
+    line(kvm.text_label, [&](const Column& c) { return stat(c.stats, kvm.kvm_name); });
+  }
 }
 
 // "512ns", "8.2us", "1.3ms": a histogram bucket's bound, short.
