@@ -401,7 +401,7 @@ TEST(CliTest, HelpSpellsAOneLetterFlagAsItIsTyped) {
 TEST(CliTest, StudyNamesEveryStudyItHas) {
   for (const char* args : {"study nope", "study"}) {
     CommandResult r = Sigvisor(args);
-    ExpectOneLineError(r, "dr7, pda, cerr, dequeue, pvsig, all, or tramp");
+    ExpectOneLineError(r, "dr7, pda, cerr, dequeue, pvsig, ipi, all, or tramp");
   }
 }
 

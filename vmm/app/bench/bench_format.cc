@@ -40,7 +40,23 @@ std::string Count(double v) {
   return absl::StrFormat("%.2f", v);
 }
 
+// The most vCPUs any variant of the matrix runs on: the CSV's per-vCPU columns.
+int MaxVcpus(const Matrix& m) {
+  int most = 1;
+  for (const VariantInfo& v : m.variants) most = std::max(most, v.vcpus);
+  return most;
+}
+
 }  // namespace
+
+std::string FormatVcpusLine(const Cell& cell) {
+  std::vector<std::string> parts;
+  for (const VcpuPerOp& v : cell.vcpus) {
+    parts.push_back(absl::StrFormat("vCPU %d %s exits, %s interrupts", v.vcpu, Count(v.exits),
+                                    v.interrupts ? Count(*v.interrupts) : "-"));
+  }
+  return absl::StrFormat("per op, by vCPU: %s", absl::StrJoin(parts, "; "));
+}
 
 std::vector<std::string> TimeNotes(const Cell& cell) {
   std::vector<std::string> notes;
@@ -178,6 +194,9 @@ std::string FormatBenchText(const BenchResult& result) {
         timed ? absl::StrFormat("[%s - %s]", FormatNs(cell.ns.min), FormatNs(cell.ns.max)) : "",
         std::isnan(ratio) ? "-" : absl::StrFormat("%.3f", ratio),
         cell.counts_agree ? "" : "  COUNTS DIFFER");
+    // A variant of several vCPUs: each one's exits (the VMM's) and interrupts (KVM's
+    // irq_injections: the IPIs it received), on a line of its own.
+    if (!cell.vcpus.empty()) absl::StrAppendFormat(&out, "      %s\n", FormatVcpusLine(cell));
     for (const std::string& mismatch : cell.mismatches) {
       absl::StrAppendFormat(&out, "      counts differ across repetitions: %s\n", mismatch);
     }
@@ -237,6 +256,14 @@ std::string FormatBenchCsv(const BenchResult& result) {
   // times_unmeasured and clocks_disagree are there for every cell; the figures before
   // them only for a cell with a run.
   const size_t figures_end = header.size() - 3 - std::size(kKvmExitReasons);
+  // A matrix with a variant of several vCPUs: per vCPU its exits and interrupts per op
+  // (medians), last, so that every other column keeps its place; empty for a vCPU the
+  // cell's variant does not have.
+  const int vcpu_columns = MaxVcpus(m) > 1 ? MaxVcpus(m) : 0;
+  for (int i = 0; i < vcpu_columns; ++i) {
+    header.push_back(absl::StrFormat("vcpu%d_exits_per_op", i));
+    header.push_back(absl::StrFormat("vcpu%d_interrupts_per_op", i));
+  }
   CsvWriter csv(header);
   const std::vector<Cell> cells = Cells(result);
   for (const Cell& cell : cells) {
@@ -274,6 +301,13 @@ std::string FormatBenchCsv(const BenchResult& result) {
       row.push_back(!kvm_exits                             ? ""
                     : it == cell.kvm_exits_by_reason.end() ? "0"
                                                            : CsvWriter::Number(it->second));
+    }
+    for (int i = 0; i < vcpu_columns; ++i) {
+      auto v = std::find_if(cell.vcpus.begin(), cell.vcpus.end(),
+                            [i](const VcpuPerOp& x) { return x.vcpu == i; });
+      row.push_back(v == cell.vcpus.end() ? "" : CsvWriter::Number(v->exits));
+      row.push_back(v == cell.vcpus.end() || !v->interrupts ? ""
+                                                            : CsvWriter::Number(*v->interrupts));
     }
     csv.AddRow(std::move(row));
   }

@@ -26,6 +26,10 @@ std::string CompletenessLine(const BenchResult& result);
 // "1.234 ms" / "703.6 us" / "950 ns" for a time in nanoseconds.
 std::string FormatNs(double ns);
 
+// A cell of a variant of several vCPUs, on one line: "per op, by vCPU: vCPU 0 1 exits,
+// 1 interrupts; vCPU 1 ..." (exits: the VMM's; interrupts: KVM's irq_injections).
+std::string FormatVcpusLine(const Cell& cell);
+
 // What a cell's time leaves out, one line each: runs whose time is not measured
 // (below the marker calibration's noise), runs whose clocks disagree. Empty when
 // every run's time is measured and its clocks agree.

@@ -96,7 +96,9 @@ TEST(MatrixTest, ParsesShards) {
 TEST(MatrixTest, ParsesWorkloadAndVariantLists) {
   EXPECT_EQ(*ParseWorkloadList("divzero, pipe_rw"),
             (std::vector<std::string>{"divzero", "pipe_rw"}));
-  EXPECT_EQ(ParseWorkloadList("all")->size(), launch::BenchWorkloadNames().size());
+  // all: the workloads of one vCPU; one across CPUs is named.
+  EXPECT_EQ(ParseWorkloadList("all")->size(), launch::BenchWorkloadNames().size() - 3);
+  EXPECT_EQ(*ParseWorkloadList("xcpu_pingpong"), (std::vector<std::string>{"xcpu_pingpong"}));
   EXPECT_FALSE(ParseWorkloadList("divzero,nope").ok());
   EXPECT_FALSE(ParseWorkloadList("divzero,divzero").ok());
   EXPECT_FALSE(ParseWorkloadList("").ok());
@@ -112,6 +114,80 @@ TEST(MatrixTest, ParsesWorkloadAndVariantLists) {
   EXPECT_FALSE(ParseVariantList("baseline;dr7=sometimes").ok());
   EXPECT_FALSE(ParseVariantList("dr7=lazy,pda=direct").ok());  // not built
   EXPECT_EQ(ParseVariantList("all")->size(), 10u);
+}
+
+TEST(MatrixTest, AVariantSpecMayNameItsMachine) {
+  absl::StatusOr<std::vector<VariantInfo>> v =
+      ParseVariantList("smp=on@vcpus=2@ipi=x2apic; smp=on@ipi=pv@vcpus=2 smp=on@vcpus=2");
+  ASSERT_TRUE(v.ok()) << v.status();
+  ASSERT_EQ(v->size(), 3u);
+  EXPECT_EQ((*v)[0].name, "smp=on@vcpus=2@ipi=x2apic");
+  EXPECT_EQ((*v)[0].vcpus, 2);
+  EXPECT_EQ((*v)[0].ipi, "x2apic");
+  EXPECT_EQ((*v)[0].build_name(), "smp=on");
+  EXPECT_EQ((*v)[1].name, "smp=on@vcpus=2@ipi=pv");  // canonical order
+  EXPECT_EQ((*v)[1].ipi, "pv");
+  EXPECT_EQ((*v)[2].name, "smp=on@vcpus=2");
+  EXPECT_EQ((*v)[2].ipi, "");
+  // One build, one image: the machine is not the build.
+  EXPECT_EQ((*v)[0].image_fnv1a64, (*v)[2].image_fnv1a64);
+  EXPECT_EQ((*v)[0].settings, (*v)[2].settings);
+  // Without a suffix: one vCPU, the name as before.
+  absl::StatusOr<std::vector<VariantInfo>> plain = ParseVariantList("smp=on; baseline");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ((*plain)[0].vcpus, 1);
+  EXPECT_EQ((*plain)[0].name, (*plain)[0].build_name());
+  // The same build on the same machine twice.
+  EXPECT_FALSE(ParseVariantList("smp=on@vcpus=2; smp=on@vcpus=2").ok());
+  EXPECT_TRUE(ParseVariantList("smp=on@vcpus=2; smp=on@vcpus=3").ok());
+}
+
+TEST(MatrixTest, AMachineRunWouldRefuseIsRefusedInOneLine) {
+  struct Case {
+    const char* spec;
+    const char* says;  // part of the one line
+  };
+  const Case cases[] = {
+      // run's own checks (the board's): a uniprocessor build, --ipi on one vCPU, bounds.
+      {"baseline@vcpus=2", "uniprocessor"},
+      {"smp=on@ipi=pv", "one vCPU sends no IPIs"},
+      {"smp=on@vcpus=0", "--vcpus 0"},
+      {"smp=on@vcpus=99", "--vcpus 99"},
+      // run's parse of --ipi names the choices.
+      {"smp=on@vcpus=2@ipi=msi", "give x2apic"},
+      // bench's own: the suffix's shape.
+      {"smp=on@vcpus=two", "not a number"},
+      {"smp=on@vcpus=2@vcpus=2", "given twice"},
+      {"smp=on@cores=2", "not a machine setting"},
+      {"@vcpus=2", "names no build"},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<std::vector<VariantInfo>> v = ParseVariantList(c.spec);
+    ASSERT_FALSE(v.ok()) << c.spec;
+    const std::string message(v.status().message());
+    EXPECT_EQ(v.status().code(), absl::StatusCode::kInvalidArgument) << c.spec;
+    EXPECT_NE(message.find(c.says), std::string::npos) << c.spec << ": " << message;
+    EXPECT_EQ(message.rfind("--variants: ", 0), 0u) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+}
+
+TEST(MatrixTest, AWorkloadAcrossCpusNeedsSeveralVcpusOnEveryVariant) {
+  EXPECT_EQ(MinVcpus("xcpu_pingpong"), 2);
+  EXPECT_EQ(MinVcpus("xcpu_wake"), 2);
+  EXPECT_EQ(MinVcpus("divzero"), 1);
+  Matrix m;
+  m.workloads = {"sigpingpong", "xcpu_pingpong"};
+  m.variants = *ParseVariantList("smp=on@vcpus=2@ipi=x2apic; smp=on@vcpus=2@ipi=pv");
+  EXPECT_TRUE(CheckWorkloadVcpus(m).ok());
+  m.variants = *ParseVariantList("smp=on@vcpus=2; baseline");
+  absl::Status s = CheckWorkloadVcpus(m);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(std::string(s.message()),
+            "--workloads: xcpu_pingpong runs across CPUs and needs @vcpus=2 on every variant; "
+            "'baseline' has 1 (give e.g. --variants 'smp=on@vcpus=2')");
+  m.workloads = {"sigpingpong"};
+  EXPECT_TRUE(CheckWorkloadVcpus(m).ok());
 }
 
 TEST(MatrixTest, ALinuxBuildIsNamedByItsFileAndHashedByItsBytes) {
@@ -867,6 +943,143 @@ TEST(KvmExitsTest, CsvHasAColumnForThemAndOnePerReason) {
   // Without them: empty fields, as for any figure there is not.
   const std::string plain = FormatBenchCsv(RunFake(m, {1, 1}));
   EXPECT_NE(plain.find(",0,0" + std::string(15, ',') + "\n"), std::string::npos) << plain;
+}
+
+// A matrix of one workload across CPUs on two IPI ways of two vCPUs and the one-vCPU
+// baseline's sigpingpong; vCPU 1's interrupts are re-injected once in repetition 1.
+Matrix SmpMatrix() {
+  Matrix m;
+  m.workloads = {"xcpu_pingpong"};
+  VariantInfo x2apic{"smp=on@vcpus=2@ipi=x2apic", "smp=on", 100, "0x0000000000000003"};
+  x2apic.vcpus = 2;
+  x2apic.ipi = "x2apic";
+  VariantInfo pv = x2apic;
+  pv.name = "smp=on@vcpus=2@ipi=pv";
+  pv.ipi = "pv";
+  m.variants = {x2apic, pv};
+  m.traps = {TrapMechanism::kOff};
+  m.repetitions = 3;
+  m.ops = 10;
+  return m;
+}
+
+RunSample FakeSmpRun(const Matrix& m, const RunSpec& spec) {
+  RunSample sample;
+  sample.spec = spec;
+  sample.outcome = "exited";
+  const bool pv = m.variants[spec.variant].ipi == "pv";
+  PhaseSample p;
+  p.name = "xcpu_pingpong";
+  p.ops = m.ops;
+  p.exits = pv ? m.ops : 0;
+  p.wall_ns = m.ops * (pv ? 9000 : 6000);
+  p.tsc_cycles = *p.wall_ns * 2;
+  p.vcpus = {
+      {.vcpu = 0, .exits = p.exits, .interrupts = m.ops},
+      {.vcpu = 1, .exits = pv ? m.ops : 0, .interrupts = m.ops + (spec.repetition == 1 ? 1 : 0)}};
+  sample.phases.push_back(p);
+  return sample;
+}
+
+BenchResult RunFakeSmp(const Matrix& m, Shard shard = {1, 1}) {
+  RunnerOptions options;
+  options.shard = shard;
+  options.host = {"hardware", false};
+  return RunMatrix(
+      m, [&](const RunSpec& spec) -> absl::StatusOr<RunSample> { return FakeSmpRun(m, spec); },
+      options);
+}
+
+TEST(VcpusTest, ARunsSampleTakesEachVcpusExitsAndInterrupts) {
+  RunResult result;
+  result.outcome = Outcome::kExited;
+  ::sigvisor::PhaseResult phase;
+  phase.name = "xcpu_kick";
+  phase.ops = 8;
+  phase.exits_total = 8;
+  phase.kvm_stats = {{"irq_injections", 8}, {"exits", 30}};
+  phase.other_vcpus = {{.vcpu = 1,
+                        .exits = {{"io", 6}, {"hlt", 2}},
+                        .kvm_stats = {{"irq_injections", 9}, {"exits", 20}}}};
+  result.phases.push_back(phase);
+  RunSample sample = SampleFromResult(RunSpec{}, result, false);
+  ASSERT_EQ(sample.phases[0].vcpus.size(), 2u);
+  EXPECT_EQ(sample.phases[0].vcpus[0], (VcpuPhaseSample{.vcpu = 0, .exits = 8, .interrupts = 8}));
+  EXPECT_EQ(sample.phases[0].vcpus[1], (VcpuPhaseSample{.vcpu = 1, .exits = 8, .interrupts = 9}));
+  // KVM without the statistic: no interrupts, not 0.
+  result.phases[0].kvm_stats.clear();
+  result.phases[0].other_vcpus[0].kvm_stats.clear();
+  sample = SampleFromResult(RunSpec{}, result, false);
+  EXPECT_FALSE(sample.phases[0].vcpus[1].interrupts.has_value());
+  // One vCPU: none.
+  result.phases[0].other_vcpus.clear();
+  EXPECT_TRUE(SampleFromResult(RunSpec{}, result, false).phases[0].vcpus.empty());
+}
+
+TEST(VcpusTest, CellsTakeEachVcpusMedians) {
+  const Matrix m = SmpMatrix();
+  const BenchResult r = RunFakeSmp(m);
+  const std::vector<Cell> cells = Cells(r);
+  const Cell* pv = FindCell(cells, r, "xcpu_pingpong", "xcpu_pingpong", "smp=on@vcpus=2@ipi=pv",
+                            TrapMechanism::kOff);
+  ASSERT_NE(pv, nullptr);
+  ASSERT_EQ(pv->vcpus.size(), 2u);
+  EXPECT_EQ(pv->vcpus[1].vcpu, 1);
+  EXPECT_EQ(pv->vcpus[1].exits, 1.0);
+  EXPECT_EQ(*pv->vcpus[1].interrupts, 1.0);  // the median: 1, 1.1, 1
+  EXPECT_TRUE(pv->counts_agree);
+}
+
+TEST(VcpusTest, JsonValidatesAndMergesWithTheMachine) {
+  const Matrix m = SmpMatrix();
+  const nlohmann::json doc = nlohmann::json::parse(BenchToJson(RunFakeSmp(m)).dump());
+  const std::vector<std::string> errors = testing::ValidateJson(doc, LoadSchema());
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  EXPECT_EQ(doc["matrix"]["variants"][1]["vcpus"], 2);
+  EXPECT_EQ(doc["matrix"]["variants"][1]["ipi"], "pv");
+  EXPECT_EQ(doc["cells"][1]["vcpus_per_op"][1]["exits"], 1.0);
+  EXPECT_EQ(doc["runs"][0]["phases"][0]["vcpus"][1]["interrupts"], 10);
+  // A one-vCPU result has none of the new members (its documents are as before).
+  const nlohmann::json plain = BenchToJson(RunFake(TwoByTwo(), {1, 1}));
+  EXPECT_FALSE(plain["matrix"]["variants"][0].contains("vcpus"));
+  EXPECT_FALSE(plain["cells"][0].contains("vcpus_per_op"));
+  EXPECT_FALSE(plain["runs"][0]["phases"][0].contains("vcpus"));
+  // Shards through JSON merge to what one run gave.
+  std::vector<BenchResult> parts;
+  for (uint32_t i : {2u, 1u}) {
+    absl::StatusOr<BenchResult> back =
+        BenchFromJson(nlohmann::json::parse(BenchToJson(RunFakeSmp(m, {i, 2})).dump()));
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(back->matrix.variants[1].vcpus, 2);
+    EXPECT_EQ(back->matrix.variants[1].ipi, "pv");
+    parts.push_back(*std::move(back));
+  }
+  absl::StatusOr<BenchResult> merged = MergeResults(parts);
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  EXPECT_EQ(BenchToJson(*merged)["cells"], BenchToJson(RunFakeSmp(m))["cells"]);
+}
+
+TEST(VcpusTest, TextHasALinePerCellOfSeveralVcpusAndCsvAColumnPerFigure) {
+  const BenchResult r = RunFakeSmp(SmpMatrix());
+  const std::string text = FormatBenchText(r);
+  EXPECT_NE(text.find("smp=on@vcpus=2@ipi=pv"), std::string::npos) << text;
+  EXPECT_NE(text.find("      per op, by vCPU: vCPU 0 1 exits, 1 interrupts; vCPU 1 1 exits, 1 "
+                      "interrupts\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("per op, by vCPU: vCPU 0 0 exits"), std::string::npos) << text;
+  const std::string csv = FormatBenchCsv(r);
+  const std::string header = csv.substr(0, csv.find('\n'));
+  EXPECT_NE(header.find(",vcpu0_exits_per_op,vcpu0_interrupts_per_op,vcpu1_exits_per_op,"
+                        "vcpu1_interrupts_per_op"),
+            std::string::npos)
+      << header;
+  EXPECT_EQ(header.rfind("vcpu1_interrupts_per_op"), header.size() - 23);
+  EXPECT_NE(csv.find(",1,1,1,1\n"), std::string::npos) << csv;
+  // One vCPU: neither the line nor the columns.
+  const BenchResult plain = RunFake(TwoByTwo(), {1, 1});
+  EXPECT_EQ(FormatBenchText(plain).find("by vCPU"), std::string::npos);
+  EXPECT_EQ(FormatBenchCsv(plain).find("vcpu0_"), std::string::npos);
 }
 
 }  // namespace

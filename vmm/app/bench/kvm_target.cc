@@ -59,7 +59,8 @@ absl::StatusOr<launch::LoadedImage> LoadLinuxBuild(const VariantInfo& variant, c
 // The build --traps pv runs in place of `variant`: its debugreg=pv counterpart (the same
 // seed settings). A variant that has none is refused with the builds that do.
 absl::StatusOr<const KernelVariant*> PvCounterpart(const VariantInfo& variant) {
-  absl::StatusOr<const KernelVariant*> build = ResolveVariant(variant.name + ",debugreg=pv");
+  absl::StatusOr<const KernelVariant*> build =
+      ResolveVariant(variant.build_name() + ",debugreg=pv");
   if (build.ok()) return build;
   std::vector<std::string> with_pv;
   for (const KernelVariant& v : KernelVariants()) {
@@ -79,6 +80,37 @@ absl::Status CheckCanSave(const VariantInfo& variant, bool cpl0_emulated) {
       "emulated) refuses KVM_GET_XSAVE once a guest has run: bench it booted, or on hardware "
       "KVM",
       variant.name));
+}
+
+// The machine a variant's runs get (its "@vcpus=N@ipi=M"), as `run --vcpus --ipi` sets it.
+void SetMachine(const VariantInfo& variant, x86::MachineConfig& config) {
+  config.vcpus = variant.vcpus;
+  if (!variant.ipi.empty()) {
+    // ParseVariantList took it from ParseIpiMethod's own names.
+    if (absl::StatusOr<x86::IpiMethod> ipi = x86::ParseIpiMethod(variant.ipi); ipi.ok()) {
+      config.ipi = *ipi;
+    }
+  }
+}
+
+// What `run` would refuse of `variant`'s machine under each of the matrix's trap
+// mechanisms (its board's checks: x86::CheckMachineConfig), before any run.
+absl::Status CheckVariantMachine(const VariantInfo& variant, const ElfImage& image,
+                                 const x86::BootTarget& target, const Matrix& matrix,
+                                 const launch::RunSettings& settings, bool cpl0_emulated) {
+  if (variant.vcpus == 1 && variant.ipi.empty()) return absl::OkStatus();
+  for (TrapMechanism trap : matrix.traps) {
+    x86::MachineConfig config = launch::MachineConfigFor(
+        settings, {.cmdline = "", .cpl0_emulated = cpl0_emulated, .trap = trap});
+    config.target = target;
+    SetMachine(variant, config);
+    if (absl::Status s = x86::CheckMachineConfig(image, config); !s.ok()) {
+      return absl::Status(s.code(),
+                          absl::StrFormat("--variants: '%s' with --traps %s: %s", variant.name,
+                                          TrapMechanismName(trap), s.message()));
+    }
+  }
+  return absl::OkStatus();
 }
 
 // What a restore of `saved` boots as: the kind of guest its header names.
@@ -148,12 +180,22 @@ absl::StatusOr<KvmBenchTarget> KvmBenchTarget::Create(const KvmSystem& kvm, cons
       target.targets_.push_back(std::move(loaded->target));
       continue;
     }
-    absl::StatusOr<const KernelVariant*> build = ResolveVariant(variant.name);
+    absl::StatusOr<const KernelVariant*> build = ResolveVariant(variant.build_name());
     if (!build.ok()) return build.status();
     absl::StatusOr<ElfImage> image = ParseKernel(**build);
     if (!image.ok()) return image.status();
     target.images_.push_back(*std::move(image));
     target.targets_.push_back(x86::BootTargetOf(target.images_.back()));
+  }
+  // Each variant's machine under each trap mechanism, before the pv counterparts
+  // (several vCPUs take --traps off only, and run's check says so).
+  for (size_t v = 0; v < matrix.variants.size(); ++v) {
+    if (absl::Status s =
+            CheckVariantMachine(matrix.variants[v], target.images_[v], target.targets_[v], matrix,
+                                target.settings_, cpl0_emulated);
+        !s.ok()) {
+      return s;
+    }
   }
   if (std::find(matrix.traps.begin(), matrix.traps.end(), TrapMechanism::kPv) !=
       matrix.traps.end()) {
@@ -195,6 +237,7 @@ absl::StatusOr<std::vector<std::string>> KvmBenchTarget::SaveSnapshots(
     config.target = targets_[v];
     config.save_to = BuildSnapshotDir(dir, name);
     const VariantInfo& variant = matrix_.variants[v];
+    SetMachine(variant, config);  // several vCPUs: the board refuses to save them
     // A Linux build's snapshot names its kernel's file, as `sigvisor snapshot --image`'s.
     config.save_header =
         variant.linux_kernel()
@@ -250,6 +293,7 @@ absl::Status KvmBenchTarget::RestoreSnapshots(BenchSnapshots snapshots, const Re
       x86::MachineConfig config = launch::MachineConfigFor(
           settings_, {.cmdline = "", .cpl0_emulated = cpl0_emulated_, .trap = trap});
       config.target = RestoredFrom(saved);
+      SetMachine(matrix_.variants[v], config);
       if (absl::Status s = x86::CheckRestore(*kvm_, pv ? pv_images_[v] : images_[v], config);
           !s.ok()) {
         return s;
@@ -278,6 +322,7 @@ absl::StatusOr<RunSample> KvmBenchTarget::Run(const RunSpec& spec, std::string* 
        .trap = matrix_.traps[spec.trap],
        .check_clocks = true});  // each phase's clocks, at the vCPU's TSC rate
   config.target = targets_[spec.variant];
+  SetMachine(matrix_.variants[spec.variant], config);
   const auto& restoring = config.trap == TrapMechanism::kPv ? saved_pv_ : saved_;
   if (!restoring.empty()) config.target = RestoredFrom(restoring[spec.variant]);
   std::vector<InjectionRecord> injections;

@@ -7,6 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "arch/x86_64/vmm/machine/boot_target.h"
+#include "arch/x86_64/vmm/machine/x86_machine.h"
 #include "vmm/app/images/embedded_images.h"
 #include "vmm/app/launch/guest_spec.h"
 #include "vmm/app/launch/workloads.h"
@@ -49,7 +51,93 @@ absl::StatusOr<VariantInfo> DescribeLinuxBuild(std::string_view spec) {
 // Debian's Abseil has its own string_view type.
 absl::string_view Absl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
+// A spec's machine settings: "smp=on@vcpus=2@ipi=pv" -> build spec "smp=on", 2, "pv".
+struct MachineSpec {
+  std::string build;
+  int vcpus = 1;
+  std::string ipi;
+};
+
+absl::StatusOr<MachineSpec> ParseMachineSpec(std::string_view spec) {
+  const size_t at = spec.find(kMachineSuffixMark);
+  MachineSpec machine;
+  machine.build = std::string(spec.substr(0, at));
+  if (at == std::string_view::npos) return machine;
+  bool vcpus_given = false;
+  for (const std::string& setting : Split(spec.substr(at + 1), "@")) {
+    auto refuse = [&](std::string_view why) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--variants: '%s': @%s %s", spec, setting, why));
+    };
+    const std::string_view s = setting;
+    if (s.rfind("vcpus=", 0) == 0) {
+      if (vcpus_given) return refuse("is given twice");
+      if (!absl::SimpleAtoi(Absl(s.substr(6)), &machine.vcpus)) {
+        return refuse("is not a number of vCPUs (as run's --vcpus N)");
+      }
+      vcpus_given = true;
+    } else if (s.rfind("ipi=", 0) == 0) {
+      if (!machine.ipi.empty()) return refuse("is given twice");
+      // run's own parse (its message names the choices).
+      absl::StatusOr<x86::IpiMethod> method = x86::ParseIpiMethod(s.substr(4));
+      if (!method.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("--variants: '%s': %s", spec, method.status().message()));
+      }
+      machine.ipi = std::string(x86::IpiMethodName(*method));
+    } else {
+      return refuse("is not a machine setting (give @vcpus=N and/or @ipi=x2apic|xapic|pv)");
+    }
+  }
+  if (machine.build.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--variants: '%s' names no build before its '@'", spec));
+  }
+  return machine;
+}
+
+// What `run` would refuse of a bundled build on that machine, by run's own check
+// (--trap off here: each trap mechanism is checked when the KVM target loads the build).
+absl::Status CheckBundledMachine(std::string_view spec, const VariantInfo& info) {
+  if (info.vcpus == 1 && info.ipi.empty()) return absl::OkStatus();
+  absl::StatusOr<const KernelVariant*> build = ResolveVariant(info.build_name());
+  if (!build.ok()) return build.status();
+  absl::StatusOr<ElfImage> elf = ParseKernel(**build);
+  if (!elf.ok()) return elf.status();
+  x86::MachineConfig config;
+  config.target = x86::BootTargetOf(*elf);
+  config.vcpus = info.vcpus;
+  if (!info.ipi.empty()) config.ipi = *x86::ParseIpiMethod(info.ipi);
+  if (absl::Status s = x86::CheckMachineConfig(*elf, config); !s.ok()) {
+    return absl::Status(s.code(), absl::StrFormat("--variants: '%s': %s", spec, s.message()));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+std::string VariantInfo::MachineSuffix(int vcpus, std::string_view ipi) {
+  std::string suffix;
+  if (vcpus != 1) absl::StrAppendFormat(&suffix, "%cvcpus=%d", kMachineSuffixMark, vcpus);
+  if (!ipi.empty()) absl::StrAppendFormat(&suffix, "%cipi=%s", kMachineSuffixMark, ipi);
+  return suffix;
+}
+
+int MinVcpus(std::string_view workload) { return workload.rfind("xcpu_", 0) == 0 ? 2 : 1; }
+
+absl::Status CheckWorkloadVcpus(const Matrix& matrix) {
+  for (const std::string& workload : matrix.workloads) {
+    const int needs = MinVcpus(workload);
+    for (const VariantInfo& variant : matrix.variants) {
+      if (variant.vcpus >= needs) continue;
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--workloads: %s runs across CPUs and needs @vcpus=%d on every variant; '%s' has %d "
+          "(give e.g. --variants 'smp=on@vcpus=%d')",
+          workload, needs, variant.name, variant.vcpus, needs));
+    }
+  }
+  return absl::OkStatus();
+}
 
 std::vector<RunSpec> Schedule(const Matrix& matrix) {
   std::vector<RunSpec> runs;
@@ -80,7 +168,14 @@ std::vector<std::string> SplitList(std::string_view list) { return Split(list, "
 absl::StatusOr<std::vector<std::string>> ParseWorkloadList(std::string_view list) {
   std::vector<std::string> names = SplitList(list);
   const std::vector<std::string> known = launch::BenchWorkloadNames();
-  if (names.size() == 1 && names[0] == "all") return known;
+  if (names.size() == 1 && names[0] == "all") {
+    // Those of one vCPU: a workload across CPUs is named (its variants need @vcpus=2).
+    std::vector<std::string> all;
+    for (const std::string& name : known) {
+      if (MinVcpus(name) == 1) all.push_back(name);
+    }
+    return all;
+  }
   if (names.empty()) return absl::InvalidArgumentError("--workloads is empty");
   for (size_t i = 0; i < names.size(); ++i) {
     if (std::find(known.begin(), known.end(), names[i]) == known.end()) {
@@ -121,9 +216,19 @@ absl::StatusOr<std::vector<VariantInfo>> ParseVariantList(std::string_view list)
   if (specs.empty()) return absl::InvalidArgumentError("--variants is empty");
   std::vector<VariantInfo> variants;
   for (const std::string& spec : specs) {
-    absl::StatusOr<VariantInfo> info = spec.rfind(kLinuxBuildSpec, 0) == 0
-                                           ? DescribeLinuxBuild(spec)
-                                           : DescribeBuiltVariant(spec);
+    absl::StatusOr<MachineSpec> machine = ParseMachineSpec(spec);
+    if (!machine.ok()) return machine.status();
+    absl::StatusOr<VariantInfo> info = machine->build.rfind(kLinuxBuildSpec, 0) == 0
+                                           ? DescribeLinuxBuild(machine->build)
+                                           : DescribeBuiltVariant(machine->build);
+    if (info.ok()) {
+      info->vcpus = machine->vcpus;
+      info->ipi = machine->ipi;
+      info->name += VariantInfo::MachineSuffix(info->vcpus, info->ipi);
+      if (!info->linux_kernel()) {
+        if (absl::Status s = CheckBundledMachine(spec, *info); !s.ok()) return s;
+      }
+    }
     if (!info.ok()) {
       // ResolveVariant's message starts with "--variant '<spec>'"; say which flag.
       std::string message(info.status().message());

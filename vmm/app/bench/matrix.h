@@ -20,6 +20,9 @@
 
 namespace sigvisor::bench {
 
+// Where a variant spec's machine settings begin: "smp=on@vcpus=2@ipi=pv".
+inline constexpr char kMachineSuffixMark = '@';
+
 // One kernel build as the matrix names it: a build of the bundled kernel, or a stock
 // Linux kernel given as "linux=PATH" (kLinuxBuildSpec).
 struct VariantInfo {
@@ -32,8 +35,16 @@ struct VariantInfo {
   // A Linux kernel's path: the runs boot it with the embedded initramfs. Not in the
   // JSON (settings says it); empty for a bundled build.
   std::string linux_image;
+  // The machine its runs get (a spec's "@vcpus=N", "@ipi=M": `run --vcpus`, `--ipi`);
+  // `name` ends in the same suffix, so that two machines of one build are two rows.
+  int vcpus = 1;
+  std::string ipi;  // "" (the kernel's default: x2apic on several vCPUs), or an IpiMethodName
 
   bool linux_kernel() const { return !linux_image.empty(); }
+  // The build's own name: `name` without its machine suffix.
+  std::string build_name() const { return name.substr(0, name.find(kMachineSuffixMark)); }
+  // The machine suffix `name` ends in: "@vcpus=2@ipi=pv", "" for one vCPU and no --ipi.
+  static std::string MachineSuffix(int vcpus, std::string_view ipi);
   bool operator==(const VariantInfo&) const = default;
 };
 
@@ -83,7 +94,20 @@ absl::StatusOr<std::vector<std::string>> ParseWorkloadList(std::string_view list
 // "baseline; accelerated,dr7=always"); "all" is every built variant. Each resolves
 // through ResolveVariant, or names a Linux kernel's file ("linux=PATH": read here for
 // its hash; the KVM target loads it); two specs naming one build are refused.
+// A spec may end in machine settings, each at most once: "@vcpus=N" (the vCPUs of its
+// runs) and "@ipi=M" (how an smp=on kernel sends IPIs), as `run --vcpus N --ipi M`;
+// what `run` would refuse of them for a bundled build (x86::CheckMachineConfig, with
+// --trap off: a uniprocessor build on several vCPUs, --ipi on one) is refused here, in
+// one line naming the spec; a Linux build's, and each trap mechanism's, when the KVM
+// target loads it (KvmBenchTarget::Create).
 absl::StatusOr<std::vector<VariantInfo>> ParseVariantList(std::string_view list);
+
+// The vCPUs `workload` needs: 2 for the workloads across CPUs (the catalogue's xcpu_
+// rows, guest-kit/abi/workloads.inc), 1 for the others.
+int MinVcpus(std::string_view workload);
+// Refuses a matrix that would run a workload across CPUs on a variant of fewer vCPUs
+// than it needs, in one line naming both, before any run.
+absl::Status CheckWorkloadVcpus(const Matrix& matrix);
 
 // The VariantInfo of a built variant, by canonical name or any --variant spec.
 absl::StatusOr<VariantInfo> DescribeBuiltVariant(std::string_view spec);

@@ -44,10 +44,23 @@ json SummaryToJson(const Summary& s) {
 }
 
 json VariantToJson(const VariantInfo& v) {
-  return {{"name", v.name},
-          {"settings", v.settings},
-          {"text_bytes", v.text_bytes},
-          {"image_fnv1a64", v.image_fnv1a64}};
+  json out = {{"name", v.name},
+              {"settings", v.settings},
+              {"text_bytes", v.text_bytes},
+              {"image_fnv1a64", v.image_fnv1a64}};
+  // Its machine, where the spec named one (the name ends in the same suffix).
+  if (v.vcpus != 1) out["vcpus"] = v.vcpus;
+  if (!v.ipi.empty()) out["ipi"] = v.ipi;
+  return out;
+}
+
+// The interrupts KVM injected into a vCPU (irq_injections), unless this host's KVM
+// does not keep them.
+std::optional<uint64_t> InterruptsOf(const StatsSnapshot& stats,
+                                     const std::vector<UncountedKvmStat>& uncounted) {
+  const StatsSnapshot kept = WithoutUncounted(stats, uncounted);
+  auto it = kept.find("irq_injections");
+  return it == kept.end() ? std::nullopt : std::optional<uint64_t>(it->second);
 }
 
 template <typename T>
@@ -84,6 +97,19 @@ json PhaseToJson(const PhaseSample& p) {
           {"tsc_cycles", OptionalToJson(p.tsc_cycles)},
           {"time_status", p.time_measured() ? "measured" : "below_calibration_noise"},
           {"clocks_agree", OptionalToJson(p.clocks_agree)}};
+}
+
+// A phase's row, with its vCPUs where it had several.
+json PhaseRowToJson(const PhaseSample& p) {
+  json row = PhaseToJson(p);
+  if (p.vcpus.empty()) return row;
+  json vcpus = json::array();
+  for (const VcpuPhaseSample& v : p.vcpus) {
+    vcpus.push_back(
+        {{"vcpu", v.vcpu}, {"exits", v.exits}, {"interrupts", OptionalToJson(v.interrupts)}});
+  }
+  row["vcpus"] = std::move(vcpus);
+  return row;
 }
 
 template <typename T>
@@ -135,6 +161,27 @@ absl::StatusOr<size_t> IndexOf(const std::vector<std::string>& names, const std:
   return static_cast<size_t>(it - names.begin());
 }
 
+// Each vCPU's per-op medians over a cell's samples: the vCPUs every sample has (a
+// variant's runs all have its @vcpus=N).
+std::vector<VcpuPerOp> VcpusPerOp(const std::vector<const PhaseSample*>& samples) {
+  std::vector<VcpuPerOp> out;
+  if (samples.empty()) return out;
+  for (const VcpuPhaseSample& first : samples[0]->vcpus) {
+    std::vector<double> exits, interrupts;
+    for (const PhaseSample* p : samples) {
+      auto it = std::find_if(p->vcpus.begin(), p->vcpus.end(),
+                             [&](const VcpuPhaseSample& v) { return v.vcpu == first.vcpu; });
+      if (it == p->vcpus.end()) return {};
+      exits.push_back(PerOp(it->exits, p->ops));
+      if (it->interrupts) interrupts.push_back(PerOp(*it->interrupts, p->ops));
+    }
+    VcpuPerOp row{.vcpu = first.vcpu, .exits = Summarize(exits).median};
+    if (interrupts.size() == samples.size()) row.interrupts = Summarize(interrupts).median;
+    out.push_back(row);
+  }
+  return out;
+}
+
 }  // namespace
 
 uint64_t PhaseSample::traps_total() const {
@@ -170,6 +217,16 @@ RunSample SampleFromResult(const RunSpec& spec, const RunResult& result, bool cp
     p.wall_ns = phase.MeasuredWallNs();
     p.tsc_cycles = phase.MeasuredTscCycles();
     p.clocks_agree = phase.clocks_agree;
+    if (!phase.other_vcpus.empty()) {
+      p.vcpus.push_back({.vcpu = 0,
+                         .exits = phase.exits_total,
+                         .interrupts = InterruptsOf(phase.kvm_stats, uncounted)});
+      for (const VcpuSample& other : phase.other_vcpus) {
+        p.vcpus.push_back({.vcpu = other.vcpu,
+                           .exits = Sum(other.exits),
+                           .interrupts = InterruptsOf(other.kvm_stats, uncounted)});
+      }
+    }
     sample.phases.push_back(std::move(p));
   }
   return sample;
@@ -280,6 +337,7 @@ std::vector<Cell> Cells(const BenchResult& result) {
           }
           cell.ns = Summarize(cell.ns_per_op);
           cell.tsc = Summarize(cell.tsc_per_op);
+          cell.vcpus = VcpusPerOp(phase_samples);
           cells.push_back(std::move(cell));
         }
       }
@@ -336,11 +394,19 @@ nlohmann::ordered_json BenchToJson(const BenchResult& result) {
                      {"kvm_exits_by_reason_per_op",
                       cell.kvm_exits.n > 0 ? KvmExitsByReasonToJson(cell.kvm_exits_by_reason)
                                            : json(nullptr)}});
+    if (!cell.vcpus.empty()) {
+      json vcpus = json::array();
+      for (const VcpuPerOp& v : cell.vcpus) {
+        vcpus.push_back(
+            {{"vcpu", v.vcpu}, {"exits", v.exits}, {"interrupts", OptionalToJson(v.interrupts)}});
+      }
+      cells.back()["vcpus_per_op"] = std::move(vcpus);
+    }
   }
   json runs = json::array();
   for (const RunSample& run : result.runs) {
     json phases = json::array();
-    for (const PhaseSample& p : run.phases) phases.push_back(PhaseToJson(p));
+    for (const PhaseSample& p : run.phases) phases.push_back(PhaseRowToJson(p));
     json row = {{"index", run.spec.index},
                 {"shard", run.shard},
                 {"workload", m.workloads[run.spec.workload]},
@@ -422,6 +488,9 @@ absl::StatusOr<BenchResult> BenchFromJson(const nlohmann::json& doc) {
     RETURN_IF_ERROR(Get(v, "settings", info.settings));
     RETURN_IF_ERROR(Get(v, "text_bytes", info.text_bytes));
     RETURN_IF_ERROR(Get(v, "image_fnv1a64", info.image_fnv1a64));
+    // Its machine: absent for one vCPU and no IPI way (and before variants had one).
+    if (v.contains("vcpus")) RETURN_IF_ERROR(Get(v, "vcpus", info.vcpus));
+    if (v.contains("ipi")) RETURN_IF_ERROR(Get(v, "ipi", info.ipi));
     variant_names.push_back(info.name);
     m.variants.push_back(std::move(info));
   }
@@ -514,6 +583,17 @@ absl::StatusOr<BenchResult> BenchFromJson(const nlohmann::json& doc) {
           (p.wall_ns == uint64_t{0} || p.tsc_cycles == uint64_t{0})) {
         p.wall_ns.reset();
         p.tsc_cycles.reset();
+      }
+      // A run on several vCPUs: each one's part (absent on one vCPU).
+      if (auto vcpus = ph.find("vcpus"); vcpus != ph.end()) {
+        if (!vcpus->is_array()) return absl::InvalidArgumentError("field 'vcpus' is not a list");
+        for (const nlohmann::json& v : *vcpus) {
+          VcpuPhaseSample vcpu;
+          RETURN_IF_ERROR(Get(v, "vcpu", vcpu.vcpu));
+          RETURN_IF_ERROR(Get(v, "exits", vcpu.exits));
+          RETURN_IF_ERROR(GetOptional(v, "interrupts", vcpu.interrupts));
+          p.vcpus.push_back(vcpu);
+        }
       }
       run.phases.push_back(std::move(p));
     }

@@ -26,6 +26,17 @@ inline constexpr const char* kBenchSchema = "sigvisor.bench/1";
 // The trap kinds a per-op row always shows (TrapLedger's kinds).
 inline constexpr const char* kTrapKinds[] = {"dr_write", "dr_read", "segment_load", "msr_write"};
 
+// One vCPU's part of a phase on several vCPUs: the exits of it that reached the VMM
+// (exact), and the interrupts KVM injected into it (its `irq_injections`: for the
+// bundled kernel, which takes no other interrupt, the IPIs it received, plus any
+// re-injection of one whose delivery an exit cut short; docs/smp.md).
+struct VcpuPhaseSample {
+  int vcpu = 0;  // its index; vCPU 0 is the one the markers come from
+  uint64_t exits = 0;
+  std::optional<uint64_t> interrupts;  // nullopt: this host's KVM keeps no irq_injections
+  bool operator==(const VcpuPhaseSample&) const = default;
+};
+
 // One measured phase of one run: totals over its `ops` operations.
 struct PhaseSample {
   std::string name;
@@ -46,6 +57,9 @@ struct PhaseSample {
   std::optional<uint64_t> tsc_cycles;
   // Whether ns and tsc_cycles agreed at the TSC rate; nullopt: not checked.
   std::optional<bool> clocks_agree;
+  // A run on several vCPUs (a variant's @vcpus=N): each vCPU's part, vCPU 0 first (its
+  // exits are `exits` above). Empty on one vCPU, and in results written before them.
+  std::vector<VcpuPhaseSample> vcpus;
 
   bool time_measured() const { return wall_ns.has_value() && tsc_cycles.has_value(); }
   uint64_t traps_total() const;
@@ -103,6 +117,13 @@ struct PerOpCounts {
   std::optional<double> kernel_insns;
 };
 
+// One vCPU's per-op figures in a cell: the medians over its samples.
+struct VcpuPerOp {
+  int vcpu = 0;
+  double exits = 0;
+  std::optional<double> interrupts;  // nullopt unless every sample has it
+};
+
 struct Cell {
   size_t workload = 0, variant = 0, trap = 0;
   std::string phase;
@@ -127,6 +148,8 @@ struct Cell {
   std::vector<double> kvm_exits_per_op;  // one per sample; empty: none
   Summary kvm_exits;                     // n == 0: none
   std::map<std::string, double> kvm_exits_by_reason;
+  // Per vCPU (a variant of several; empty on one), when every sample has the vCPU.
+  std::vector<VcpuPerOp> vcpus;
 };
 
 // Cells in matrix order (workload, phase in the order the guest ran them, trap,

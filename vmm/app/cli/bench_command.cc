@@ -303,6 +303,10 @@ int BenchCommand(const BenchOptions& options) {
       return ReportError("--peer compares one kernel build side by side: give one --variants entry");
     } else if (linux_build) {
       return ReportError("--peer compares a build of the bundled kernel; a Linux build is not one");
+    } else if (matrix.variants[0].vcpus != 1 || !matrix.variants[0].ipi.empty()) {
+      return ReportError(absl::StrFormat(
+          "--peer boots QEMU with one vCPU: '%s' asks for another machine; drop its '@' settings",
+          matrix.variants[0].name));
     }
     if (!options.traps.empty() && options.traps != TrapMechanismName(TrapMechanism::kOff)) {
       return ReportError("--peer measures with --traps off (QEMU has no trap mechanism); drop --traps");
@@ -312,6 +316,8 @@ int BenchCommand(const BenchOptions& options) {
       return ReportError("--peer prints its table as text or --json (no --csv, no --svg)");
     }
   }
+  // A workload across CPUs on a variant of one vCPU: refused before any run.
+  if (absl::Status s = bench::CheckWorkloadVcpus(matrix); !s.ok()) return ReportError(s);
   // Without --traps: off, and auto unless QEMU runs beside (it has no trap mechanism),
   // less what a Linux build's board refuses.
   std::vector<TrapRequest> default_traps = {TrapRequest{.mechanism = TrapMechanism::kOff}};
@@ -319,6 +325,14 @@ int BenchCommand(const BenchOptions& options) {
   if (linux_build) {
     std::erase_if(default_traps, [](const TrapRequest& trap) {
       return !x86::LinuxBoard::CheckTrap(trap.mechanism).ok();
+    });
+  }
+  // A variant of several vCPUs runs with --traps off only (the trap engine watches vCPU
+  // 0; run's check refuses any other when the target loads it): off by default then.
+  if (std::any_of(matrix.variants.begin(), matrix.variants.end(),
+                  [](const bench::VariantInfo& v) { return v.vcpus > 1; })) {
+    std::erase_if(default_traps, [](const TrapRequest& trap) {
+      return trap.automatic || trap.mechanism != TrapMechanism::kOff;
     });
   }
   absl::StatusOr<BenchHost> host = OpenBenchHost(options.runs.kvm, options.traps, default_traps);

@@ -265,12 +265,14 @@ FlagTable BenchFlags(BenchOptions& o) {
       StringFlag("workloads", &o.workloads,
                  absl::StrCat("workloads, comma-separated (",
                               absl::StrJoin(launch::BenchWorkloadNames(), ", "),
-                              ") or all; empty: ",
+                              ") or all (those of one vCPU); empty: ",
                               absl::StrJoin(launch::BenchDefaultWorkloadNames(), ","))),
       StringFlag("variants", &o.variants,
                  "kernel builds, separated by ';' or spaces (each a --variant spec, e.g. "
                  "'baseline; accelerated,dr7=always', or linux=PATH: a stock Linux kernel "
-                 "beside them), or all; empty: baseline;accelerated"),
+                 "beside them), or all; empty: baseline;accelerated. A spec may end in "
+                 "@vcpus=N and/or @ipi=x2apic|xapic|pv: its runs' machine, as run's --vcpus "
+                 "and --ipi (e.g. 'smp=on@vcpus=2@ipi=pv'; the xcpu_ workloads need it)"),
       Traps(&o.traps),
       Ops(&o.ops),
       Warmup(&o.warmup),

@@ -25,7 +25,7 @@ namespace sigvisor::cli {
 // the flags (StudyFlags, options.cc).
 constexpr CommandHelp kStudyHelp{
     "reproduce a seed's experiment: dr7, pda, cerr, dequeue, all, or tramp (MIPS); or pvsig "
-    "(does signal=pv win here)",
+    "(does signal=pv win here), ipi (a signal to another CPU by IPI way)",
     "Runs one seed's experiment (docs/seeds.md, 000-003) as a bench of the baseline\n"
     "against the build with the seed's change, prints a table shaped like the seed's,\n"
     "then the VM-level figures (time, kernel instructions, exits and traps per op; the\n"
@@ -40,6 +40,10 @@ constexpr CommandHelp kStudyHelp{
     "           the signal frame: fewer kernel instructions, two exits more per signal),\n"
     "           trap off: each build per signal, the break-even (kernel instructions saved\n"
     "           per exit added) and which build wins on this host; not part of all\n"
+    "  ipi      no seed: xcpu_pingpong on smp=on, two vCPUs, by IPI way (x2apic, xapic,\n"
+    "           pv), trap off: per cross-CPU signal each vCPU's exits and IPIs received,\n"
+    "           the time and its ratio to the one-vCPU signal's (a second bench:\n"
+    "           sigpingpong on the baseline); not part of all\n"
     "  tramp    seed 004 on the MIPS interpreter (no KVM): lat_sig sig hndl, tramp=stack\n"
     "           vs vdso, on 1 core and on --cores N (default 4): instructions, I-cache\n"
     "           lines flushed, IPIs and modelled time per signal, and wall time; on its own\n"
@@ -51,6 +55,7 @@ constexpr CommandHelp kStudyHelp{
     "  sigvisor study all\n"
     "  sigvisor study dr7 --repetitions 20 --svg dr7.svg\n"
     "  sigvisor study pvsig\n"
+    "  sigvisor study ipi --ops 50 --repetitions 5\n"
     "  sigvisor study cerr dequeue --json > studies.json\n"
     "  sigvisor study dr7 --linux /boot/vmlinuz-6.1.0-57-amd64\n"
     "  sigvisor study tramp --cores 8",
@@ -116,25 +121,39 @@ int StudyCommand(const StudyOptions& options) {
   absl::StatusOr<BenchHost> host = OpenBenchHost(options.runs.kvm, options.traps, {});
   if (!host.ok()) return ReportError(host.status());
   std::vector<bench::Matrix> matrices;
+  // A study's reference bench (ipi's one-vCPU signal), run after its own; nullopt for
+  // the others.
+  std::vector<std::optional<bench::Matrix>> references;
   size_t total_runs = 0;
   for (const study::StudyDef* s : *studies) {
     absl::StatusOr<bench::Matrix> matrix =
         study::StudyMatrix(*s, *ops, repetitions, host->traps, options.runs.memory_mib);
     if (!matrix.ok()) return ReportError(matrix.status());
-    total_runs += matrix->runs();
+    absl::StatusOr<std::optional<bench::Matrix>> reference = study::ReferenceMatrix(*s, *matrix);
+    if (!reference.ok()) return ReportError(reference.status());
+    total_runs += matrix->runs() + (*reference ? (*reference)->runs() : 0);
     matrices.push_back(*std::move(matrix));
+    references.push_back(*std::move(reference));
   }
 
   // Every target up front: nothing after the first run can fail to start.
   absl::StatusOr<std::vector<InjectionSpec>> injections = ParseInjectionSpecs(options.runs.inject);
   if (!injections.ok()) return ReportError(injections.status());
   std::vector<bench::KvmBenchTarget> targets;
-  for (const bench::Matrix& matrix : matrices) {
+  std::vector<std::optional<bench::KvmBenchTarget>> reference_targets;
+  for (size_t i = 0; i < matrices.size(); ++i) {
     absl::StatusOr<bench::KvmBenchTarget> target = bench::KvmBenchTarget::Create(
-        host->kvm, matrix, host->info.cpl0_emulated, SettingsFrom(options.runs, nullptr));
+        host->kvm, matrices[i], host->info.cpl0_emulated, SettingsFrom(options.runs, nullptr));
     if (!target.ok()) return ReportError(target.status());
     target->SetInjection(*injections, options.runs.seed);
     targets.push_back(*std::move(target));
+    reference_targets.emplace_back();
+    if (!references[i]) continue;
+    absl::StatusOr<bench::KvmBenchTarget> reference = bench::KvmBenchTarget::Create(
+        host->kvm, *references[i], host->info.cpl0_emulated, SettingsFrom(options.runs, nullptr));
+    if (!reference.ok()) return ReportError(reference.status());
+    reference->SetInjection(*injections, options.runs.seed);
+    reference_targets.back() = *std::move(reference);
   }
 
   // A study whose answer depends on this host's costs (pvsig's crossover) gets
@@ -162,10 +181,20 @@ int StudyCommand(const StudyOptions& options) {
     bench::BenchResult result = bench::RunMatrix(
         matrices[i], [&](const bench::RunSpec& spec) { return target->Run(spec); }, runner);
     progress.Finish();
+    std::optional<bench::BenchResult> reference;
+    if (references[i] && !bench::InterruptRequested()) {
+      const bench::KvmBenchTarget* ref_target = &*reference_targets[i];
+      runner.on_progress = progress.Callback(
+          *references[i], absl::StrFormat("study %s: %s", s.name, s.reference_workload));
+      reference = bench::RunMatrix(
+          *references[i], [&](const bench::RunSpec& spec) { return ref_target->Run(spec); },
+          runner);
+      progress.Finish();
+    }
     // The text says which injections every run made: the figures include them.
-    reports.push_back(study::AnalyzeStudy(s, std::move(result),
-                                          {options.runs.inject, options.runs.seed},
-                                          s.uses_host_costs ? costs : study::StudyHostCosts{}));
+    reports.push_back(study::AnalyzeStudy(
+        s, std::move(result), {options.runs.inject, options.runs.seed},
+        s.uses_host_costs ? costs : study::StudyHostCosts{}, std::move(reference)));
     if (linux_tracer && !study::LinuxPhasesFor(s.name).empty() && !bench::InterruptRequested()) {
       study::AddLinuxColumn(
           reports.back(),

@@ -21,7 +21,8 @@ TEST(WorkloadCatalogueTest, EachListIsTheCataloguesRowsForIt) {
             (Names{"summary", "all", "divzero", "lat_sig", "sigpingpong", "pipe_rw",
                    "xcpu_pingpong", "xcpu_kick", "xcpu_wake", "selftest"}));
   EXPECT_EQ(BenchWorkloadNames(),
-            (Names{"divzero", "lat_sig", "sigpingpong", "pipe_rw", "hello", "console"}));
+            (Names{"divzero", "lat_sig", "sigpingpong", "pipe_rw", "xcpu_pingpong", "xcpu_kick",
+                   "xcpu_wake", "hello", "console"}));
   EXPECT_EQ(BenchDefaultWorkloadNames(), (Names{"divzero", "lat_sig", "sigpingpong", "pipe_rw"}));
   EXPECT_EQ(WarmedWorkloadNames(),
             (Names{"summary", "all", "divzero", "lat_sig", "sigpingpong", "pipe_rw",

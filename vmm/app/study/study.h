@@ -44,6 +44,19 @@ struct StudyDef {
   // Whether the analysis uses the host's own costs (StudyHostCosts): the study command
   // then runs `sigvisor probe`'s measurements first.
   bool uses_host_costs = false;
+  // A study of several builds side by side, not old against new (ipi: the IPI ways),
+  // extends the shape minimally. `variants`, when not empty, are its bench's builds
+  // (bench --variants specs, machine settings allowed: "smp=on@vcpus=2@ipi=pv");
+  // old_variant and new_variant are then unused, and the report's old and new are the
+  // first two. Such a study makes no Comparison (no seed to judge against): analyze()
+  // writes its table and its static data.
+  std::vector<std::string_view> variants;
+  // What those builds are measured against, as a second bench of one build: ipi's
+  // one-vCPU signal (sigpingpong on the baseline). It cannot be a row of the first
+  // bench: a bench runs every workload on every build, and a workload across CPUs
+  // cannot run on one vCPU. Empty: none. Same ops, runs and trap mechanisms.
+  std::string_view reference_workload;
+  std::string_view reference_variant;
 };
 
 std::span<const StudyDef> Studies();
@@ -59,6 +72,11 @@ absl::StatusOr<bench::Matrix> StudyMatrix(const StudyDef& study, std::optional<u
                                           std::optional<uint32_t> repetitions,
                                           const std::vector<TrapMechanism>& traps,
                                           uint32_t memory_mib);
+
+// The second bench of a study with a reference (StudyDef::reference_workload), with
+// `main`'s ops, runs, trap mechanisms, warm-up and memory; nullopt for other studies.
+absl::StatusOr<std::optional<bench::Matrix>> ReferenceMatrix(const StudyDef& study,
+                                                             const bench::Matrix& main);
 
 // Which way a figure went, or which way the seed says it went.
 enum class Direction {
@@ -121,12 +139,14 @@ struct Comparison {
 struct StudyReport {
   const StudyDef* def = nullptr;
   bench::BenchResult bench;
+  // The reference bench (StudyDef::reference_workload), where the study has one.
+  std::optional<bench::BenchResult> reference;
   std::vector<Comparison> comparisons;
   std::string text;              // the seed-shaped table and the VM-level figures
   nlohmann::ordered_json extra;  // study-specific static data (sizes, stack, bloat)
   // The Linux column (linux_column.h), as JSON; null when none was asked for.
   nlohmann::ordered_json linux_column = nullptr;
-  bool complete() const { return bench.complete(); }
+  bool complete() const { return bench.complete() && (!reference || reference->complete()); }
 };
 
 // What `study --inject` made every run of the study inject: the specs as given and
@@ -148,8 +168,10 @@ struct StudyHostCosts {
 // `injections`, the text says, above the study's tables, which ran in every run and
 // that the figures include what they did, and the VM-level table's title repeats it
 // (issue 30: it never said so). `costs`: the probe's figures, where the study uses them.
+// `reference`: the result of ReferenceMatrix's bench, for a study that has one.
 StudyReport AnalyzeStudy(const StudyDef& study, bench::BenchResult bench,
-                         const StudyInjections& injections = {}, const StudyHostCosts& costs = {});
+                         const StudyInjections& injections = {}, const StudyHostCosts& costs = {},
+                         std::optional<bench::BenchResult> reference = std::nullopt);
 
 nlohmann::ordered_json StudyToJson(const StudyReport& report);
 // `not_run`: studies that were asked for but not started (the command was interrupted).

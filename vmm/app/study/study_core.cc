@@ -29,8 +29,8 @@ using bench::FormatNs;
 // a seed: pvsig (no seed) reproduces no post and asks a question of the host, so it
 // runs only when named.
 const std::vector<StudyDef>& AllStudies() {
-  static const std::vector<StudyDef> kStudies = {Dr7Study(), PdaStudy(), CerrStudy(),
-                                                 DequeueStudy(), PvsigStudy()};
+  static const std::vector<StudyDef> kStudies = {Dr7Study(),     PdaStudy(),   CerrStudy(),
+                                                 DequeueStudy(), PvsigStudy(), IpiStudy()};
   return kStudies;
 }
 
@@ -55,6 +55,25 @@ std::string Header(const StudyContext& ctx) {
   const bench::Matrix& m = ctx.bench.matrix;
   std::vector<std::string> traps;
   for (TrapMechanism t : m.traps) traps.emplace_back(TrapMechanismName(t));
+  if (!ctx.def.variants.empty()) {  // several builds side by side (StudyDef::variants)
+    std::vector<std::string> names;
+    for (const bench::VariantInfo& v : m.variants) names.push_back(v.name);
+    std::string reference;
+    if (ctx.reference != nullptr) {
+      const bench::Matrix& r = ctx.reference->matrix;
+      reference = absl::StrFormat("reference: %s on %s, %d runs; %s\n", ctx.def.reference_workload,
+                                  r.variants.empty() ? "" : r.variants[0].name, r.repetitions,
+                                  bench::CompletenessLine(*ctx.reference));
+    }
+    return absl::StrFormat(
+        "== study %s (%s): %s ==\n"
+        "builds: %s\n"
+        "workload %s: %d ops per run, %d runs of each build per trap mechanism (%s), builds "
+        "alternating\n%s\n%s",
+        ctx.def.name, SeedName(ctx.def), ctx.def.title, absl::StrJoin(names, "; "),
+        ctx.def.workload, m.ops, m.repetitions, absl::StrJoin(traps, ", "),
+        bench::CompletenessLine(ctx.bench), reference);
+  }
   return absl::StrFormat(
       "== study %s (%s): %s ==\n"
       "%s (%s) against %s (%s)\n"
@@ -433,7 +452,17 @@ absl::StatusOr<bench::Matrix> StudyMatrix(const StudyDef& study, std::optional<u
                                           uint32_t memory_mib) {
   bench::Matrix m;
   m.workloads = {std::string(study.workload)};
+  if (!study.variants.empty()) {
+    // Bench's own parse: machine settings, and what run would refuse of them.
+    // Debian's Abseil joins no std::string_view: strings.
+    const std::vector<std::string> specs(study.variants.begin(), study.variants.end());
+    absl::StatusOr<std::vector<bench::VariantInfo>> variants =
+        bench::ParseVariantList(absl::StrJoin(specs, ";"));
+    if (!variants.ok()) return variants.status();
+    m.variants = *std::move(variants);
+  }
   for (std::string_view spec : {study.old_variant, study.new_variant}) {
+    if (!study.variants.empty()) break;
     absl::StatusOr<bench::VariantInfo> info = bench::DescribeBuiltVariant(spec);
     if (!info.ok()) return info.status();
     m.variants.push_back(*std::move(info));
@@ -442,17 +471,34 @@ absl::StatusOr<bench::Matrix> StudyMatrix(const StudyDef& study, std::optional<u
   m.ops = ops.value_or(study.default_ops);
   m.repetitions = repetitions.value_or(study.default_repetitions);
   m.memory_mib = memory_mib;
+  if (absl::Status s = bench::CheckWorkloadVcpus(m); !s.ok()) return s;
   return m;
 }
 
+absl::StatusOr<std::optional<bench::Matrix>> ReferenceMatrix(const StudyDef& study,
+                                                             const bench::Matrix& main) {
+  if (study.reference_workload.empty()) return std::optional<bench::Matrix>();
+  absl::StatusOr<std::vector<bench::VariantInfo>> variants =
+      bench::ParseVariantList(study.reference_variant);
+  if (!variants.ok()) return variants.status();
+  bench::Matrix m = main;
+  m.workloads = {std::string(study.reference_workload)};
+  m.variants = *std::move(variants);
+  if (absl::Status s = bench::CheckWorkloadVcpus(m); !s.ok()) return s;
+  return std::optional<bench::Matrix>(std::move(m));
+}
+
 StudyReport AnalyzeStudy(const StudyDef& study, bench::BenchResult result,
-                         const StudyInjections& injections, const StudyHostCosts& costs) {
+                         const StudyInjections& injections, const StudyHostCosts& costs,
+                         std::optional<bench::BenchResult> reference) {
   StudyReport report;
   report.def = &study;
   report.bench = std::move(result);
+  report.reference = std::move(reference);
   StudyContext ctx{study, report.bench, bench::Cells(report.bench), {}, "", json::object(), ""};
   ctx.injected = !injections.specs.empty();
   ctx.costs = costs;
+  if (report.reference) ctx.reference = &*report.reference;
   ctx.text = Header(ctx) + InjectionNote(ctx, injections);
   if (study.analyze != nullptr) study.analyze(ctx);
   if (!ctx.notes.empty()) ctx.text += "\n" + ctx.notes;
@@ -473,6 +519,14 @@ StudyReport AnalyzeStudy(const StudyDef& study, bench::BenchResult result,
   }
   for (const std::string& w : report.bench.warnings) ctx.text += "warning: " + w + "\n";
   if (!report.bench.complete()) ctx.text += bench::CompletenessLine(report.bench) + "\n";
+  if (report.reference) {
+    for (const std::string& w : report.reference->warnings) {
+      ctx.text += "warning (reference): " + w + "\n";
+    }
+    if (!report.reference->complete()) {
+      ctx.text += "reference: " + bench::CompletenessLine(*report.reference) + "\n";
+    }
+  }
   report.comparisons = std::move(ctx.comparisons);
   report.text = std::move(ctx.text);
   report.extra = std::move(ctx.extra);
@@ -521,18 +575,27 @@ nlohmann::ordered_json StudyToJson(const StudyReport& report) {
   auto variant = [](const bench::VariantInfo& v) {
     return json{{"name", v.name}, {"settings", v.settings}, {"text_bytes", v.text_bytes}};
   };
-  return {{"name", d.name},
-          {"seed", d.seed},
-          {"title", d.title},
-          {"workload", d.workload},
-          {"old_variant", m.variants.size() > 0 ? variant(m.variants[0]) : json(nullptr)},
-          {"new_variant", m.variants.size() > 1 ? variant(m.variants[1]) : json(nullptr)},
-          {"complete", report.complete()},
-          {"comparisons", comparisons},
-          {"static", report.extra},
-          {"linux", report.linux_column},
-          {"text", report.text},
-          {"bench", bench::BenchToJson(report.bench)}};
+  json out = {{"name", d.name},
+              {"seed", d.seed},
+              {"title", d.title},
+              {"workload", d.workload},
+              {"old_variant", m.variants.size() > 0 ? variant(m.variants[0]) : json(nullptr)},
+              {"new_variant", m.variants.size() > 1 ? variant(m.variants[1]) : json(nullptr)},
+              {"complete", report.complete()},
+              {"comparisons", comparisons},
+              {"static", report.extra},
+              {"linux", report.linux_column},
+              {"text", report.text},
+              {"bench", bench::BenchToJson(report.bench)}};
+  // A study of several builds side by side (StudyDef::variants): every one of them, and
+  // its reference bench.
+  if (!d.variants.empty()) {
+    json variants = json::array();
+    for (const bench::VariantInfo& v : m.variants) variants.push_back(variant(v));
+    out["variants"] = std::move(variants);
+  }
+  if (report.reference) out["reference_bench"] = bench::BenchToJson(*report.reference);
+  return out;
 }
 
 nlohmann::ordered_json StudiesToJson(const std::vector<StudyReport>& reports,
@@ -600,14 +663,19 @@ std::string StudiesToSvg(const std::vector<StudyReport>& reports) {
     const std::vector<Cell> cells = bench::Cells(r.bench);
     for (const Cell& cell : cells) {
       if (cell.variant != 0) continue;
-      const Cell* other = bench::FindCell(cells, r.bench, m.workloads[cell.workload], cell.phase,
-                                          m.variants[1].name, m.traps[cell.trap]);
+      // Every other build beside the first (two for the seeds' studies).
+      std::vector<const Cell*> others;
+      for (size_t v = 1; v < m.variants.size(); ++v) {
+        others.push_back(bench::FindCell(cells, r.bench, m.workloads[cell.workload], cell.phase,
+                                         m.variants[v].name, m.traps[cell.trap]));
+      }
       ChartPanel panel;
       panel.title =
           absl::StrFormat("%s, trap %s", cell.phase, TrapMechanismName(m.traps[cell.trap]));
       panel.axis =
           "us per op: median over runs, whiskers min - max; on the bar: time / old build's";
-      for (const Cell* c : {&cell, other}) {
+      others.insert(others.begin(), &cell);
+      for (const Cell* c : others) {
         if (c == nullptr) continue;
         panel.bars.push_back(
             bench::TimeBar(m.variants[c->variant].name, *c, &cell.ns,

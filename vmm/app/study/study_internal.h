@@ -32,6 +32,8 @@ struct StudyContext {
   std::string notes;      // explanations printed under the VM-level table
   bool injected = false;  // every run injected faults (--inject): the figures include them
   StudyHostCosts costs;   // the probe's figures for this host, where the study asked for them
+  // The reference bench's result (StudyDef::reference_workload), or null.
+  const bench::BenchResult* reference = nullptr;
 
   const std::string& old_name() const { return bench.matrix.variants[0].name; }
   const std::string& new_name() const { return bench.matrix.variants[1].name; }
@@ -52,6 +54,7 @@ StudyDef PdaStudy();
 StudyDef CerrStudy();
 StudyDef DequeueStudy();
 StudyDef PvsigStudy();
+StudyDef IpiStudy();
 
 // In a per-run listing, a run whose time the marker calibration swallowed.
 inline constexpr std::string_view kTimeNotMeasured =

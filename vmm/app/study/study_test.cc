@@ -105,13 +105,14 @@ TEST(StudyTest, PvsigIsNamedButNotInAll) {
       ParseStudyNames(std::vector<std::string>{"pvsigs"});
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message(),
-            "no study 'pvsigs' (give dr7, pda, cerr, dequeue, pvsig or all)");
+            "no study 'pvsigs' (give dr7, pda, cerr, dequeue, pvsig, ipi or all)");
   EXPECT_FALSE(ParseStudyNames(std::vector<std::string>{"pvsig", "pvsig"}).ok());
   EXPECT_FALSE(ParseStudyNames(std::vector<std::string>{"all", "pvsig"}).ok());
 }
 
 TEST(StudyTest, EveryStudyComparesTheBaselineWithItsSeedsVariant) {
   for (const StudyDef& def : Studies()) {
+    if (!def.variants.empty()) continue;  // ipi: several builds side by side (below)
     absl::StatusOr<bench::Matrix> m = StudyMatrix(def, std::nullopt, std::nullopt, {}, 32);
     ASSERT_TRUE(m.ok()) << def.name << ": " << m.status();
     ASSERT_EQ(m->variants.size(), 2u);
@@ -244,7 +245,7 @@ TEST(StudyTest, JsonCsvAndSvgOfAllStudies) {
   const std::vector<std::string> errors = testing::ValidateJson(doc, schema);
   EXPECT_TRUE(errors.empty()) << errors.front();
   EXPECT_TRUE(doc["complete"].get<bool>());
-  EXPECT_EQ(doc["studies"].size(), 5u);  // the four seeds' and pvsig
+  EXPECT_EQ(doc["studies"].size(), 6u);  // the four seeds', pvsig and ipi
 
   const std::string csv = StudiesToCsv(reports);
   size_t lines = 0, rows = 0;
@@ -797,6 +798,165 @@ TEST(BloatTest, LikeBloatOMeter) {
   EXPECT_EQ(r.rows.back().name, "shrinks");
   EXPECT_EQ(FormatBloat(r).substr(0, 58),
             "add/remove: 1/1 grow/shrink: 1/1 up/down: 36/-50 (-14)\nfun");
+}
+
+// study ipi: xcpu_pingpong on the three IPI ways of two vCPUs, and sigpingpong on the
+// baseline as a second bench (the one-vCPU signal). Per op (two signals): pv makes one
+// exit per vCPU (its send_ipi); each vCPU receives one IPI, vCPU 1 one more in
+// repetition 0 (a re-injection); a cross-CPU round trip takes 3x (x2apic), 4x (xapic),
+// 5x (pv) the one-vCPU one's 1 us.
+absl::StatusOr<bench::RunSample> FakeIpiRun(const bench::Matrix& m, const bench::RunSpec& spec) {
+  bench::RunSample sample;
+  sample.spec = spec;
+  sample.outcome = "exited";
+  const bench::VariantInfo& v = m.variants[spec.variant];
+  bench::PhaseSample p;
+  p.name = m.workloads[spec.workload];
+  p.ops = m.ops;
+  const uint64_t factor = v.ipi == "x2apic" ? 3 : v.ipi == "xapic" ? 4 : v.ipi == "pv" ? 5 : 1;
+  p.wall_ns = m.ops * 1000 * factor;
+  p.tsc_cycles = 2 * *p.wall_ns;
+  if (v.vcpus > 1) {
+    p.exits = v.ipi == "pv" ? m.ops : 0;
+    p.vcpus = {{.vcpu = 0, .exits = p.exits, .interrupts = m.ops},
+               {.vcpu = 1, .exits = p.exits, .interrupts = m.ops + (spec.repetition == 0)}};
+  }
+  sample.phases.push_back(p);
+  return sample;
+}
+
+StudyReport FakeIpi(uint32_t repetitions = 3) {
+  const StudyDef& def = *FindStudy("ipi");
+  absl::StatusOr<bench::Matrix> m = StudyMatrix(def, 10, repetitions, {}, 32);
+  EXPECT_TRUE(m.ok()) << m.status();
+  absl::StatusOr<std::optional<bench::Matrix>> ref = ReferenceMatrix(def, *m);
+  EXPECT_TRUE(ref.ok() && ref->has_value()) << ref.status();
+  bench::RunnerOptions options;
+  options.host = {"hardware", false};
+  const bench::Matrix main = *m, reference = **ref;
+  return AnalyzeStudy(
+      def,
+      bench::RunMatrix(
+          main, [&](const bench::RunSpec& s) { return FakeIpiRun(main, s); }, options),
+      {}, {},
+      bench::RunMatrix(
+          reference, [&](const bench::RunSpec& s) { return FakeIpiRun(reference, s); }, options));
+}
+
+TEST(IpiStudyTest, BenchesTheThreeWaysAndTheOneVcpuSignal) {
+  const StudyDef& def = *FindStudy("ipi");
+  EXPECT_EQ(def.seed, "");
+  absl::StatusOr<bench::Matrix> m = StudyMatrix(def, std::nullopt, std::nullopt, {}, 32);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->workloads, std::vector<std::string>{"xcpu_pingpong"});
+  ASSERT_EQ(m->variants.size(), 3u);
+  EXPECT_EQ(m->variants[0].name, "smp=on@vcpus=2@ipi=x2apic");
+  EXPECT_EQ(m->variants[1].ipi, "xapic");
+  EXPECT_EQ(m->variants[2].ipi, "pv");
+  for (const bench::VariantInfo& v : m->variants) EXPECT_EQ(v.vcpus, 2);
+  EXPECT_EQ(m->traps, std::vector<TrapMechanism>{TrapMechanism::kOff});
+  absl::StatusOr<std::optional<bench::Matrix>> ref = ReferenceMatrix(def, *m);
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  ASSERT_TRUE(ref->has_value());
+  EXPECT_EQ((*ref)->workloads, std::vector<std::string>{"sigpingpong"});
+  ASSERT_EQ((*ref)->variants.size(), 1u);
+  EXPECT_EQ((*ref)->variants[0].name, "baseline");
+  EXPECT_EQ((*ref)->variants[0].vcpus, 1);
+  EXPECT_EQ((*ref)->ops, m->ops);
+  EXPECT_EQ((*ref)->repetitions, m->repetitions);
+  // The seeds' studies have no reference.
+  EXPECT_FALSE(ReferenceMatrix(*FindStudy("dr7"), *m)->has_value());
+  // Not in all.
+  const absl::StatusOr<std::vector<const StudyDef*>> all =
+      ParseStudyNames(std::vector<std::string>{"all"});
+  ASSERT_TRUE(all.ok());
+  for (const StudyDef* s : *all) EXPECT_NE(s->name, "ipi");
+}
+
+TEST(IpiStudyTest, TheTablePerCrossCpuSignal) {
+  const StudyReport r = FakeIpi();
+  EXPECT_TRUE(r.complete());
+  EXPECT_TRUE(r.comparisons.empty());  // no seed, no verdict
+  const std::string& t = r.text;
+  EXPECT_NE(t.find("== study ipi (no seed): a signal to another CPU"), std::string::npos) << t;
+  EXPECT_NE(t.find("reference: sigpingpong on baseline, 3 runs"), std::string::npos) << t;
+  EXPECT_NE(
+      t.find("  build                         exits 0  exits 1  IPIs 0  IPIs 1  time (median) "
+             "[min - max]        x one-vCPU signal\n"),
+      std::string::npos)
+      << t;
+  // Per signal: half an op. x2apic: no exit, half an IPI each (one per round trip), vCPU
+  // 1's median unmoved by the one re-injection; 3x the one-vCPU signal's 500 ns.
+  EXPECT_NE(
+      t.find("  smp=on@vcpus=2@ipi=x2apic           0        0    0.50    0.50  1.5 us [1.5 us - "
+             "1.5 us]"),
+      std::string::npos)
+      << t;
+  EXPECT_NE(t.find(" 3.000\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("  smp=on@vcpus=2@ipi=pv            0.50     0.50    0.50    0.50  2.5 us"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find(" 5.000\n"), std::string::npos) << t;
+  EXPECT_NE(
+      t.find("  one-vCPU signal (sigpingpong on baseline): 500 ns [500 ns - 500 ns] per signal"),
+      std::string::npos)
+      << t;
+
+  const nlohmann::json& ipi = r.extra["ipi"];
+  ASSERT_EQ(ipi.size(), 1u);
+  EXPECT_EQ(ipi[0]["trap"], "off");
+  ASSERT_EQ(ipi[0]["ways"].size(), 3u);
+  EXPECT_EQ(ipi[0]["ways"][2]["ipi"], "pv");
+  EXPECT_EQ(ipi[0]["ways"][2]["vcpus"][1]["exits"], 0.5);
+  EXPECT_DOUBLE_EQ(ipi[0]["ways"][1]["ratio_to_one_vcpu"].get<double>(), 4.0);
+  EXPECT_EQ(ipi[0]["one_vcpu"]["variant"], "baseline");
+}
+
+TEST(IpiStudyTest, JsonValidatesWithItsReferenceBench) {
+  std::vector<StudyReport> reports;
+  reports.push_back(FakeIpi());
+  reports.push_back(FakeStudy(*FindStudy("dr7"), 3));
+  std::ifstream file("docs/schema/sigvisor.study-1.schema.json");
+  ASSERT_TRUE(file.good());
+  const nlohmann::json schema = nlohmann::json::parse(file);
+  const nlohmann::json doc = nlohmann::json::parse(StudiesToJson(reports).dump());
+  const std::vector<std::string> errors = testing::ValidateJson(doc, schema);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  const nlohmann::json& s = doc["studies"][0];
+  EXPECT_EQ(s["variants"].size(), 3u);
+  EXPECT_EQ(s["reference_bench"]["matrix"]["workloads"][0], "sigpingpong");
+  EXPECT_EQ(s["bench"]["cells"][0]["vcpus_per_op"].size(), 2u);
+  EXPECT_FALSE(doc["studies"][1].contains("variants"));
+  EXPECT_FALSE(doc["studies"][1].contains("reference_bench"));
+  // The CSV has the comparisons: ipi has none. The chart has every way.
+  EXPECT_EQ(StudiesToCsv({reports[0]}).find('\n') + 1, StudiesToCsv({reports[0]}).size());
+  testing::XmlCheck svg = testing::CheckXml(StudiesToSvg(reports));
+  ASSERT_TRUE(svg.ok) << svg.error;
+  EXPECT_NE(svg.text.find("ipi=pv"), std::string::npos);
+}
+
+TEST(IpiStudyTest, AnIncompleteReferenceMakesAnIncompleteStudy) {
+  const StudyDef& def = *FindStudy("ipi");
+  const bench::Matrix m = *StudyMatrix(def, 10, 2, {}, 32);
+  const bench::Matrix ref = **ReferenceMatrix(def, m);
+  bench::RunnerOptions options;
+  options.host = {"hardware", false};
+  StudyReport r =
+      AnalyzeStudy(def,
+                   bench::RunMatrix(
+                       m, [&](const bench::RunSpec& s) { return FakeIpiRun(m, s); }, options),
+                   {}, {},
+                   bench::RunMatrix(
+                       ref,
+                       [&](const bench::RunSpec&) -> absl::StatusOr<bench::RunSample> {
+                         return absl::InternalError("no VM");
+                       },
+                       options));
+  EXPECT_FALSE(r.complete());
+  EXPECT_NE(r.text.find("one-vCPU signal (sigpingpong on baseline): no completed run"),
+            std::string::npos)
+      << r.text;
+  EXPECT_NE(r.text.find("reference: INCOMPLETE"), std::string::npos) << r.text;
 }
 
 }  // namespace
