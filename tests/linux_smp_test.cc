@@ -84,9 +84,12 @@ TEST_P(LinuxSmpTest, WorkloadCrossesCpusOnTwoVcpus) {
                 << PerOp(per_op, "interrupts") << ", kvm_exits " << PerOp(per_op, "kvm_exits")
                 << ", exits " << PerOp(per_op, "exits") << ", halts " << PerOp(per_op, "halts")
                 << ", halt_wakeups " << PerOp(per_op, "halt_wakeups") << "\n";
-      // Null where this host's KVM does not keep irq_injections.
+      // Null where this host's KVM does not keep irq_injections. Linux sends no IPI for a
+      // wake-up of a CPU still polling in its idle loop, or of a task not yet asleep (an
+      // op once took 0.875 per op on each vCPU): that both CPUs are interrupted is what
+      // holds, not how often.
       if (!per_op.contains("interrupts") || per_op["interrupts"].is_null()) continue;
-      EXPECT_GE(per_op["interrupts"].get<double>(), 1.0)
+      EXPECT_GT(per_op["interrupts"].get<double>(), 0.0)
           << workload << " sample " << i + 1 << " vCPU " << v << ": " << vcpu.dump();
     }
   }
@@ -99,13 +102,19 @@ INSTANTIATE_TEST_SUITE_P(CrossCpuWorkloads, LinuxSmpTest,
                            return info.param;
                          });
 
-// On one vCPU there is no CPU 1: the workload says what it needs in one line and fails.
+// On one vCPU there is no CPU 1. The VMM refuses the workload by its catalogue row before
+// any boot; given behind its back (--cmdline), the init says what it needs in one line
+// and fails.
 TEST(LinuxSmpRefusalTest, OneVcpuIsRefusedInOneLine) {
   SIGVISOR_REQUIRE_DEBIAN_KERNEL(kernel);
+  testing::ExpectOneLineError(
+      Sigvisor("run --image " + kernel + " --vcpus 1 --workload xcpu_wake --ops 2"),
+      "--workload xcpu_wake runs across CPUs: it needs 2 vCPUs");
   if (const std::string why = WhyNoBoot(); !why.empty()) GTEST_SKIP() << why;
-  const testing::CommandResult r = Sigvisor("run --image " + kernel +
-                                            " --vcpus 1 --workload xcpu_wake --ops 2 --json "
-                                            "--quiet --timeout 20m");
+  const testing::CommandResult r =
+      Sigvisor("run --image " + kernel +
+               " --vcpus 1 --cmdline 'sigvisor_workload=xcpu_wake sigvisor_ops=2' --json "
+               "--quiet --timeout 20m");
   ASSERT_FALSE(r.out.empty()) << r.err;
   const nlohmann::json report = nlohmann::json::parse(r.out);
   EXPECT_EQ(report["outcome"], "exited");

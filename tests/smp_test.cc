@@ -89,6 +89,8 @@ TEST(SmpTest, AUniprocessorBuildOrMachineIsRefusedWithTheReason) {
   ExpectOneLineError(Sigvisor("run --vcpus 2 --trap patch --workload xcpu_kick"), "--trap");
   ExpectOneLineError(Sigvisor("run --ipi pv --workload hello"), "--ipi");
   ExpectOneLineError(Sigvisor("run --vcpus 9 --workload xcpu_kick"), "--vcpus");
+  ExpectOneLineError(Sigvisor("run --workload xcpu_kick"), "it needs 2 vCPUs");
+  ExpectOneLineError(Sigvisor("trace --workload xcpu_wake"), "it needs 2 vCPUs");
 }
 
 }  // namespace

@@ -77,7 +77,7 @@ struct workload {
 #define RUNS_LINUX(name) int linux_##name(const struct measure *m);
 #define RUNS_BOTH(name) RUNS_LINUX(name)
 #define RUNS_BUNDLED(name)
-#define SIGVISOR_WORKLOAD(name, inits, ops, warmup, bench, what) RUNS_##inits(name)
+#define SIGVISOR_WORKLOAD(name, inits, ops, warmup, bench, cpus, what) RUNS_##inits(name)
 #include "guest-kit/abi/workloads.inc"
 #undef RUNS_LINUX
 #define RUNS_LINUX(name) {#name, linux_##name},

@@ -84,7 +84,7 @@ struct workload {
 #define RUNS_BUNDLED(name) int workload_##name(const struct measure *m);
 #define RUNS_BOTH(name) RUNS_BUNDLED(name)
 #define RUNS_LINUX(name)
-#define SIGVISOR_WORKLOAD(name, inits, ops, warmup, bench, what) RUNS_##inits(name)
+#define SIGVISOR_WORKLOAD(name, inits, ops, warmup, bench, cpus, what) RUNS_##inits(name)
 #include "guest-kit/abi/workloads.inc"
 #undef RUNS_BUNDLED
 #define RUNS_BUNDLED(name) {#name, workload_##name},

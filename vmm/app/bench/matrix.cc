@@ -123,11 +123,9 @@ std::string VariantInfo::MachineSuffix(int vcpus, std::string_view ipi) {
   return suffix;
 }
 
-int MinVcpus(std::string_view workload) { return workload.rfind("xcpu_", 0) == 0 ? 2 : 1; }
-
 absl::Status CheckWorkloadVcpus(const Matrix& matrix) {
   for (const std::string& workload : matrix.workloads) {
-    const int needs = MinVcpus(workload);
+    const int needs = launch::WorkloadVcpus(workload);
     for (const VariantInfo& variant : matrix.variants) {
       if (variant.vcpus >= needs) continue;
       return absl::InvalidArgumentError(absl::StrFormat(
@@ -172,7 +170,7 @@ absl::StatusOr<std::vector<std::string>> ParseWorkloadList(std::string_view list
     // Those of one vCPU: a workload across CPUs is named (its variants need @vcpus=2).
     std::vector<std::string> all;
     for (const std::string& name : known) {
-      if (MinVcpus(name) == 1) all.push_back(name);
+      if (launch::WorkloadVcpus(name) == 1) all.push_back(name);
     }
     return all;
   }

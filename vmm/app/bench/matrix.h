@@ -102,11 +102,9 @@ absl::StatusOr<std::vector<std::string>> ParseWorkloadList(std::string_view list
 // target loads it (KvmBenchTarget::Create).
 absl::StatusOr<std::vector<VariantInfo>> ParseVariantList(std::string_view list);
 
-// The vCPUs `workload` needs: 2 for the workloads across CPUs (the catalogue's xcpu_
-// rows, guest-kit/abi/workloads.inc), 1 for the others.
-int MinVcpus(std::string_view workload);
 // Refuses a matrix that would run a workload across CPUs on a variant of fewer vCPUs
-// than it needs, in one line naming both, before any run.
+// than its catalogue row needs (launch::WorkloadVcpus), in one line naming both, before
+// any run.
 absl::Status CheckWorkloadVcpus(const Matrix& matrix);
 
 // The VariantInfo of a built variant, by canonical name or any --variant spec.

@@ -100,6 +100,7 @@ launch::GuestRequest GuestRequestFor(const RunOptions& options) {
           .warmup = options.warmup,
           .extra = options.cmdline,
           .initrd = options.initrd,
+          .vcpus = options.vcpus,
           .memory_mib = options.memory_mib,
           .memory_given = options.Given("memory"),
           .irqchip = options.irqchip,

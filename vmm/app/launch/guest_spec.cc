@@ -123,6 +123,7 @@ absl::StatusOr<GuestSpec> PrepareGuest(LoadedImage& image, const GuestRequest& r
   absl::StatusOr<std::string> words =
       GuestWords(DialectOf(image.target), request.workload, request.ops, request.warmup, request.extra);
   if (!words.ok()) return words.status();
+  if (absl::Status s = CheckWorkloadVcpus(request.workload, request.vcpus); !s.ok()) return s;
   if (!image.variant.empty()) {  // the bundled kernel
     if (absl::Status s = CheckBundledKernelWords(request.extra); !s.ok()) return s;
   }

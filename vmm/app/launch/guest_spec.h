@@ -46,6 +46,7 @@ struct GuestRequest {
   std::string warmup;    // as given; "": the kernel's default
   std::string extra;     // --cmdline: after sigvisor's words, so that a user's wins
   std::string initrd;    // a Linux kernel's initramfs file; "": the embedded one
+  int vcpus = 1;         // the machine's vCPUs: a workload across CPUs needs 2
   uint64_t memory_mib = 32;   // --memory's value (its default when not given)
   bool memory_given = false;  // --memory was given: no kind's default replaces it
   bool irqchip = false;                // a Multiboot kernel's --irqchip

@@ -3,6 +3,8 @@
 #include <functional>
 #include <iterator>
 
+#include "absl/strings/str_format.h"
+
 namespace sigvisor::launch {
 namespace {
 
@@ -14,8 +16,8 @@ constexpr InBench kBench1 = InBench::kYes;
 constexpr InBench kBench2 = InBench::kDefault;
 
 constexpr Workload kWorkloads[] = {
-#define SIGVISOR_WORKLOAD(name, inits, ops, warmup, bench, what) \
-  {#name, k##inits, ops != 0, warmup != 0, kBench##bench, what},
+#define SIGVISOR_WORKLOAD(name, inits, ops, warmup, bench, cpus, what) \
+  {#name, k##inits, ops != 0, warmup != 0, kBench##bench, cpus, what},
 #include "guest-kit/abi/workloads.inc"
 #undef SIGVISOR_WORKLOAD
 };
@@ -62,6 +64,20 @@ bool WorkloadTakesOps(std::string_view name) {
 
 std::vector<std::string> WorkloadsWithoutOps() {
   return NamesWhere([](const Workload& w) { return !w.ops; });
+}
+
+int WorkloadVcpus(std::string_view name) {
+  const Workload* workload = FindWorkload(name);
+  return workload == nullptr ? 1 : workload->vcpus;
+}
+
+absl::Status CheckWorkloadVcpus(std::string_view name, int vcpus) {
+  const int needs = WorkloadVcpus(name);
+  if (vcpus >= needs) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "--workload %s runs across CPUs: it needs %d vCPUs, and this machine has %d (`run "
+      "--vcpus %d` gives it them)",
+      name, needs, vcpus, needs));
 }
 
 std::vector<std::string> WarmedWorkloadNames() {

@@ -1,7 +1,7 @@
 // The workload catalogue (guest-kit/abi/workloads.inc) as the VMM reads it: which init
-// runs each workload, which take --warmup, which bench runs. Every list of workload
-// names the VMM checks or prints comes from here, so adding a row to the catalogue
-// (and its function to the inits) is all a new workload needs (docs/extending.md).
+// runs each workload, which take --warmup, which bench runs, how many vCPUs each needs. Every list
+// of workload names the VMM checks or prints comes from here, so adding a row to the catalogue (and
+// its function to the inits) is all a new workload needs (docs/extending.md).
 #ifndef SIGVISOR_VMM_APP_LAUNCH_WORKLOADS_H_
 #define SIGVISOR_VMM_APP_LAUNCH_WORKLOADS_H_
 
@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "absl/status/status.h"
 
 namespace sigvisor::launch {
 
@@ -24,6 +26,7 @@ struct Workload {
   bool ops;     // it repeats its operation --ops times; else it runs once and --ops is refused
   bool warmup;  // it runs struct measure's warm-up ops first: --warmup applies
   InBench bench;
+  int vcpus;              // the vCPUs it needs: 2 for a workload across CPUs, else 1
   std::string_view what;  // one line for help and docs
 };
 
@@ -45,6 +48,11 @@ std::vector<std::string> BenchDefaultWorkloadNames();
 // catalogue does not have ("" for the image's default, another image's own) does.
 bool WorkloadTakesOps(std::string_view name);
 std::vector<std::string> WorkloadsWithoutOps();
+
+// The vCPUs `name` needs, as its row says (1 for a name the catalogue does not have),
+// and the one-line refusal of a run of it on fewer.
+int WorkloadVcpus(std::string_view name);
+absl::Status CheckWorkloadVcpus(std::string_view name, int vcpus);
 
 // The names of those that take --warmup.
 std::vector<std::string> WarmedWorkloadNames();

@@ -42,5 +42,23 @@ TEST(WorkloadCatalogueTest, RowsAreUniqueAndSayWhatTheyDo) {
   EXPECT_EQ(FindWorkload("nosuch"), nullptr);
 }
 
+// The workloads across CPUs say so in their rows; a run of one on fewer vCPUs is refused
+// in one line that names what to give, before any boot.
+TEST(WorkloadCatalogueTest, AWorkloadAcrossCpusNeedsTwoVcpus) {
+  for (const Workload& w : Workloads()) {
+    EXPECT_EQ(w.vcpus, std::string_view(w.name).starts_with("xcpu_") ? 2 : 1) << w.name;
+  }
+  EXPECT_EQ(WorkloadVcpus("xcpu_wake"), 2);
+  EXPECT_EQ(WorkloadVcpus("divzero"), 1);
+  EXPECT_EQ(WorkloadVcpus(""), 1);  // the image's default
+  EXPECT_TRUE(CheckWorkloadVcpus("xcpu_kick", 2).ok());
+  EXPECT_TRUE(CheckWorkloadVcpus("divzero", 1).ok());
+  const absl::Status refused = CheckWorkloadVcpus("xcpu_kick", 1);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.message(),
+            "--workload xcpu_kick runs across CPUs: it needs 2 vCPUs, and this machine has 1 "
+            "(`run --vcpus 2` gives it them)");
+}
+
 }  // namespace
 }  // namespace sigvisor::launch

@@ -860,7 +860,7 @@ TEST(IpiStudyTest, BenchesTheThreeWaysAndTheOneVcpuSignal) {
   ASSERT_TRUE(ref->has_value());
   EXPECT_EQ((*ref)->workloads, std::vector<std::string>{"sigpingpong"});
   ASSERT_EQ((*ref)->variants.size(), 1u);
-  EXPECT_EQ((*ref)->variants[0].name, "baseline");
+  EXPECT_EQ((*ref)->variants[0].name, "smp=on");  // the same kernel, on one vCPU
   EXPECT_EQ((*ref)->variants[0].vcpus, 1);
   EXPECT_EQ((*ref)->ops, m->ops);
   EXPECT_EQ((*ref)->repetitions, m->repetitions);
@@ -879,7 +879,7 @@ TEST(IpiStudyTest, TheTablePerCrossCpuSignal) {
   EXPECT_TRUE(r.comparisons.empty());  // no seed, no verdict
   const std::string& t = r.text;
   EXPECT_NE(t.find("== study ipi (no seed): a signal to another CPU"), std::string::npos) << t;
-  EXPECT_NE(t.find("reference: sigpingpong on baseline, 3 runs"), std::string::npos) << t;
+  EXPECT_NE(t.find("reference: sigpingpong on smp=on, 3 runs"), std::string::npos) << t;
   EXPECT_NE(
       t.find("  build                         exits 0  exits 1  IPIs 0  IPIs 1  time (median) "
              "[min - max]        x one-vCPU signal\n"),
@@ -898,7 +898,7 @@ TEST(IpiStudyTest, TheTablePerCrossCpuSignal) {
       << t;
   EXPECT_NE(t.find(" 5.000\n"), std::string::npos) << t;
   EXPECT_NE(
-      t.find("  one-vCPU signal (sigpingpong on baseline): 500 ns [500 ns - 500 ns] per signal"),
+      t.find("  one-vCPU signal (sigpingpong on smp=on): 500 ns [500 ns - 500 ns] per signal"),
       std::string::npos)
       << t;
 
@@ -909,7 +909,7 @@ TEST(IpiStudyTest, TheTablePerCrossCpuSignal) {
   EXPECT_EQ(ipi[0]["ways"][2]["ipi"], "pv");
   EXPECT_EQ(ipi[0]["ways"][2]["vcpus"][1]["exits"], 0.5);
   EXPECT_DOUBLE_EQ(ipi[0]["ways"][1]["ratio_to_one_vcpu"].get<double>(), 4.0);
-  EXPECT_EQ(ipi[0]["one_vcpu"]["variant"], "baseline");
+  EXPECT_EQ(ipi[0]["one_vcpu"]["variant"], "smp=on");
 }
 
 TEST(IpiStudyTest, JsonValidatesWithItsReferenceBench) {
@@ -953,7 +953,7 @@ TEST(IpiStudyTest, AnIncompleteReferenceMakesAnIncompleteStudy) {
                        },
                        options));
   EXPECT_FALSE(r.complete());
-  EXPECT_NE(r.text.find("one-vCPU signal (sigpingpong on baseline): no completed run"),
+  EXPECT_NE(r.text.find("one-vCPU signal (sigpingpong on smp=on): no completed run"),
             std::string::npos)
       << r.text;
   EXPECT_NE(r.text.find("reference: INCOMPLETE"), std::string::npos) << r.text;
