@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The soak of the workloads across CPUs (docs/smp.md): RUNS runs of each of them, on
 # VCPUS vCPUs, each way of sending IPIs, OPS ops each. Every run must end with status
-# 0, with the same exits per vCPU as the first run of its kind, and with at least one
-# interrupt injected per op into each of vCPUs 0 and 1 (the IPI each receives). Halts
-# are not compared: they depend on the host's scheduling (docs/smp.md).
+# 0, with the same exits and guest-counted IPIs per vCPU as the first run of its kind,
+# and with at least one interrupt injected per op into each of vCPUs 0 and 1 (the IPI
+# each receives). Halts are not compared: they depend on the host's scheduling
+# (docs/smp.md).
 #
 # Usage: perf/smp_soak.sh SIGVISOR [RUNS [OPS [VCPUS [IPIS]]]]
 #   defaults: 50 runs, 1000 ops, 4 vCPUs, IPIS "x2apic xapic pv"
@@ -18,22 +19,26 @@ workloads="xcpu_pingpong xcpu_kick xcpu_wake"
 out=$(mktemp) || exit 125
 trap 'rm -f "$out"' EXIT
 
-# The phase's exact counts per vCPU from the run's JSON (docs/json.md, "Several vCPUs"),
-# one line: "vCPU 0: N exits, M interrupts; vCPU 1: ...". The exits that reached the VMM
-# must be the same in every run; KVM's injections (irq_injections) must not be fewer
-# than the IPIs the rule sends (--ops on each of vCPUs 0 and 1), and may be more: KVM
-# counts an injection again when an exit cut its delivery short.
+# The phase's counts per vCPU from the run's JSON (docs/json.md, "Several vCPUs"), one
+# line: "vCPU 0: N exits, S sent, R received, M interrupts; vCPU 1: ...". The exits that
+# reached the VMM and the IPIs the kernel counted sending and sent to it (guest_ipis) must
+# be the same in every run; KVM's injections (irq_injections) must not be fewer than
+# the IPIs the rule sends (--ops on each of vCPUs 0 and 1), and may be more: KVM counts
+# an injection again when an exit cut its delivery short.
 counts() {
   awk '/"vcpus": \[/ { on = 1 }
-       on && /"vcpu": / { gsub(/[^0-9]/, ""); cpu = $0; need_total = 1; need_irq = 1 }
+       on && /"vcpu": / { gsub(/[^0-9]/, ""); cpu = $0; need_total = 1; need_irq = 1; need_ipis = 1 }
        on && need_total && /"total": / { gsub(/[^0-9]/, ""); exits[cpu] = $0; need_total = 0 }
        on && need_irq && /"irq_injections": / { gsub(/[^0-9]/, ""); irq[cpu] = $0; need_irq = 0 }
+       on && need_ipis && /"sent": / { gsub(/[^0-9]/, ""); sent[cpu] = $0 }
+       on && need_ipis && /"received": / { gsub(/[^0-9]/, ""); received[cpu] = $0; need_ipis = 0 }
        on && /"per_op"/ { n = cpu + 1 }
-       END { for (c = 0; c < n; c++) printf "vCPU %d: %s exits, %s interrupts; ", c, exits[c], irq[c] }' "$1"
+       END { for (c = 0; c < n; c++)
+               printf "vCPU %d: %s exits, %s sent, %s received, %s interrupts; ", c, exits[c], sent[c], received[c], irq[c] }' "$1"
 }
 
-# The exits alone (what must match exactly), and whether vCPUs 0 and 1 each had at
-# least OPS injections.
+# The exits and the guest's IPI counts (what must match exactly), and whether vCPUs 0
+# and 1 each had at least OPS injections.
 exits_of() { sed -E 's/, [0-9]+ interrupts//g' <<<"$1"; }
 enough_interrupts() {
   awk -v ops="$2" '{ for (i = 1; i <= NF; i++) if ($i == "interrupts;") { n++; if (n <= 2 && $(i - 1) + 0 < ops) bad = 1 } }
@@ -61,7 +66,7 @@ for ipi in $ipis; do
         first=$got
       elif [[ $(exits_of "$got") != "$(exits_of "$first")" ]]; then
         differ=$((differ + 1))
-        echo "  $workload $ipi run $run: exits differ: $got"
+        echo "  $workload $ipi run $run: exits or IPIs differ: $got"
       fi
     done
     failed=$((failed + bad + differ))

@@ -1,11 +1,12 @@
 // The bundled kernel on several vCPUs (docs/smp.md): signals between tasks pinned to
 // different CPUs, each IPI sent the three ways the machine offers, counted per op on
-// every vCPU from KVM's own statistics and the VMM's ledger.
+// every vCPU from the guest's own IPI counts, KVM's statistics and the VMM's ledger.
 //
 // Exact per op, with each side of a workload pinned alone on its CPU
 // (docs/guest-kernel.md, "Several CPUs"): every cross-CPU signal costs one IPI, so
-// each of the two vCPUs receives one per op (two signals an op, one each way), which
-// KVM injects (its irq_injections: at least one per op, more only where an exit cut an
+// each of the two vCPUs sends one and takes one per op (two signals an op, one each
+// way), as the kernel's own count says exactly (guest_ipis), and KVM injects it (its
+// irq_injections: at least one per op, more only where an exit cut an
 // injection short); x2APIC and xAPIC IPIs stay inside KVM's local APIC (no exit reaches
 // the VMM); a pv IPI is one hypercall, one VMM exit per signal sent. Halts are not
 // exact (a task may still be on its way to sleep when its answer comes) and are not
@@ -55,6 +56,11 @@ TEST(SmpTest, EachCrossCpuSignalIsOneIpiAndItsExitsAreTheMethods) {
         SCOPED_TRACE("vcpu " + std::to_string(cpu));
         const json& v = vcpus[cpu];
         EXPECT_EQ(v["vcpu"], cpu);
+        // The kernel's own count, exact: one IPI sent by each and one sent to each per op.
+        ASSERT_TRUE(v.contains("guest_ipis")) << v.dump();
+        EXPECT_EQ(v["guest_ipis"]["sent"], kOps) << v.dump();
+        EXPECT_EQ(v["guest_ipis"]["received"], kOps) << v.dump();
+        EXPECT_EQ(v["per_op"]["ipis_received"], 1.0) << v.dump();
         // KVM's irq_injections: the IPI each vCPU receives per op, and once more for
         // each injection an exit cut short (KVM injects it again); each injection is
         // made on an entry, so there are never more than the vCPU's exits (+1).
@@ -82,6 +88,14 @@ TEST(SmpTest, FourVcpusRunTheWorkloadsTooAndTheTextHasAColumnEach) {
   const CommandResult r = Sigvisor("run --vcpus 4 --workload xcpu_kick --ops 4 --quiet");
   ASSERT_EQ(r.status, 0) << r.err << r.out;
   EXPECT_NE(r.out.find("vcpu0     vcpu1     vcpu2     vcpu3"), std::string::npos) << r.out;
+  // The kernel's own IPI count, one row per direction: vCPUs 2 and 3 neither send nor
+  // take any (4 ops: 1.00 per op on vCPUs 0 and 1).
+  EXPECT_NE(r.out.find("IPIs sent, guest's count          1.00      1.00      0.00      0.00"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("IPIs received, guest's count      1.00      1.00      0.00      0.00"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(SmpTest, AUniprocessorBuildOrMachineIsRefusedWithTheReason) {

@@ -442,6 +442,30 @@ struct sigvisor_hc_send_ipi {
 };
 #endif
 
+/* The kernel's own count of its reschedule IPIs, every CPU's since boot: those it sent
+ * and those sent to it, by the IPI rule (one per wake-up or kick that needs one),
+ * counted by the sender as it sends. An
+ * SMP kernel's phase markers carry them after their own block, so that the VMM has
+ * the guest's exact IPIs per phase beside KVM's injections (which count a
+ * re-injection again): PHASE_BEGIN's argument is a sigvisor_hc_phase_begin_smp,
+ * PHASE_END's a sigvisor_hc_phase_end_smp, from a kernel with the SMP note only. */
+#ifndef __ASSEMBLER__
+struct sigvisor_ipi_counts {
+  uint64_t sent[SIGVISOR_MAX_CPUS];     /* by this CPU */
+  uint64_t received[SIGVISOR_MAX_CPUS]; /* to this CPU */
+};
+
+struct sigvisor_hc_phase_begin_smp {
+  struct sigvisor_hc_phase_begin phase;
+  struct sigvisor_ipi_counts ipis;
+};
+
+struct sigvisor_hc_phase_end_smp {
+  struct sigvisor_hc_phase_end phase;
+  struct sigvisor_ipi_counts ipis;
+};
+#endif
+
 /* ------------------------------------------------------------------------------
  * The vdso page (MIPS under sigvisor's interpreter; docs/mips-platform.md, "The vdso
  * page").

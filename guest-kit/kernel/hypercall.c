@@ -11,6 +11,7 @@
 #include "asm/page.h"
 #include "guest-kit/abi/sigvisor_abi.h"
 #include "guest-kit/kernel/config.h"
+#include "guest-kit/kernel/smp.h"
 #include "guest-kit/lib/string.h"
 
 /* Set when the kernel was not booted by sigvisor (QEMU): the board's UART and its
@@ -34,24 +35,42 @@ void hc_console_write(const char *data, size_t len) {
   hypercall(SIGVISOR_HC_CONSOLE_WRITE, &args);
 }
 
+/* An SMP kernel's markers carry every CPU's IPI counts after their own block
+ * (sigvisor_abi.h, struct sigvisor_ipi_counts), read last, just before the call. */
 void hc_phase_begin(const char *name, uint64_t ops, uint32_t flags, int op_syscall) {
   if (use_pc_devices) return;
-  static struct sigvisor_hc_phase_begin args;
+#if CONFIG_SMP
+  static struct sigvisor_hc_phase_begin_smp block;
+  struct sigvisor_hc_phase_begin *args = &block.phase;
+#else
+  static struct sigvisor_hc_phase_begin block;
+  struct sigvisor_hc_phase_begin *args = &block;
+#endif
   size_t n = strnlen(name, SIGVISOR_PHASE_NAME_MAX);
-  memcpy(args.name, name, n);
-  if (n < SIGVISOR_PHASE_NAME_MAX) args.name[n] = '\0';
-  args.ops = ops;
-  args.flags = flags;
-  args.op_syscall_plus1 = op_syscall >= 0 ? (uint32_t)op_syscall + 1 : 0;
-  args.tsc = arch_cycles();
-  hypercall(SIGVISOR_HC_PHASE_BEGIN, &args);
+  memcpy(args->name, name, n);
+  if (n < SIGVISOR_PHASE_NAME_MAX) args->name[n] = '\0';
+  args->ops = ops;
+  args->flags = flags;
+  args->op_syscall_plus1 = op_syscall >= 0 ? (uint32_t)op_syscall + 1 : 0;
+#if CONFIG_SMP
+  smp_read_ipi_counts(&block.ipis);
+#endif
+  args->tsc = arch_cycles();
+  hypercall(SIGVISOR_HC_PHASE_BEGIN, &block);
 }
 
 void hc_phase_end(void) {
   if (use_pc_devices) return;
-  static struct sigvisor_hc_phase_end args;
-  args.tsc = arch_cycles();
-  hypercall(SIGVISOR_HC_PHASE_END, &args);
+#if CONFIG_SMP
+  static struct sigvisor_hc_phase_end_smp block;
+  struct sigvisor_hc_phase_end *args = &block.phase;
+  smp_read_ipi_counts(&block.ipis);
+#else
+  static struct sigvisor_hc_phase_end block;
+  struct sigvisor_hc_phase_end *args = &block;
+#endif
+  args->tsc = arch_cycles();
+  hypercall(SIGVISOR_HC_PHASE_END, &block);
 }
 
 void hc_event(uint32_t kind, int signo, int code, int pid, uint64_t addr, uint64_t rip) {

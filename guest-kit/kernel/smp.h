@@ -10,6 +10,7 @@
 
 #if CONFIG_SMP
 #include "asm/smp.h"
+#include "guest-kit/abi/sigvisor_abi.h"
 
 struct task;
 
@@ -59,6 +60,13 @@ void kick_process(struct task *task);
 
 /* Whether `task` is the current task of a CPU other than `cpu`. */
 int task_running_elsewhere(const struct task *task, int cpu);
+
+/*
+ * The kernel's own count of its reschedule IPIs (struct sigvisor_ipi_counts): the rule
+ * above counts each one it sends, for the sender and for the target. The phase markers
+ * copy them to the VMM (hypercall.c).
+ */
+void smp_read_ipi_counts(struct sigvisor_ipi_counts *out);
 #endif
 
 #endif /* SIGVISOR_GUEST_KIT_KERNEL_SMP_H_ */

@@ -187,6 +187,23 @@ TEST(PhaseTrackerTest, AVcpuMissingAtOneBoundaryIsLeftOut) {
   EXPECT_EQ(tracker.results().back().other_vcpus[0].vcpu, 1);
 }
 
+// The guest's own IPI counts: each CPU's difference between its markers; none where a
+// marker had none (a uniprocessor kernel) or the two disagree on the CPUs.
+TEST(PhaseTrackerTest, GuestIpisAreTheMarkersDifferencePerCpu) {
+  PhaseTracker tracker;
+  PhaseSample begin, end;
+  begin.guest_ipis = {{.sent = 2, .received = 2}, {.sent = 2, .received = 2}};
+  end.guest_ipis = {{.sent = 12, .received = 12}, {.sent = 12, .received = 11}};
+  ASSERT_TRUE(tracker.Begin("xcpu", 10, begin).ok());
+  ASSERT_TRUE(tracker.End(end).ok());
+  EXPECT_EQ(tracker.results().back().guest_ipis,
+            (GuestIpiCounts{{.sent = 10, .received = 10}, {.sent = 10, .received = 9}}));
+  ASSERT_TRUE(tracker.Begin("up", 1, PhaseSample()).ok());
+  ASSERT_TRUE(tracker.End(PhaseSample()).ok());
+  EXPECT_TRUE(tracker.results().back().guest_ipis.empty());
+  EXPECT_TRUE(SubtractGuestIpis(end.guest_ipis, {{}}).empty());
+}
+
 TEST(LatencyStatsTest, Log2BucketsHoldEachTimeOnce) {
   EXPECT_EQ(LatencyBucket(0), 0u);
   EXPECT_EQ(LatencyBucket(1), 1u);

@@ -123,6 +123,7 @@ absl::Status PhaseTracker::End(const PhaseSample& at_end) {
     if (between.count != 0) result.exit_latency.emplace(reason, between);
   }
   NetOfCalibration(raw, result);
+  result.guest_ipis = SubtractGuestIpis(at_end.guest_ipis, open_->begin.guest_ipis);
   CheckClocks(result);
   result.exits_total = Sum(result.exits);
   results_.push_back(std::move(result));

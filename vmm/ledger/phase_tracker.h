@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "vmm/base/stats_snapshot.h"
 #include "vmm/ledger/exit_ledger.h"
+#include "vmm/ledger/guest_ipis.h"
 #include "vmm/ledger/latency.h"
 #include "vmm/ledger/trap_ledger.h"
 
@@ -35,6 +36,7 @@ struct PhaseSample {
   uint64_t guest_tsc = 0;  // the guest's rdtsc, as it reported it
   TrapTally traps;         // what the trap ledger had counted
   std::vector<VcpuSample> other_vcpus;  // vCPUs 1 .. N-1, in order
+  GuestIpiCounts guest_ipis;            // the marker's: an SMP kernel's IPI counts so far
   // The VMM's handling time of the exits so far, by reason (vCPU 0's).
   std::map<std::string, LatencyStats, std::less<>> exit_latency;
 };
@@ -106,6 +108,10 @@ struct PhaseResult {
   // reason and KVM's statistics of it), net of the calibration as vCPU 0's counts are.
   // Empty on one vCPU. Exits and statistics above are vCPU 0's.
   std::vector<VcpuSample> other_vcpus;
+  // An SMP kernel's own count of the phase's IPIs, every CPU's (guest_ipis.h): sent
+  // by its IPI rule, by and to each CPU. Not net of the calibration: the markers
+  // send none. Empty when the guest does not count them.
+  GuestIpiCounts guest_ipis;
 
   bool time_measured() const { return time == PhaseTime::kMeasured; }
   std::optional<uint64_t> MeasuredWallNs() const {

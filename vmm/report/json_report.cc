@@ -163,9 +163,10 @@ KvmExitsJson KvmExitsToJson(const StatsSnapshot& stats, uint64_t ops, const RunC
 // One vCPU's part of a phase on several vCPUs: the VMM's exits of it, KVM's statistics
 // of it, and per op what a signal to another CPU is read by (docs/json.md, "Several
 // vCPUs"): the interrupts KVM injected into it (the IPIs it received: the bundled
-// kernel takes no other interrupt) and its halts.
+// kernel takes no other interrupt) and its halts; and an SMP kernel's own count of the
+// IPIs it sent and those sent to it (`ipis`, null when the guest does not count them).
 json VcpuPhaseToJson(int vcpu, const ExitCounts& exits, const StatsSnapshot& stats, uint64_t ops,
-                     const RunContext& run) {
+                     const GuestIpis* ipis, const RunContext& run) {
   const uint64_t total = Sum(exits);
   const StatsSnapshot counted = WithoutUncounted(stats, run.uncounted);
   auto stat_per_op = [&](const char* name) {
@@ -179,6 +180,11 @@ json VcpuPhaseToJson(int vcpu, const ExitCounts& exits, const StatsSnapshot& sta
   json per_op = {{"exits", PerOp(total, ops)}, {"kvm_exits", kvm_exits.per_op}};
   for (const VcpuPhaseStat& stat : kVcpuPhaseStats) {
     per_op[stat.json_name] = stat_per_op(stat.kvm_name);
+  }
+  if (ipis != nullptr) {
+    out["guest_ipis"] = {{"sent", ipis->sent}, {"received", ipis->received}};
+    per_op["ipis_sent"] = PerOp(ipis->sent, ops);
+    per_op["ipis_received"] = PerOp(ipis->received, ops);
   }
   out["per_op"] = per_op;
   return out;
@@ -258,9 +264,13 @@ json PhaseToJson(const PhaseResult& phase, const RunContext& run) {
   out["exit_latency"] = ExitLatencyToJson(phase.exit_latency);
   if (!phase.other_vcpus.empty()) {
     json vcpus = json::array();
-    vcpus.push_back(VcpuPhaseToJson(0, phase.exits, phase.kvm_stats, phase.ops, run));
+    auto ipis_of = [&](int vcpu) -> const GuestIpis* {
+      return vcpu < static_cast<int>(phase.guest_ipis.size()) ? &phase.guest_ipis[vcpu] : nullptr;
+    };
+    vcpus.push_back(VcpuPhaseToJson(0, phase.exits, phase.kvm_stats, phase.ops, ipis_of(0), run));
     for (const VcpuSample& other : phase.other_vcpus) {
-      vcpus.push_back(VcpuPhaseToJson(other.vcpu, other.exits, other.kvm_stats, phase.ops, run));
+      vcpus.push_back(VcpuPhaseToJson(other.vcpu, other.exits, other.kvm_stats, phase.ops,
+                                      ipis_of(other.vcpu), run));
     }
     out["vcpus"] = vcpus;
   }

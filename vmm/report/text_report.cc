@@ -116,6 +116,17 @@ void AppendVcpus(std::string& out, const PhaseResult& phase,
   for (const VcpuPhaseStat& kvm : kVcpuPhaseStats) {
     line(kvm.text_label, [&](const Column& c) { return stat(c.stats, kvm.kvm_name); });
   }
+  // An SMP kernel's own count: the IPIs its rule sent, by and to each CPU, exactly.
+  if (phase.guest_ipis.empty()) return;
+  auto ipis = [&](const Column& c) -> const GuestIpis* {
+    return c.vcpu < static_cast<int>(phase.guest_ipis.size()) ? &phase.guest_ipis[c.vcpu] : nullptr;
+  };
+  line("IPIs sent, guest's count", [&](const Column& c) -> std::optional<uint64_t> {
+    return ipis(c) ? std::optional<uint64_t>(ipis(c)->sent) : std::nullopt;
+  });
+  line("IPIs received, guest's count", [&](const Column& c) -> std::optional<uint64_t> {
+    return ipis(c) ? std::optional<uint64_t>(ipis(c)->received) : std::nullopt;
+  });
 }
 
 // "512ns", "8.2us", "1.3ms": a histogram bucket's bound, short.

@@ -35,6 +35,7 @@ RunRecord TwoVcpuRun() {
   phase.other_vcpus.push_back(
       VcpuSample{1, {{"io", 2}}, {{"exits", 30}, {"irq_injections", 10}, {"halt_exits", 8}}});
   phase.exits_total = 0;
+  phase.guest_ipis = {{.sent = 10, .received = 10}, {.sent = 10, .received = 10}};
   LatencyHistogram io;  // vCPU 0's exits between the markers: the BEGIN marker's
   io.count = 1;
   io.sum_ns = 9000;
@@ -78,6 +79,21 @@ TEST(VcpuReportTest, JsonHasAnEntryPerVcpuWithItsPerOpFigures) {
   EXPECT_EQ(ap["per_op"]["interrupts"], 1.0);
   EXPECT_EQ(ap["per_op"]["halts"], 0.8);
   EXPECT_TRUE(ap["per_op"]["halt_wakeups"].is_null());  // KVM did not say
+  // The kernel's own IPI count, beside KVM's injections.
+  EXPECT_EQ(ap["guest_ipis"]["sent"], 10);
+  EXPECT_EQ(ap["guest_ipis"]["received"], 10);
+  EXPECT_EQ(ap["per_op"]["ipis_sent"], 1.0);
+  EXPECT_EQ(bsp["per_op"]["ipis_received"], 1.0);
+}
+
+// A guest that does not count its IPIs (Multiboot, Linux) has no such figures.
+TEST(VcpuReportTest, AGuestWithoutItsOwnIpiCountHasNone) {
+  RunRecord record = TwoVcpuRun();
+  record.result.phases[0].guest_ipis.clear();
+  const nlohmann::json ap = Json(record)["phases"][0]["vcpus"][1];
+  EXPECT_FALSE(ap.contains("guest_ipis"));
+  EXPECT_FALSE(ap["per_op"].contains("ipis_sent"));
+  EXPECT_EQ(FormatRunReport(record).find("guest's count"), std::string::npos);
 }
 
 TEST(VcpuReportTest, ExitLatencyIsAHistogramInBoth) {
@@ -144,6 +160,8 @@ TEST(VcpuReportTest, TextHasAColumnPerVcpu) {
            "    interrupts (irq_injections)       1.00      1.00\n",
            "    halts (halt_exits)                1.00      0.80\n",
            "    halt_wakeup                       1.00         -\n",  // KVM did not say
+           "    IPIs sent, guest's count          1.00      1.00\n",
+           "    IPIs received, guest's count      1.00      1.00\n",
        }) {
     EXPECT_NE(text.find(line), std::string::npos) << line << text;
   }

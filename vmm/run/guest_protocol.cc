@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -26,6 +27,31 @@ HypercallResult BadArgs(uint64_t nr, uint32_t args_gpa, const absl::Status& s) {
       Outcome::kBadDeviceAccess,
       absl::StrFormat("hypercall %s: bad argument block at %#x: %s", HypercallName(nr), args_gpa,
                       s.message()));
+}
+
+// The first `cpus` CPUs' counts of an SMP kernel's marker (the VMM checked `cpus`
+// against SIGVISOR_MAX_CPUS when it made the machine; capped here all the same).
+GuestIpiCounts IpiCountsOf(const sigvisor_ipi_counts& counts, int cpus) {
+  GuestIpiCounts ipis(std::min<size_t>(cpus, SIGVISOR_MAX_CPUS));
+  for (size_t cpu = 0; cpu < ipis.size(); ++cpu) {
+    ipis[cpu] = {.sent = counts.sent[cpu], .received = counts.received[cpu]};
+  }
+  return ipis;
+}
+
+// A marker's own argument block and, from an SMP kernel (cpus > 0), the IPI counts
+// that follow it.
+template <typename Block, typename SmpBlock>
+absl::StatusOr<std::pair<Block, GuestIpiCounts>> ReadMarker(const GuestMemory& memory, uint32_t gpa,
+                                                            int cpus) {
+  if (cpus == 0) {
+    absl::StatusOr<Block> block = memory.ReadObject<Block>(gpa);
+    if (!block.ok()) return block.status();
+    return std::pair(*block, GuestIpiCounts());
+  }
+  absl::StatusOr<SmpBlock> block = memory.ReadObject<SmpBlock>(gpa);
+  if (!block.ok()) return block.status();
+  return std::pair(block->phase, IpiCountsOf(block->ipis, cpus));
 }
 
 HypercallResult Marker(PhaseMarker marker, uint64_t guest_tsc) {
@@ -79,27 +105,32 @@ HypercallResult GuestProtocol::Exit(uint32_t args_gpa) {
 }
 
 HypercallResult GuestProtocol::PhaseBegin(uint32_t args_gpa) {
-  auto args = memory_.ReadObject<sigvisor_hc_phase_begin>(args_gpa);
-  if (!args.ok()) return BadArgs(SIGVISOR_HC_PHASE_BEGIN, args_gpa, args.status());
-  if (args->flags & ~uint32_t{SIGVISOR_PHASE_CALIBRATION}) {
+  auto read = ReadMarker<sigvisor_hc_phase_begin, sigvisor_hc_phase_begin_smp>(memory_, args_gpa,
+                                                                               marker_ipi_cpus_);
+  if (!read.ok()) return BadArgs(SIGVISOR_HC_PHASE_BEGIN, args_gpa, read.status());
+  auto& [args, ipis] = *read;
+  if (args.flags & ~uint32_t{SIGVISOR_PHASE_CALIBRATION}) {
     return HypercallResult::RunFailed(
         Outcome::kBadDeviceAccess,
-        absl::StrFormat("hypercall phase_begin: unknown flags %#x", args->flags));
+        absl::StrFormat("hypercall phase_begin: unknown flags %#x", args.flags));
   }
   return Marker(PhaseMarker{.begin = true,
-                            .name = BoundedName(args->name),
-                            .ops = args->ops,
-                            .calibration = (args->flags & SIGVISOR_PHASE_CALIBRATION) != 0,
-                            .op_syscall = args->op_syscall_plus1
-                                              ? std::optional<uint64_t>(args->op_syscall_plus1 - 1)
-                                              : std::nullopt},
-                args->tsc);
+                            .name = BoundedName(args.name),
+                            .ops = args.ops,
+                            .calibration = (args.flags & SIGVISOR_PHASE_CALIBRATION) != 0,
+                            .op_syscall = args.op_syscall_plus1
+                                              ? std::optional<uint64_t>(args.op_syscall_plus1 - 1)
+                                              : std::nullopt,
+                            .guest_ipis = std::move(ipis)},
+                args.tsc);
 }
 
 HypercallResult GuestProtocol::PhaseEnd(uint32_t args_gpa) {
-  auto args = memory_.ReadObject<sigvisor_hc_phase_end>(args_gpa);
-  if (!args.ok()) return BadArgs(SIGVISOR_HC_PHASE_END, args_gpa, args.status());
-  return Marker(PhaseMarker{.begin = false}, args->tsc);
+  auto read = ReadMarker<sigvisor_hc_phase_end, sigvisor_hc_phase_end_smp>(memory_, args_gpa,
+                                                                           marker_ipi_cpus_);
+  if (!read.ok()) return BadArgs(SIGVISOR_HC_PHASE_END, args_gpa, read.status());
+  auto& [args, ipis] = *read;
+  return Marker(PhaseMarker{.begin = false, .guest_ipis = std::move(ipis)}, args.tsc);
 }
 
 HypercallResult GuestProtocol::TimeReport(uint32_t args_gpa) {

@@ -31,6 +31,11 @@ class GuestProtocol {
   // The run's orders: what the guest's init is told at its quiescent point (the run's
   // command line). Set before the run starts.
   void set_orders(std::string orders) { orders_ = std::move(orders); }
+  // An SMP kernel's phase markers have its IPI counts after their own argument blocks
+  // (sigvisor_hc_phase_begin_smp, sigvisor_hc_phase_end_smp): each marker then carries
+  // those of the machine's `cpus` CPUs (PhaseMarker::guest_ipis). 0, the default: the
+  // blocks are a uniprocessor kernel's. Set before the run.
+  void set_marker_ipi_cpus(int cpus) { marker_ipi_cpus_ = cpus; }
   // Called at the guest's quiescent point (SIGVISOR_HC_ORDERS), before the orders are
   // written, with the call's argument block's guest-physical address. A result whose
   // verdict is not kContinue ends the run there, the orders unwritten (`sigvisor
@@ -65,6 +70,7 @@ class GuestProtocol {
   GuestMemory& memory_;
   std::function<void(std::string_view)> console_;
   std::string orders_;
+  int marker_ipi_cpus_ = 0;
   QuiescentHook quiescent_hook_;
 };
 

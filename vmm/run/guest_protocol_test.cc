@@ -85,6 +85,41 @@ TEST_F(GuestProtocolTest, PhaseMarkersWithUnterminatedName) {
   EXPECT_EQ(ended.guest_tsc, 19u);
 }
 
+// An SMP kernel's markers: the block, then every CPU's IPI counts, of which the
+// machine's CPUs are kept; a uniprocessor kernel's markers carry none.
+TEST_F(GuestProtocolTest, AnSmpKernelsMarkersCarryItsIpiCounts) {
+  EXPECT_TRUE(Call(SIGVISOR_HC_PHASE_END, 0x1100).marker->guest_ipis.empty());
+  protocol_.set_marker_ipi_cpus(2);
+  sigvisor_hc_phase_begin_smp begin = {};
+  std::memcpy(begin.phase.name, "xcpu", 5);
+  begin.phase.tsc = 5;
+  begin.ipis.sent[0] = 3;
+  begin.ipis.received[1] = 4;
+  begin.ipis.sent[2] = 99;  // past the machine's CPUs: not kept
+  ASSERT_TRUE(memory_.WriteObject(0x1000, begin).ok());
+  HypercallResult began = Call(SIGVISOR_HC_PHASE_BEGIN, 0x1000);
+  ASSERT_TRUE(began.marker.has_value());
+  EXPECT_EQ(began.marker->name, "xcpu");
+  EXPECT_EQ(began.guest_tsc, 5u);
+  EXPECT_EQ(began.marker->guest_ipis,
+            (GuestIpiCounts{{.sent = 3, .received = 0}, {.sent = 0, .received = 4}}));
+  sigvisor_hc_phase_end_smp end = {};
+  end.phase.tsc = 6;
+  end.ipis.sent[1] = 7;
+  ASSERT_TRUE(memory_.WriteObject(0x1100, end).ok());
+  HypercallResult ended = Call(SIGVISOR_HC_PHASE_END, 0x1100);
+  ASSERT_TRUE(ended.marker.has_value());
+  EXPECT_EQ(ended.guest_tsc, 6u);
+  EXPECT_EQ(ended.marker->guest_ipis, (GuestIpiCounts{{}, {.sent = 7, .received = 0}}));
+  // The longer block must fit in RAM too: one that only the short block would fit is
+  // the guest's error, reported.
+  const uint32_t edge = 0x10000 - sizeof(sigvisor_hc_phase_end);
+  ASSERT_TRUE(memory_.WriteObject(edge, sigvisor_hc_phase_end{1}).ok());
+  HypercallResult cut = Call(SIGVISOR_HC_PHASE_END, edge);
+  EXPECT_EQ(cut.verdict, RunVerdict::kRunFailed);
+  EXPECT_EQ(cut.outcome, Outcome::kBadDeviceAccess);
+}
+
 TEST_F(GuestProtocolTest, CalibrationFlagAndUnknownFlags) {
   sigvisor_hc_phase_begin begin = {};
   begin.flags = SIGVISOR_PHASE_CALIBRATION;

@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "vmm/ledger/guest_ipis.h"
+
 namespace sigvisor {
 
 struct PhaseMarker {
@@ -16,6 +18,8 @@ struct PhaseMarker {
   uint64_t ops = 0;   // BEGIN: its operations
   bool calibration = false;  // BEGIN: an empty calibration phase (not reported)
   std::optional<uint64_t> op_syscall;  // BEGIN: the per-op system call, if the guest named one
+  // An SMP kernel's IPI counts so far, every CPU's (both markers); empty otherwise.
+  GuestIpiCounts guest_ipis;
 };
 
 }  // namespace sigvisor

@@ -152,7 +152,7 @@ void Session::RunLoop() {
       // names it after the run), and an interceptor's words are views of texts it
       // keeps (exit_interceptor.h).
       const uint64_t handle_ns = MonotonicNs() - exit_ns;
-      for (uint64_t guest_tsc : pending_ends_) EndPhase(guest_tsc);
+      for (PendingEnd& end : pending_ends_) EndPhase(std::move(end));
       pending_ends_.clear();
       // An instrument's own exits (a step it asked for, the injector's reports) stay
       // out of the ledger.
@@ -168,9 +168,10 @@ void Session::RunLoop() {
       if (pending_begin_) {
         // BEGIN is sampled just before re-entry, after its own exit was counted by
         // both KVM and the ledger, so neither marker's exit lands in the phase.
-        absl::Status s = phases_.Begin(pending_begin_->name, pending_begin_->ops,
-                                       Sample(pending_begin_->guest_tsc),
-                                       pending_begin_->calibration);
+        absl::Status s =
+            phases_.Begin(pending_begin_->name, pending_begin_->ops,
+                          Sample(pending_begin_->guest_tsc, std::move(pending_begin_->guest_ipis)),
+                          pending_begin_->calibration);
         if (!s.ok()) AddWarning(std::string(s.message()));
         pending_begin_.reset();
       }
@@ -308,7 +309,7 @@ void Session::CollectGuestCountedTraps() {
   }
 }
 
-PhaseSample Session::Sample(uint64_t guest_tsc) {
+PhaseSample Session::Sample(uint64_t guest_tsc, GuestIpiCounts guest_ipis) {
   CollectGuestCountedTraps();  // a pv guest's own counts up to this boundary
   PhaseSample sample;
   sample.exits = result_.ledger.Counts();
@@ -319,6 +320,7 @@ PhaseSample Session::Sample(uint64_t guest_tsc) {
   if (stats.ok()) sample.kvm_stats = std::move(*stats);
   sample.wall_ns = MonotonicNs();
   sample.guest_tsc = guest_tsc;
+  sample.guest_ipis = std::move(guest_ipis);
   if (options_.sample_other_vcpus) sample.other_vcpus = options_.sample_other_vcpus();
   return sample;
 }
@@ -371,12 +373,12 @@ RunVerdict Session::TakeHypercall(HypercallResult& call) {
   if (!call.warning.empty()) AddWarning(std::move(call.warning));
   if (call.marker && call.marker->begin) {
     pending_begin_ = PendingBegin{call.marker->name, call.marker->ops, call.guest_tsc,
-                                  call.marker->calibration};
+                                  call.marker->calibration, call.marker->guest_ipis};
     pending_markers_.push_back(*std::move(call.marker));
   } else if (call.marker) {
     // Sampled once the exit's handling time is taken, before its ledger record, so
     // the END marker's exit stays out of the phase and its sample out of the time.
-    pending_ends_.push_back(call.guest_tsc);
+    pending_ends_.push_back(PendingEnd{call.guest_tsc, call.marker->guest_ipis});
   }
   if (!ends) return RunVerdict::kContinue;
   result_.outcome = call.outcome;
@@ -395,15 +397,14 @@ RunVerdict Session::TakeHypercall(HypercallResult& call) {
   return RunVerdict::kGuestEnded;
 }
 
-void Session::EndPhase(uint64_t guest_tsc) {
+void Session::EndPhase(PendingEnd end) {
   const size_t phases_before = phases_.results().size();
-  absl::Status s = phases_.End(Sample(guest_tsc));
+  absl::Status s = phases_.End(Sample(end.guest_tsc, std::move(end.guest_ipis)));
   if (!s.ok()) AddWarning(std::string(s.message()));
   if (phases_.results().size() > phases_before) {
     for (const std::string& warning : phases_.results().back().time_warnings) AddWarning(warning);
   }
   pending_markers_.push_back(PhaseMarker{false, "", 0, false, std::nullopt});
 }
-
 
 }  // namespace sigvisor

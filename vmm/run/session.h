@@ -119,6 +119,11 @@ class Session {
     uint64_t ops;
     uint64_t guest_tsc;
     bool calibration;
+    GuestIpiCounts guest_ipis;
+  };
+  struct PendingEnd {
+    uint64_t guest_tsc;
+    GuestIpiCounts guest_ipis;
   };
 
   // What the loop learns while handling one exit.
@@ -148,9 +153,10 @@ class Session {
   // A hypercall's result, applied in the loop's order: how the run ended, a phase
   // marker, a warning. kGuestEnded when the run ends.
   RunVerdict TakeHypercall(HypercallResult& call);
-  void EndPhase(uint64_t guest_tsc);
+  void EndPhase(PendingEnd end);
   bool Fail(Outcome outcome, std::string what);
-  PhaseSample Sample(uint64_t guest_tsc);
+  // `guest_ipis`: the marker's (an SMP kernel's IPI counts), or empty.
+  PhaseSample Sample(uint64_t guest_tsc, GuestIpiCounts guest_ipis);
   // The traps interceptors collected from the guest's own counts (--trap=pv).
   void CollectGuestCountedTraps();
   // Called by every hypercall: the first one marks the end of boot.
@@ -167,7 +173,7 @@ class Session {
   PhaseTracker phases_;
   std::optional<PendingBegin> pending_begin_;
   std::vector<PhaseMarker> pending_markers_;  // set by the exit being handled
-  std::vector<uint64_t> pending_ends_;        // END markers of the exit being handled
+  std::vector<PendingEnd> pending_ends_;      // END markers of the exit being handled
   bool stop_requested_ = false;
   uint64_t start_ns_ = 0;
   // When the interceptors started: --timeout runs from here, so that it covers their

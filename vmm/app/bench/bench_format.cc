@@ -52,8 +52,11 @@ int MaxVcpus(const Matrix& m) {
 std::string FormatVcpusLine(const Cell& cell) {
   std::vector<std::string> parts;
   for (const VcpuPerOp& v : cell.vcpus) {
-    parts.push_back(absl::StrFormat("vCPU %d %s exits, %s interrupts", v.vcpu, Count(v.exits),
-                                    v.interrupts ? Count(*v.interrupts) : "-"));
+    // The guest's own IPI count where it keeps one: exact, where interrupts can exceed
+    // it by re-injections.
+    const std::string ipis = v.ipis ? absl::StrFormat("%s IPIs, ", Count(*v.ipis)) : "";
+    parts.push_back(absl::StrFormat("vCPU %d %s exits, %s%s interrupts", v.vcpu, Count(v.exits),
+                                    ipis, v.interrupts ? Count(*v.interrupts) : "-"));
   }
   return absl::StrFormat("per op, by vCPU: %s", absl::StrJoin(parts, "; "));
 }
@@ -194,8 +197,9 @@ std::string FormatBenchText(const BenchResult& result) {
         timed ? absl::StrFormat("[%s - %s]", FormatNs(cell.ns.min), FormatNs(cell.ns.max)) : "",
         std::isnan(ratio) ? "-" : absl::StrFormat("%.3f", ratio),
         cell.counts_agree ? "" : "  COUNTS DIFFER");
-    // A variant of several vCPUs: each one's exits (the VMM's) and interrupts (KVM's
-    // irq_injections: the IPIs it received), on a line of its own.
+    // A variant of several vCPUs: each one's exits (the VMM's), the IPIs the guest
+    // counted sent to it and its interrupts (KVM's irq_injections: the IPIs it received,
+    // plus re-injections), on a line of its own.
     if (!cell.vcpus.empty()) absl::StrAppendFormat(&out, "      %s\n", FormatVcpusLine(cell));
     for (const std::string& mismatch : cell.mismatches) {
       absl::StrAppendFormat(&out, "      counts differ across repetitions: %s\n", mismatch);
@@ -256,12 +260,14 @@ std::string FormatBenchCsv(const BenchResult& result) {
   // times_unmeasured and clocks_disagree are there for every cell; the figures before
   // them only for a cell with a run.
   const size_t figures_end = header.size() - 3 - std::size(kKvmExitReasons);
-  // A matrix with a variant of several vCPUs: per vCPU its exits and interrupts per op
-  // (medians), last, so that every other column keeps its place; empty for a vCPU the
-  // cell's variant does not have.
+  // A matrix with a variant of several vCPUs: per vCPU its exits, the IPIs the guest
+  // counted sent to it and its interrupts per op (medians), last, so that every other
+  // column keeps its place; empty for a vCPU the cell's variant does not have, and the
+  // IPIs where the guest does not count them.
   const int vcpu_columns = MaxVcpus(m) > 1 ? MaxVcpus(m) : 0;
   for (int i = 0; i < vcpu_columns; ++i) {
     header.push_back(absl::StrFormat("vcpu%d_exits_per_op", i));
+    header.push_back(absl::StrFormat("vcpu%d_ipis_per_op", i));
     header.push_back(absl::StrFormat("vcpu%d_interrupts_per_op", i));
   }
   CsvWriter csv(header);
@@ -306,6 +312,7 @@ std::string FormatBenchCsv(const BenchResult& result) {
       auto v = std::find_if(cell.vcpus.begin(), cell.vcpus.end(),
                             [i](const VcpuPerOp& x) { return x.vcpu == i; });
       row.push_back(v == cell.vcpus.end() ? "" : CsvWriter::Number(v->exits));
+      row.push_back(v == cell.vcpus.end() || !v->ipis ? "" : CsvWriter::Number(*v->ipis));
       row.push_back(v == cell.vcpus.end() || !v->interrupts ? ""
                                                             : CsvWriter::Number(*v->interrupts));
     }

@@ -27,7 +27,8 @@ std::string CompletenessLine(const BenchResult& result);
 std::string FormatNs(double ns);
 
 // A cell of a variant of several vCPUs, on one line: "per op, by vCPU: vCPU 0 1 exits,
-// 1 interrupts; vCPU 1 ..." (exits: the VMM's; interrupts: KVM's irq_injections).
+// 1 IPIs, 1 interrupts; vCPU 1 ..." (exits: the VMM's; IPIs: the guest's own count, where
+// it keeps one; interrupts: KVM's irq_injections).
 std::string FormatVcpusLine(const Cell& cell);
 
 // What a cell's time leaves out, one line each: runs whose time is not measured

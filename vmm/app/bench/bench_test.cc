@@ -943,7 +943,8 @@ TEST(KvmExitsTest, CsvHasAColumnForThemAndOnePerReason) {
 }
 
 // A matrix of one workload across CPUs on two IPI ways of two vCPUs and the one-vCPU
-// baseline's sigpingpong; vCPU 1's interrupts are re-injected once in repetition 1.
+// baseline's sigpingpong; the guest counts one IPI per op taken on each vCPU, and vCPU
+// 1's interrupts are re-injected once in repetition 1.
 Matrix SmpMatrix() {
   Matrix m;
   m.workloads = {"xcpu_pingpong"};
@@ -960,7 +961,8 @@ Matrix SmpMatrix() {
   return m;
 }
 
-RunSample FakeSmpRun(const Matrix& m, const RunSpec& spec) {
+// guest_ipis false: a guest that does not count its IPIs.
+RunSample FakeSmpRun(const Matrix& m, const RunSpec& spec, bool guest_ipis = true) {
   RunSample sample;
   sample.spec = spec;
   sample.outcome = "exited";
@@ -971,19 +973,25 @@ RunSample FakeSmpRun(const Matrix& m, const RunSpec& spec) {
   p.exits = pv ? m.ops : 0;
   p.wall_ns = m.ops * (pv ? 9000 : 6000);
   p.tsc_cycles = *p.wall_ns * 2;
-  p.vcpus = {
-      {.vcpu = 0, .exits = p.exits, .interrupts = m.ops},
-      {.vcpu = 1, .exits = pv ? m.ops : 0, .interrupts = m.ops + (spec.repetition == 1 ? 1 : 0)}};
+  const std::optional<uint64_t> ipis = guest_ipis ? std::optional<uint64_t>(m.ops) : std::nullopt;
+  p.vcpus = {{.vcpu = 0, .exits = p.exits, .ipis = ipis, .interrupts = m.ops},
+             {.vcpu = 1,
+              .exits = pv ? m.ops : 0,
+              .ipis = ipis,
+              .interrupts = m.ops + (spec.repetition == 1 ? 1 : 0)}};
   sample.phases.push_back(p);
   return sample;
 }
 
-BenchResult RunFakeSmp(const Matrix& m, Shard shard = {1, 1}) {
+BenchResult RunFakeSmp(const Matrix& m, Shard shard = {1, 1}, bool guest_ipis = true) {
   RunnerOptions options;
   options.shard = shard;
   options.host = {"hardware", false};
   return RunMatrix(
-      m, [&](const RunSpec& spec) -> absl::StatusOr<RunSample> { return FakeSmpRun(m, spec); },
+      m,
+      [&](const RunSpec& spec) -> absl::StatusOr<RunSample> {
+        return FakeSmpRun(m, spec, guest_ipis);
+      },
       options);
 }
 
@@ -998,16 +1006,24 @@ TEST(VcpusTest, ARunsSampleTakesEachVcpusExitsAndInterrupts) {
   phase.other_vcpus = {{.vcpu = 1,
                         .exits = {{"io", 6}, {"hlt", 2}},
                         .kvm_stats = {{"irq_injections", 9}, {"exits", 20}}}};
+  // The guest's count: 8 taken on each, where KVM injected 9 into vCPU 1 (a re-injection).
+  phase.guest_ipis = {{.sent = 8, .received = 8}, {.sent = 8, .received = 8}};
   result.phases.push_back(phase);
   RunSample sample = SampleFromResult(RunSpec{}, result, false);
   ASSERT_EQ(sample.phases[0].vcpus.size(), 2u);
-  EXPECT_EQ(sample.phases[0].vcpus[0], (VcpuPhaseSample{.vcpu = 0, .exits = 8, .interrupts = 8}));
-  EXPECT_EQ(sample.phases[0].vcpus[1], (VcpuPhaseSample{.vcpu = 1, .exits = 8, .interrupts = 9}));
-  // KVM without the statistic: no interrupts, not 0.
+  EXPECT_EQ(sample.phases[0].vcpus[0],
+            (VcpuPhaseSample{.vcpu = 0, .exits = 8, .ipis = 8, .interrupts = 8}));
+  EXPECT_EQ(sample.phases[0].vcpus[1],
+            (VcpuPhaseSample{.vcpu = 1, .exits = 8, .ipis = 8, .interrupts = 9}));
+  // KVM without the statistic: no interrupts, not 0. A guest that does not count its
+  // IPIs: no ipis, not 0.
   result.phases[0].kvm_stats.clear();
   result.phases[0].other_vcpus[0].kvm_stats.clear();
+  result.phases[0].guest_ipis.clear();
   sample = SampleFromResult(RunSpec{}, result, false);
   EXPECT_FALSE(sample.phases[0].vcpus[1].interrupts.has_value());
+  EXPECT_FALSE(sample.phases[0].vcpus[0].ipis.has_value());
+  EXPECT_FALSE(sample.phases[0].vcpus[1].ipis.has_value());
   // One vCPU: none.
   result.phases[0].other_vcpus.clear();
   EXPECT_TRUE(SampleFromResult(RunSpec{}, result, false).phases[0].vcpus.empty());
@@ -1024,7 +1040,18 @@ TEST(VcpusTest, CellsTakeEachVcpusMedians) {
   EXPECT_EQ(pv->vcpus[1].vcpu, 1);
   EXPECT_EQ(pv->vcpus[1].exits, 1.0);
   EXPECT_EQ(*pv->vcpus[1].interrupts, 1.0);  // the median: 1, 1.1, 1
+  EXPECT_EQ(*pv->vcpus[1].ipis, 1.0);        // the guest's count: 1 in every run
+  EXPECT_EQ(*pv->vcpus[0].ipis, 1.0);
   EXPECT_TRUE(pv->counts_agree);
+  // A guest that does not count its IPIs: none, not 0.
+  const BenchResult plain = RunFakeSmp(m, {1, 1}, false);
+  const std::vector<Cell> plain_cells = Cells(plain);
+  const Cell* plain_pv = FindCell(plain_cells, plain, "xcpu_pingpong", "xcpu_pingpong",
+                                  "smp=on@vcpus=2@ipi=pv", TrapMechanism::kOff);
+  ASSERT_NE(plain_pv, nullptr);
+  ASSERT_EQ(plain_pv->vcpus.size(), 2u);
+  EXPECT_FALSE(plain_pv->vcpus[1].ipis.has_value());
+  EXPECT_EQ(*plain_pv->vcpus[1].interrupts, 1.0);
 }
 
 TEST(VcpusTest, JsonValidatesAndMergesWithTheMachine) {
@@ -1035,7 +1062,32 @@ TEST(VcpusTest, JsonValidatesAndMergesWithTheMachine) {
   EXPECT_EQ(doc["matrix"]["variants"][1]["vcpus"], 2);
   EXPECT_EQ(doc["matrix"]["variants"][1]["ipi"], "pv");
   EXPECT_EQ(doc["cells"][1]["vcpus_per_op"][1]["exits"], 1.0);
+  EXPECT_EQ(doc["cells"][1]["vcpus_per_op"][1]["ipis"], 1.0);
   EXPECT_EQ(doc["runs"][0]["phases"][0]["vcpus"][1]["interrupts"], 10);
+  EXPECT_EQ(doc["runs"][0]["phases"][0]["vcpus"][1]["ipis"], 10);
+  // A guest that does not count its IPIs: null, and the document still validates.
+  const nlohmann::json uncounted =
+      nlohmann::json::parse(BenchToJson(RunFakeSmp(m, {1, 1}, false)).dump());
+  const std::vector<std::string> uncounted_errors = testing::ValidateJson(uncounted, LoadSchema());
+  EXPECT_TRUE(uncounted_errors.empty()) << uncounted_errors.front();
+  EXPECT_TRUE(uncounted["cells"][1]["vcpus_per_op"][1]["ipis"].is_null());
+  EXPECT_TRUE(uncounted["runs"][0]["phases"][0]["vcpus"][1]["ipis"].is_null());
+  // A result written before the guest's count (no ipis at all) still loads, without it.
+  nlohmann::json older = doc;
+  for (nlohmann::json& run : older["runs"]) {
+    for (nlohmann::json& phase : run["phases"]) {
+      for (nlohmann::json& vcpu : phase["vcpus"]) vcpu.erase("ipis");
+    }
+  }
+  for (nlohmann::json& cell : older["cells"]) {
+    for (nlohmann::json& vcpu : cell["vcpus_per_op"]) vcpu.erase("ipis");
+  }
+  const std::vector<std::string> older_errors = testing::ValidateJson(older, LoadSchema());
+  EXPECT_TRUE(older_errors.empty()) << older_errors.front();
+  absl::StatusOr<BenchResult> older_back = BenchFromJson(older);
+  ASSERT_TRUE(older_back.ok()) << older_back.status();
+  EXPECT_FALSE(older_back->runs[0].phases[0].vcpus[1].ipis.has_value());
+  EXPECT_EQ(older_back->runs[0].phases[0].vcpus[1].interrupts, uint64_t{10});
   // A one-vCPU result has none of the new members (its documents are as before).
   const nlohmann::json plain = BenchToJson(RunFake(TwoByTwo(), {1, 1}));
   EXPECT_FALSE(plain["matrix"]["variants"][0].contains("vcpus"));
@@ -1060,19 +1112,29 @@ TEST(VcpusTest, TextHasALinePerCellOfSeveralVcpusAndCsvAColumnPerFigure) {
   const BenchResult r = RunFakeSmp(SmpMatrix());
   const std::string text = FormatBenchText(r);
   EXPECT_NE(text.find("smp=on@vcpus=2@ipi=pv"), std::string::npos) << text;
-  EXPECT_NE(text.find("      per op, by vCPU: vCPU 0 1 exits, 1 interrupts; vCPU 1 1 exits, 1 "
-                      "interrupts\n"),
+  EXPECT_NE(text.find("      per op, by vCPU: vCPU 0 1 exits, 1 IPIs, 1 interrupts; vCPU 1 1 "
+                      "exits, 1 IPIs, 1 interrupts\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("per op, by vCPU: vCPU 0 0 exits"), std::string::npos) << text;
+  EXPECT_NE(text.find("per op, by vCPU: vCPU 0 0 exits, 1 IPIs"), std::string::npos) << text;
   const std::string csv = FormatBenchCsv(r);
   const std::string header = csv.substr(0, csv.find('\n'));
-  EXPECT_NE(header.find(",vcpu0_exits_per_op,vcpu0_interrupts_per_op,vcpu1_exits_per_op,"
-                        "vcpu1_interrupts_per_op"),
+  EXPECT_NE(header.find(",vcpu0_exits_per_op,vcpu0_ipis_per_op,vcpu0_interrupts_per_op,"
+                        "vcpu1_exits_per_op,vcpu1_ipis_per_op,vcpu1_interrupts_per_op"),
             std::string::npos)
       << header;
   EXPECT_EQ(header.rfind("vcpu1_interrupts_per_op"), header.size() - 23);
-  EXPECT_NE(csv.find(",1,1,1,1\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",1,1,1,1,1,1\n"), std::string::npos) << csv;
+  // A guest that does not count its IPIs: the line as before, and empty IPI cells.
+  const BenchResult uncounted = RunFakeSmp(SmpMatrix(), {1, 1}, false);
+  const std::string uncounted_text = FormatBenchText(uncounted);
+  EXPECT_NE(uncounted_text.find("      per op, by vCPU: vCPU 0 1 exits, 1 interrupts; vCPU 1 1 "
+                                "exits, 1 interrupts\n"),
+            std::string::npos)
+      << uncounted_text;
+  EXPECT_EQ(uncounted_text.find("IPIs"), std::string::npos) << uncounted_text;
+  const std::string uncounted_csv = FormatBenchCsv(uncounted);
+  EXPECT_NE(uncounted_csv.find(",1,,1,1,,1\n"), std::string::npos) << uncounted_csv;
   // One vCPU: neither the line nor the columns.
   const BenchResult plain = RunFake(TwoByTwo(), {1, 1});
   EXPECT_EQ(FormatBenchText(plain).find("by vCPU"), std::string::npos);

@@ -105,8 +105,10 @@ json PhaseRowToJson(const PhaseSample& p) {
   if (p.vcpus.empty()) return row;
   json vcpus = json::array();
   for (const VcpuPhaseSample& v : p.vcpus) {
-    vcpus.push_back(
-        {{"vcpu", v.vcpu}, {"exits", v.exits}, {"interrupts", OptionalToJson(v.interrupts)}});
+    vcpus.push_back({{"vcpu", v.vcpu},
+                     {"exits", v.exits},
+                     {"ipis", OptionalToJson(v.ipis)},
+                     {"interrupts", OptionalToJson(v.interrupts)}});
   }
   row["vcpus"] = std::move(vcpus);
   return row;
@@ -167,15 +169,17 @@ std::vector<VcpuPerOp> VcpusPerOp(const std::vector<const PhaseSample*>& samples
   std::vector<VcpuPerOp> out;
   if (samples.empty()) return out;
   for (const VcpuPhaseSample& first : samples[0]->vcpus) {
-    std::vector<double> exits, interrupts;
+    std::vector<double> exits, ipis, interrupts;
     for (const PhaseSample* p : samples) {
       auto it = std::find_if(p->vcpus.begin(), p->vcpus.end(),
                              [&](const VcpuPhaseSample& v) { return v.vcpu == first.vcpu; });
       if (it == p->vcpus.end()) return {};
       exits.push_back(PerOp(it->exits, p->ops));
+      if (it->ipis) ipis.push_back(PerOp(*it->ipis, p->ops));
       if (it->interrupts) interrupts.push_back(PerOp(*it->interrupts, p->ops));
     }
     VcpuPerOp row{.vcpu = first.vcpu, .exits = Summarize(exits).median};
+    if (ipis.size() == samples.size()) row.ipis = Summarize(ipis).median;
     if (interrupts.size() == samples.size()) row.interrupts = Summarize(interrupts).median;
     out.push_back(row);
   }
@@ -218,12 +222,19 @@ RunSample SampleFromResult(const RunSpec& spec, const RunResult& result, bool cp
     p.tsc_cycles = phase.MeasuredTscCycles();
     p.clocks_agree = phase.clocks_agree;
     if (!phase.other_vcpus.empty()) {
+      // The guest's count is by CPU number, which is the vCPU's index.
+      auto ipis_of = [&](int vcpu) -> std::optional<uint64_t> {
+        if (vcpu < 0 || vcpu >= static_cast<int>(phase.guest_ipis.size())) return std::nullopt;
+        return phase.guest_ipis[vcpu].received;
+      };
       p.vcpus.push_back({.vcpu = 0,
                          .exits = phase.exits_total,
+                         .ipis = ipis_of(0),
                          .interrupts = InterruptsOf(phase.kvm_stats, uncounted)});
       for (const VcpuSample& other : phase.other_vcpus) {
         p.vcpus.push_back({.vcpu = other.vcpu,
                            .exits = Sum(other.exits),
+                           .ipis = ipis_of(other.vcpu),
                            .interrupts = InterruptsOf(other.kvm_stats, uncounted)});
       }
     }
@@ -397,8 +408,10 @@ nlohmann::ordered_json BenchToJson(const BenchResult& result) {
     if (!cell.vcpus.empty()) {
       json vcpus = json::array();
       for (const VcpuPerOp& v : cell.vcpus) {
-        vcpus.push_back(
-            {{"vcpu", v.vcpu}, {"exits", v.exits}, {"interrupts", OptionalToJson(v.interrupts)}});
+        vcpus.push_back({{"vcpu", v.vcpu},
+                         {"exits", v.exits},
+                         {"ipis", OptionalToJson(v.ipis)},
+                         {"interrupts", OptionalToJson(v.interrupts)}});
       }
       cells.back()["vcpus_per_op"] = std::move(vcpus);
     }
@@ -591,6 +604,8 @@ absl::StatusOr<BenchResult> BenchFromJson(const nlohmann::json& doc) {
           VcpuPhaseSample vcpu;
           RETURN_IF_ERROR(Get(v, "vcpu", vcpu.vcpu));
           RETURN_IF_ERROR(Get(v, "exits", vcpu.exits));
+          // Results written before sigvisor read the guest's IPI count have none.
+          if (v.contains("ipis")) RETURN_IF_ERROR(GetOptional(v, "ipis", vcpu.ipis));
           RETURN_IF_ERROR(GetOptional(v, "interrupts", vcpu.interrupts));
           p.vcpus.push_back(vcpu);
         }

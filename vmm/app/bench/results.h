@@ -27,12 +27,16 @@ inline constexpr const char* kBenchSchema = "sigvisor.bench/1";
 inline constexpr const char* kTrapKinds[] = {"dr_write", "dr_read", "segment_load", "msr_write"};
 
 // One vCPU's part of a phase on several vCPUs: the exits of it that reached the VMM
-// (exact), and the interrupts KVM injected into it (its `irq_injections`: for the
+// (exact), the IPIs the guest counted sent to it (the bundled kernel's smp=on builds:
+// exact), and the interrupts KVM injected into it (its `irq_injections`: for the
 // bundled kernel, which takes no other interrupt, the IPIs it received, plus any
 // re-injection of one whose delivery an exit cut short; docs/smp.md).
 struct VcpuPhaseSample {
   int vcpu = 0;  // its index; vCPU 0 is the one the markers come from
   uint64_t exits = 0;
+  // nullopt: the guest does not count its IPIs (a uniprocessor build, Linux), and in
+  // results written before sigvisor read the count.
+  std::optional<uint64_t> ipis;
   std::optional<uint64_t> interrupts;  // nullopt: this host's KVM keeps no irq_injections
   bool operator==(const VcpuPhaseSample&) const = default;
 };
@@ -121,6 +125,7 @@ struct PerOpCounts {
 struct VcpuPerOp {
   int vcpu = 0;
   double exits = 0;
+  std::optional<double> ipis;        // nullopt unless every sample has it
   std::optional<double> interrupts;  // nullopt unless every sample has it
 };
 

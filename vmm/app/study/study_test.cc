@@ -802,10 +802,12 @@ TEST(BloatTest, LikeBloatOMeter) {
 
 // study ipi: xcpu_pingpong on the three IPI ways of two vCPUs, and sigpingpong on the
 // baseline as a second bench (the one-vCPU signal). Per op (two signals): pv makes one
-// exit per vCPU (its send_ipi); each vCPU receives one IPI, vCPU 1 one more in
-// repetition 0 (a re-injection); a cross-CPU round trip takes 3x (x2apic), 4x (xapic),
-// 5x (pv) the one-vCPU one's 1 us.
-absl::StatusOr<bench::RunSample> FakeIpiRun(const bench::Matrix& m, const bench::RunSpec& spec) {
+// exit per vCPU (its send_ipi); each vCPU takes one IPI by the guest's count (unless
+// guest_ipis is false: a kernel that does not count them), while KVM injects one more
+// into vCPU 1 every other op (re-injections); a cross-CPU round trip takes 3x (x2apic),
+// 4x (xapic), 5x (pv) the one-vCPU one's 1 us.
+absl::StatusOr<bench::RunSample> FakeIpiRun(const bench::Matrix& m, const bench::RunSpec& spec,
+                                            bool guest_ipis = true) {
   bench::RunSample sample;
   sample.spec = spec;
   sample.outcome = "exited";
@@ -818,14 +820,15 @@ absl::StatusOr<bench::RunSample> FakeIpiRun(const bench::Matrix& m, const bench:
   p.tsc_cycles = 2 * *p.wall_ns;
   if (v.vcpus > 1) {
     p.exits = v.ipi == "pv" ? m.ops : 0;
-    p.vcpus = {{.vcpu = 0, .exits = p.exits, .interrupts = m.ops},
-               {.vcpu = 1, .exits = p.exits, .interrupts = m.ops + (spec.repetition == 0)}};
+    const std::optional<uint64_t> ipis = guest_ipis ? std::optional<uint64_t>(m.ops) : std::nullopt;
+    p.vcpus = {{.vcpu = 0, .exits = p.exits, .ipis = ipis, .interrupts = m.ops},
+               {.vcpu = 1, .exits = p.exits, .ipis = ipis, .interrupts = m.ops + m.ops / 2}};
   }
   sample.phases.push_back(p);
   return sample;
 }
 
-StudyReport FakeIpi(uint32_t repetitions = 3) {
+StudyReport FakeIpi(uint32_t repetitions = 3, bool guest_ipis = true) {
   const StudyDef& def = *FindStudy("ipi");
   absl::StatusOr<bench::Matrix> m = StudyMatrix(def, 10, repetitions, {}, 32);
   EXPECT_TRUE(m.ok()) << m.status();
@@ -837,7 +840,7 @@ StudyReport FakeIpi(uint32_t repetitions = 3) {
   return AnalyzeStudy(
       def,
       bench::RunMatrix(
-          main, [&](const bench::RunSpec& s) { return FakeIpiRun(main, s); }, options),
+          main, [&](const bench::RunSpec& s) { return FakeIpiRun(main, s, guest_ipis); }, options),
       {}, {},
       bench::RunMatrix(
           reference, [&](const bench::RunSpec& s) { return FakeIpiRun(reference, s); }, options));
@@ -885,8 +888,9 @@ TEST(IpiStudyTest, TheTablePerCrossCpuSignal) {
              "[min - max]        x one-vCPU signal\n"),
       std::string::npos)
       << t;
-  // Per signal: half an op. x2apic: no exit, half an IPI each (one per round trip), vCPU
-  // 1's median unmoved by the one re-injection; 3x the one-vCPU signal's 500 ns.
+  // Per signal: half an op. x2apic: no exit, half an IPI each (one per round trip) by
+  // the guest's count, though KVM injected 0.75 into vCPU 1; 3x the one-vCPU signal's
+  // 500 ns.
   EXPECT_NE(
       t.find("  smp=on@vcpus=2@ipi=x2apic           0        0    0.50    0.50  1.5 us [1.5 us - "
              "1.5 us]"),
@@ -908,8 +912,25 @@ TEST(IpiStudyTest, TheTablePerCrossCpuSignal) {
   ASSERT_EQ(ipi[0]["ways"].size(), 3u);
   EXPECT_EQ(ipi[0]["ways"][2]["ipi"], "pv");
   EXPECT_EQ(ipi[0]["ways"][2]["vcpus"][1]["exits"], 0.5);
+  EXPECT_EQ(ipi[0]["ways"][2]["vcpus"][1]["ipis"], 0.5);  // the guest's count
+  EXPECT_EQ(ipi[0]["ways"][2]["vcpus"][1]["interrupts"], 0.75);
+  EXPECT_EQ(ipi[0]["ways"][2]["vcpus"][0]["interrupts"], 0.5);
   EXPECT_DOUBLE_EQ(ipi[0]["ways"][1]["ratio_to_one_vcpu"].get<double>(), 4.0);
   EXPECT_EQ(ipi[0]["one_vcpu"]["variant"], "smp=on");
+  EXPECT_NE(t.find("IPIs N: the IPIs sent to vCPU N by the kernel's own count (KVM's "
+                   "irq_injections where the kernel does not count), each per signal\n"),
+            std::string::npos)
+      << t;
+}
+
+TEST(IpiStudyTest, WithoutTheGuestsCountTheIpisAreKvmsInjections) {
+  const StudyReport r = FakeIpi(3, /*guest_ipis=*/false);
+  EXPECT_NE(r.text.find("  smp=on@vcpus=2@ipi=x2apic           0        0    0.50    0.75  1.5 us"),
+            std::string::npos)
+      << r.text;
+  const nlohmann::json& vcpu1 = r.extra["ipi"][0]["ways"][0]["vcpus"][1];
+  EXPECT_EQ(vcpu1["ipis"], 0.75);
+  EXPECT_EQ(vcpu1["interrupts"], 0.75);
 }
 
 TEST(IpiStudyTest, JsonValidatesWithItsReferenceBench) {

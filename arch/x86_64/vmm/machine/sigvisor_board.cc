@@ -75,7 +75,7 @@ absl::StatusOr<std::unique_ptr<Board>> SigvisorBoard::Make(const ElfImage& image
   }
   if (absl::Status s = CheckSmp(image, config); !s.ok()) return s;
   if (absl::Status s = CheckLoadsAboveBootState(image); !s.ok()) return s;
-  return std::unique_ptr<Board>(new SigvisorBoard(config, nullptr));
+  return std::unique_ptr<Board>(new SigvisorBoard(config, image.smp_max_cpus() > 0, nullptr));
 }
 
 absl::StatusOr<std::unique_ptr<Board>> SigvisorBoard::MakeRestored(const ElfImage& image,
@@ -121,15 +121,18 @@ absl::StatusOr<std::unique_ptr<Board>> SigvisorBoard::MakeRestored(const ElfImag
         "cannot be restored with --inject or --gdb yet: its kernel was booted without "
         "fault injection's reports, and they read the boot protocol; boot instead");
   }
-  return std::unique_ptr<Board>(new SigvisorBoard(config, restored.saved));
+  return std::unique_ptr<Board>(
+      new SigvisorBoard(config, image.smp_max_cpus() > 0, restored.saved));
 }
 
-SigvisorBoard::SigvisorBoard(const MachineConfig& config, std::shared_ptr<const SavedVm> restoring)
+SigvisorBoard::SigvisorBoard(const MachineConfig& config, bool smp_kernel,
+                             std::shared_ptr<const SavedVm> restoring)
     : cmdline_(config.cmdline),
       boot_flags_((config.cpl0_emulated ? SIGVISOR_BOOT_CPL0_EMULATED : 0u) |
                   (config.injection_events ? SIGVISOR_BOOT_INJECT_EVENTS : 0u)),
       pv_page_gpa_(config.trap == TrapMechanism::kPv ? kPvPageGpa : 0),
       vcpus_(config.vcpus),
+      smp_kernel_(smp_kernel),
       ipi_(config.vcpus > 1 ? IpiMethodAbi(config.ipi.value_or(IpiMethod::kX2apic))
                             : SIGVISOR_IPI_NONE),
       check_signal_frames_(config.check_signal_frames),
@@ -180,6 +183,8 @@ absl::Status SigvisorBoard::Attach(const BoardWiring& wiring) {
   // The guest protocol takes the hypercalls no interceptor registered for.
   guest_protocol_.emplace(wiring.memory, wiring.console);
   guest_protocol_->set_orders(cmdline_);  // the kernel asks for them once booted
+  // An SMP build's markers carry its IPI counts, on any number of vCPUs.
+  guest_protocol_->set_marker_ipi_cpus(smp_kernel_ ? vcpus_ : 0);
   if (wiring.at_quiescent_point) {
     guest_protocol_->set_quiescent_hook(
         [this, save = wiring.at_quiescent_point](uint32_t args_gpa) {

@@ -69,13 +69,16 @@ class SigvisorBoard : public Board {
   std::optional<SignalFrameCounts> signal_frames() const override;
 
  private:
-  SigvisorBoard(const MachineConfig& config, std::shared_ptr<const SavedVm> restoring);
+  // `smp_kernel`: the image has the SMP note (its phase markers carry IPI counts).
+  SigvisorBoard(const MachineConfig& config, bool smp_kernel,
+                std::shared_ptr<const SavedVm> restoring);
   absl::Status RestoreDevices();
 
   std::string cmdline_;
   uint32_t boot_flags_ = 0;   // sigvisor_boot_info.flags
   uint64_t pv_page_gpa_ = 0;  // --trap=pv's page, or 0
   int vcpus_ = 1;
+  bool smp_kernel_ = false;
   uint32_t ipi_ = 0;  // sigvisor_boot_info.ipi (SIGVISOR_IPI_*)
   std::optional<SmpHypercalls> smp_hypercalls_;
   std::optional<Serial16550> serial_;
