@@ -72,8 +72,10 @@ int WorkloadVcpus(std::string_view name) {
 }
 
 absl::Status CheckWorkloadVcpus(std::string_view name, int vcpus) {
+  // Only a workload across CPUs is refused here: a machine's vCPUs out of range are
+  // --vcpus's own error, reported where it is checked.
   const int needs = WorkloadVcpus(name);
-  if (vcpus >= needs) return absl::OkStatus();
+  if (needs <= 1 || vcpus >= needs) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrFormat(
       "--workload %s runs across CPUs: it needs %d vCPUs, and this machine has %d (`run "
       "--vcpus %d` gives it them)",

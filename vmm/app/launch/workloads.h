@@ -50,7 +50,7 @@ bool WorkloadTakesOps(std::string_view name);
 std::vector<std::string> WorkloadsWithoutOps();
 
 // The vCPUs `name` needs, as its row says (1 for a name the catalogue does not have),
-// and the one-line refusal of a run of it on fewer.
+// and the one-line refusal of a run of a workload across CPUs on fewer.
 int WorkloadVcpus(std::string_view name);
 absl::Status CheckWorkloadVcpus(std::string_view name, int vcpus);
 

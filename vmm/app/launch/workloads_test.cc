@@ -53,6 +53,9 @@ TEST(WorkloadCatalogueTest, AWorkloadAcrossCpusNeedsTwoVcpus) {
   EXPECT_EQ(WorkloadVcpus(""), 1);  // the image's default
   EXPECT_TRUE(CheckWorkloadVcpus("xcpu_kick", 2).ok());
   EXPECT_TRUE(CheckWorkloadVcpus("divzero", 1).ok());
+  // Not this check's to refuse: --vcpus 0 is --vcpus's own error (multiboot_test).
+  EXPECT_TRUE(CheckWorkloadVcpus("", 0).ok());
+  EXPECT_TRUE(CheckWorkloadVcpus("divzero", -3).ok());
   const absl::Status refused = CheckWorkloadVcpus("xcpu_kick", 1);
   EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(refused.message(),
