@@ -19,19 +19,6 @@ struct GuestIpis {
 // Every CPU's, by CPU number; empty when the guest does not count them.
 using GuestIpiCounts = std::vector<GuestIpis>;
 
-// after - before per CPU (never below zero); empty unless both have the same CPUs.
-inline GuestIpiCounts SubtractGuestIpis(const GuestIpiCounts& after, const GuestIpiCounts& before) {
-  if (after.size() != before.size()) return {};
-  GuestIpiCounts delta(after.size());
-  for (size_t cpu = 0; cpu < after.size(); ++cpu) {
-    delta[cpu].sent = after[cpu].sent >= before[cpu].sent ? after[cpu].sent - before[cpu].sent : 0;
-    delta[cpu].received = after[cpu].received >= before[cpu].received
-                              ? after[cpu].received - before[cpu].received
-                              : 0;
-  }
-  return delta;
-}
-
 }  // namespace sigvisor
 
 #endif  // SIGVISOR_VMM_LEDGER_GUEST_IPIS_H_

@@ -19,6 +19,16 @@ StatsSnapshot SubtractStats(const StatsSnapshot& after, const StatsSnapshot& bef
 
 uint64_t SaturatingSubtract(uint64_t a, uint64_t b) { return a >= b ? a - b : 0; }
 
+GuestIpiCounts SubtractGuestIpis(const GuestIpiCounts& after, const GuestIpiCounts& before) {
+  if (after.size() != before.size()) return {};
+  GuestIpiCounts delta(after.size());
+  for (size_t cpu = 0; cpu < after.size(); ++cpu) {
+    delta[cpu] = {.sent = SaturatingSubtract(after[cpu].sent, before[cpu].sent),
+                  .received = SaturatingSubtract(after[cpu].received, before[cpu].received)};
+  }
+  return delta;
+}
+
 namespace {
 
 // counts - overhead per name, never below zero; names that reach zero go.

@@ -113,6 +113,11 @@ struct PhaseResult {
   // send none. Empty when the guest does not count them.
   GuestIpiCounts guest_ipis;
 
+  // guest_ipis of `vcpu` (its CPU number), or null where the guest did not count it.
+  const GuestIpis* guest_ipis_of(int vcpu) const {
+    return vcpu >= 0 && vcpu < static_cast<int>(guest_ipis.size()) ? &guest_ipis[vcpu] : nullptr;
+  }
+
   bool time_measured() const { return time == PhaseTime::kMeasured; }
   std::optional<uint64_t> MeasuredWallNs() const {
     return time_measured() ? std::optional<uint64_t>(wall_ns) : std::nullopt;
@@ -172,6 +177,8 @@ uint64_t SaturatingSubtract(uint64_t a, uint64_t b);
 // after - before for every statistic present in both, zeros kept (counters only go up; a value
 // that went down yields 0).
 StatsSnapshot SubtractStats(const StatsSnapshot& after, const StatsSnapshot& before);
+// after - before per CPU (never below zero); empty unless both have the same CPUs.
+GuestIpiCounts SubtractGuestIpis(const GuestIpiCounts& after, const GuestIpiCounts& before);
 
 }  // namespace sigvisor
 

@@ -264,13 +264,11 @@ json PhaseToJson(const PhaseResult& phase, const RunContext& run) {
   out["exit_latency"] = ExitLatencyToJson(phase.exit_latency);
   if (!phase.other_vcpus.empty()) {
     json vcpus = json::array();
-    auto ipis_of = [&](int vcpu) -> const GuestIpis* {
-      return vcpu < static_cast<int>(phase.guest_ipis.size()) ? &phase.guest_ipis[vcpu] : nullptr;
-    };
-    vcpus.push_back(VcpuPhaseToJson(0, phase.exits, phase.kvm_stats, phase.ops, ipis_of(0), run));
+    vcpus.push_back(
+        VcpuPhaseToJson(0, phase.exits, phase.kvm_stats, phase.ops, phase.guest_ipis_of(0), run));
     for (const VcpuSample& other : phase.other_vcpus) {
       vcpus.push_back(VcpuPhaseToJson(other.vcpu, other.exits, other.kvm_stats, phase.ops,
-                                      ipis_of(other.vcpu), run));
+                                      phase.guest_ipis_of(other.vcpu), run));
     }
     out["vcpus"] = vcpus;
   }

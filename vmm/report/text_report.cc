@@ -118,14 +118,13 @@ void AppendVcpus(std::string& out, const PhaseResult& phase,
   }
   // An SMP kernel's own count: the IPIs its rule sent, by and to each CPU, exactly.
   if (phase.guest_ipis.empty()) return;
-  auto ipis = [&](const Column& c) -> const GuestIpis* {
-    return c.vcpu < static_cast<int>(phase.guest_ipis.size()) ? &phase.guest_ipis[c.vcpu] : nullptr;
-  };
   line("IPIs sent, guest's count", [&](const Column& c) -> std::optional<uint64_t> {
-    return ipis(c) ? std::optional<uint64_t>(ipis(c)->sent) : std::nullopt;
+    const GuestIpis* ipis = phase.guest_ipis_of(c.vcpu);
+    return ipis ? std::optional<uint64_t>(ipis->sent) : std::nullopt;
   });
   line("IPIs received, guest's count", [&](const Column& c) -> std::optional<uint64_t> {
-    return ipis(c) ? std::optional<uint64_t>(ipis(c)->received) : std::nullopt;
+    const GuestIpis* ipis = phase.guest_ipis_of(c.vcpu);
+    return ipis ? std::optional<uint64_t>(ipis->received) : std::nullopt;
   });
 }
 

@@ -224,8 +224,8 @@ RunSample SampleFromResult(const RunSpec& spec, const RunResult& result, bool cp
     if (!phase.other_vcpus.empty()) {
       // The guest's count is by CPU number, which is the vCPU's index.
       auto ipis_of = [&](int vcpu) -> std::optional<uint64_t> {
-        if (vcpu < 0 || vcpu >= static_cast<int>(phase.guest_ipis.size())) return std::nullopt;
-        return phase.guest_ipis[vcpu].received;
+        const GuestIpis* ipis = phase.guest_ipis_of(vcpu);
+        return ipis ? std::optional<uint64_t>(ipis->received) : std::nullopt;
       };
       p.vcpus.push_back({.vcpu = 0,
                          .exits = phase.exits_total,
