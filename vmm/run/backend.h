@@ -35,6 +35,9 @@ struct CpuLocation {
     bool port_in_register = false;
   };
   std::optional<PortIo> port_io;
+  // What the CPU holds of interrupts (x86: halted or not, RFLAGS.IF, the local APIC's
+  // pending and in-service vectors), for a timeout's diagnosis; empty where unknown.
+  std::string interrupts;
 };
 
 class Backend {

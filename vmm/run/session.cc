@@ -224,6 +224,10 @@ bool Session::Fail(Outcome outcome, std::string what) {
           "guest was is not known";
     } else if (where.ok()) {
       result_.diagnosis += " at " + options_.describe(*where);
+      // A guest that stopped making progress: was it waiting for an interrupt?
+      if (outcome == Outcome::kTimeout && !where->interrupts.empty()) {
+        result_.diagnosis += " (" + where->interrupts + ")";
+      }
     }
   }
   return false;

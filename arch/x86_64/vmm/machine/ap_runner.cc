@@ -6,6 +6,7 @@
 #include <chrono>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "vmm/base/clock.h"
 #include "vmm/run/device_exit.h"
@@ -90,9 +91,11 @@ void ApRunner::Stop() {
     // Out of KVM_RUN and joined: its registers can be read from here.
     absl::StatusOr<CpuLocation> where = ap->backend->Locate();
     if (!where.ok()) continue;
-    locations_.push_back(
+    std::string location =
         absl::StrFormat("vCPU %d: %s", ap->index,
-                        describe_ ? describe_(*where) : absl::StrFormat("rip %#x", where->pc)));
+                        describe_ ? describe_(*where) : absl::StrFormat("rip %#x", where->pc));
+    if (!where->interrupts.empty()) absl::StrAppend(&location, " (", where->interrupts, ")");
+    locations_.push_back(std::move(location));
   }
 }
 
