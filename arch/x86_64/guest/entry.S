@@ -183,6 +183,18 @@ x86_ap_entry:
 	hlt
 	jmp	2b
 
+/* void x86_idle_halt(void): the idle loop's halt (asm/smp.h). Nothing else may sit
+ * between the `sti` and the `hlt`: the reschedule handler resumes an interrupt that
+ * came at x86_idle_hlt past it. */
+	.globl x86_idle_halt
+	.globl x86_idle_hlt
+x86_idle_halt:
+	sti
+x86_idle_hlt:
+	hlt
+	cli
+	ret
+
 /* CPU 0's idle task's first run (copy_idle_thread): the idle loop. */
 	.globl x86_idle_entry
 x86_idle_entry:

@@ -85,8 +85,13 @@ static void kernel_exception(struct pt_regs *regs) {
 #if CONFIG_SMP
   /* Interrupts are on in the kernel only where the idle loop halts, without the lock:
    * a wake-up needs nothing but its EOI (the idle loop then looks at its run queue);
-   * a host request takes the lock as a kernel entry does. */
+   * a host request takes the lock as a kernel entry does.
+   * A wake-up that came at the `hlt` itself was delivered inside sti's shadow, which
+   * the host did not honour: returning there would halt with the wake-up already
+   * taken, for good (nothing else interrupts an idle CPU). It resumes past the `hlt`
+   * instead. Seen in the hardware lane (QEMU's TCG under nested SVM); docs/smp.md. */
   if (regs->vector == RESCHEDULE_VECTOR) {
+    if (regs->rip == (uint64_t)x86_idle_hlt) regs->rip += 1; /* hlt: one byte, f4 */
     apic_eoi();
     return;
   }
