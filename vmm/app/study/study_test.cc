@@ -17,6 +17,21 @@
 namespace sigvisor::study {
 namespace {
 
+// What the study schema (docs/schema/sigvisor.study-1.schema.json) finds wrong with
+// `doc`: nothing for a valid document; one complaint if the schema cannot be read.
+std::vector<std::string> StudySchemaErrors(const nlohmann::json& doc) {
+  std::ifstream file("docs/schema/sigvisor.study-1.schema.json");
+  if (!file.good()) return {"cannot read docs/schema/sigvisor.study-1.schema.json"};
+  return testing::ValidateJson(doc, nlohmann::json::parse(file));
+}
+
+// A study report's JSON against the schema.
+void ExpectValidStudyJson(const StudyReport& r) {
+  const std::vector<std::string> errors =
+      StudySchemaErrors(nlohmann::json::parse(StudiesToJson({r}).dump()));
+  EXPECT_TRUE(errors.empty()) << errors.front();
+}
+
 // A fake boot with the counts of the real kernels' shape: the new build differs in
 // kernel instructions and traps as the real one does, and is faster by `speedup`.
 absl::StatusOr<bench::RunSample> FakeRun(const bench::Matrix& m, const bench::RunSpec& spec) {
@@ -238,11 +253,8 @@ TEST(StudyTest, DequeueShowsMeanStddevAndBloat) {
 TEST(StudyTest, JsonCsvAndSvgOfAllStudies) {
   std::vector<StudyReport> reports;
   for (const StudyDef& def : Studies()) reports.push_back(FakeStudy(def, 3));
-  std::ifstream file("docs/schema/sigvisor.study-1.schema.json");
-  ASSERT_TRUE(file.good());
-  const nlohmann::json schema = nlohmann::json::parse(file);
   const nlohmann::json doc = nlohmann::json::parse(StudiesToJson(reports).dump());
-  const std::vector<std::string> errors = testing::ValidateJson(doc, schema);
+  const std::vector<std::string> errors = StudySchemaErrors(doc);
   EXPECT_TRUE(errors.empty()) << errors.front();
   EXPECT_TRUE(doc["complete"].get<bool>());
   EXPECT_EQ(doc["studies"].size(), 6u);  // the four seeds', pvsig and ipi
@@ -311,14 +323,12 @@ TEST(StudyTest, LinuxColumnSitsBesideTheModelsColumns) {
   StudyReport dequeue = FakeStudy(*FindStudy("dequeue"));
   AddLinuxColumn(dequeue, AbsentLinuxColumn("vmlinuz", "the trace failed: x"));
   EXPECT_NE(dequeue.text.find("Linux: not measured: the trace failed: x."), std::string::npos);
-  std::ifstream file("docs/schema/sigvisor.study-1.schema.json");
-  const nlohmann::json schema = nlohmann::json::parse(file);
   std::vector<StudyReport> all;
   all.push_back(std::move(r));
   all.push_back(std::move(alone));
   all.push_back(std::move(dequeue));
   const std::vector<std::string> errors =
-      testing::ValidateJson(nlohmann::json::parse(StudiesToJson(all).dump()), schema);
+      StudySchemaErrors(nlohmann::json::parse(StudiesToJson(all).dump()));
   EXPECT_TRUE(errors.empty()) << errors.front();
 }
 
@@ -412,11 +422,7 @@ TEST(StudyTest, TimesTheCalibrationSwallowedAreCountedNotCompared) {
   ASSERT_TRUE(svg.ok) << svg.error;
   EXPECT_EQ(svg.text.find("0.000x"), std::string::npos) << svg.text;
   EXPECT_NE(svg.text.find("time not measured in 5 of 5 runs"), std::string::npos) << svg.text;
-  std::ifstream file("docs/schema/sigvisor.study-1.schema.json");
-  ASSERT_TRUE(file.good());
-  const std::vector<std::string> errors = testing::ValidateJson(
-      nlohmann::json::parse(StudiesToJson({r}).dump()), nlohmann::json::parse(file));
-  EXPECT_TRUE(errors.empty()) << errors.front();
+  ExpectValidStudyJson(r);
 }
 
 // KVM's own exits, beside the VMM's: a figure under every trap mechanism, right after
@@ -462,10 +468,8 @@ TEST(StudyTest, KvmsOwnExitsSitBesideTheVmms) {
       << r.text;
   EXPECT_EQ(r.text.find("FINDING: KVM"), std::string::npos) << r.text;
   // The JSON (its comparisons, and the breakdown in the bench's cells) and the CSV.
-  std::ifstream file("docs/schema/sigvisor.study-1.schema.json");
-  ASSERT_TRUE(file.good());
   const nlohmann::json doc = nlohmann::json::parse(StudiesToJson({r}).dump());
-  const std::vector<std::string> errors = testing::ValidateJson(doc, nlohmann::json::parse(file));
+  const std::vector<std::string> errors = StudySchemaErrors(doc);
   EXPECT_TRUE(errors.empty()) << errors.front();
   EXPECT_EQ(doc["studies"][0]["bench"]["cells"][0]["kvm_exits_by_reason_per_op"],
             nlohmann::json({{"insn_emulation_fail", 7.0}}));
@@ -513,14 +517,6 @@ StudyReport FakePvsig(const PvsigHost& h, const StudyHostCosts& costs = {}) {
     return sample;
   };
   return AnalyzeStudy(def, bench::RunMatrix(m, run, options), {}, costs);
-}
-
-void ExpectValidStudyJson(const StudyReport& r) {
-  std::ifstream file("docs/schema/sigvisor.study-1.schema.json");
-  ASSERT_TRUE(file.good());
-  const std::vector<std::string> errors = testing::ValidateJson(
-      nlohmann::json::parse(StudiesToJson({r}).dump()), nlohmann::json::parse(file));
-  EXPECT_TRUE(errors.empty()) << errors.front();
 }
 
 // A PVM-like host: kernel instructions counted at ~1 us each, an exit at 14 us. The
@@ -937,11 +933,8 @@ TEST(IpiStudyTest, JsonValidatesWithItsReferenceBench) {
   std::vector<StudyReport> reports;
   reports.push_back(FakeIpi());
   reports.push_back(FakeStudy(*FindStudy("dr7"), 3));
-  std::ifstream file("docs/schema/sigvisor.study-1.schema.json");
-  ASSERT_TRUE(file.good());
-  const nlohmann::json schema = nlohmann::json::parse(file);
   const nlohmann::json doc = nlohmann::json::parse(StudiesToJson(reports).dump());
-  const std::vector<std::string> errors = testing::ValidateJson(doc, schema);
+  const std::vector<std::string> errors = StudySchemaErrors(doc);
   EXPECT_TRUE(errors.empty()) << errors.front();
   const nlohmann::json& s = doc["studies"][0];
   EXPECT_EQ(s["variants"].size(), 3u);
