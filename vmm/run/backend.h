@@ -35,9 +35,6 @@ struct CpuLocation {
     bool port_in_register = false;
   };
   std::optional<PortIo> port_io;
-  // What the CPU holds of interrupts (x86: halted or not, RFLAGS.IF, the local APIC's
-  // pending and in-service vectors), for a timeout's diagnosis; empty where unknown.
-  std::string interrupts;
 };
 
 class Backend {
@@ -55,6 +52,11 @@ class Backend {
   virtual absl::StatusOr<StatsSnapshot> ReadStats() = 0;
 
   virtual absl::StatusOr<CpuLocation> Locate() = 0;
+
+  // What the CPU holds of interrupts, in one line, for a timeout's diagnosis (x86:
+  // halted or not, RFLAGS.IF, the local APIC's pending and in-service vectors); empty
+  // where the backend cannot say. Asked only at a timeout, not by every Locate().
+  virtual std::string DescribeInterrupts() { return {}; }
 };
 
 }  // namespace sigvisor

@@ -225,8 +225,10 @@ bool Session::Fail(Outcome outcome, std::string what) {
     } else if (where.ok()) {
       result_.diagnosis += " at " + options_.describe(*where);
       // A guest that stopped making progress: was it waiting for an interrupt?
-      if (outcome == Outcome::kTimeout && !where->interrupts.empty()) {
-        result_.diagnosis += " (" + where->interrupts + ")";
+      if (outcome == Outcome::kTimeout) {
+        if (std::string interrupts = backend_.DescribeInterrupts(); !interrupts.empty()) {
+          result_.diagnosis += " (" + interrupts + ")";
+        }
       }
     }
   }

@@ -134,16 +134,22 @@ absl::StatusOr<CpuLocation> KvmBackend::Locate() {
       "cr2=%#x cr3=%#x",
       regs->rax, regs->rbx, regs->rcx, regs->rdx, regs->rsi, regs->rdi, regs->rsp, regs->rbp,
       regs->rflags, sregs->cs.selector, sregs->cr2, sregs->cr3);
-  // Diagnosis only: what KVM will not give (no irqchip: no LAPIC) is left out.
-  InterruptState interrupts{.interrupts_enabled = (regs->rflags & (1u << 9)) != 0};
+  return where;
+}
+
+std::string KvmBackend::DescribeInterrupts() {
+  constexpr uint64_t kRflagsIf = 1u << 9;
+  absl::StatusOr<kvm_regs> regs = vcpu_.GetRegs();
+  if (!regs.ok()) return {};
+  // What KVM will not give (no irqchip: no LAPIC) is left out.
+  InterruptState interrupts{.interrupts_enabled = (regs->rflags & kRflagsIf) != 0};
   if (absl::StatusOr<kvm_mp_state> mp = vcpu_.GetMpState(); mp.ok()) {
     interrupts.mp_state = mp->mp_state;
   }
   if (absl::StatusOr<kvm_lapic_state> lapic = vcpu_.GetLapic(); lapic.ok()) {
     interrupts.lapic = *lapic;
   }
-  where.interrupts = DescribeInterruptState(interrupts);
-  return where;
+  return DescribeInterruptState(interrupts);
 }
 
 absl::Status KvmBackend::AdvanceRip(uint64_t bytes) {

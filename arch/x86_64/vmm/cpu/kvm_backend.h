@@ -26,6 +26,7 @@ class KvmBackend : public Backend {
   void Kick() override;
   absl::StatusOr<StatsSnapshot> ReadStats() override;
   absl::StatusOr<CpuLocation> Locate() override;
+  std::string DescribeInterrupts() override;
   // Skips `bytes` of the current instruction (the probe steps over a trapping one).
   // x86's own: not on the generic Backend seam.
   absl::Status AdvanceRip(uint64_t bytes);

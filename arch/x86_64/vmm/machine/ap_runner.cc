@@ -94,7 +94,9 @@ void ApRunner::Stop() {
     std::string location =
         absl::StrFormat("vCPU %d: %s", ap->index,
                         describe_ ? describe_(*where) : absl::StrFormat("rip %#x", where->pc));
-    if (!where->interrupts.empty()) absl::StrAppend(&location, " (", where->interrupts, ")");
+    if (std::string interrupts = ap->backend->DescribeInterrupts(); !interrupts.empty()) {
+      absl::StrAppend(&location, " (", interrupts, ")");
+    }
     locations_.push_back(std::move(location));
   }
 }
