@@ -47,6 +47,7 @@ TEST(SmpTest, EachCrossCpuSignalIsOneIpiAndItsExitsAreTheMethods) {
       SCOPED_TRACE(ipi + " " + workload);
       const json doc = RunJson("--vcpus 2 --ipi " + ipi + " --workload " + workload + " --ops " +
                                std::to_string(kOps));
+      EXPECT_EQ(doc["lapic"], "kvm");
       const json* phase = PhaseNamed(doc, workload);
       if (phase == nullptr) continue;
       ASSERT_TRUE(phase->contains("vcpus")) << phase->dump();
@@ -82,6 +83,41 @@ TEST(SmpTest, EachCrossCpuSignalIsOneIpiAndItsExitsAreTheMethods) {
   }
 }
 
+// The VMM's own local APICs (--lapic vmm): every APIC access an IPI needs is an exit
+// to the VMM, exactly, per op on each vCPU (one IPI sent, one taken): x2apic an ICR MSR
+// write and an EOI MSR write; xapic the ICR's two halves and the EOI, in MMIO; pv the
+// send_ipi hypercall and the EOI (x2APIC mode). The halts, the kicks that get a vCPU out
+// of KVM_RUN for an IPI and the interrupt windows follow the host's timing: not asserted.
+TEST(SmpTest, WithTheVmmsLocalApicsEachIpiAccessIsAnExitOfItsOwn) {
+  if (!HaveKvm()) GTEST_SKIP() << kSkip;
+  struct Way {
+    std::string ipi;
+    uint64_t msr, mmio, io;  // per op, on each of vCPUs 0 and 1
+  };
+  for (const Way& way : {Way{"x2apic", 2, 0, 0}, Way{"xapic", 0, 3, 0}, Way{"pv", 1, 0, 1}}) {
+    for (const std::string& workload : kWorkloads) {
+      SCOPED_TRACE(way.ipi + " " + workload);
+      const json doc = RunJson("--vcpus 2 --lapic vmm --ipi " + way.ipi + " --workload " +
+                               workload + " --ops " + std::to_string(kOps));
+      EXPECT_EQ(doc["lapic"], "vmm");
+      const json* phase = PhaseNamed(doc, workload);
+      if (phase == nullptr) continue;
+      const json& vcpus = (*phase)["vcpus"];
+      ASSERT_EQ(vcpus.size(), 2u) << phase->dump();
+      for (int cpu = 0; cpu < 2; ++cpu) {
+        SCOPED_TRACE("vcpu " + std::to_string(cpu));
+        const json& v = vcpus[cpu];
+        EXPECT_EQ(v["guest_ipis"]["sent"], kOps) << v.dump();
+        EXPECT_EQ(v["guest_ipis"]["received"], kOps) << v.dump();
+        const json& by_reason = v["exits"]["by_reason"];
+        EXPECT_EQ(by_reason.value("msr", uint64_t{0}), way.msr * kOps) << v.dump();
+        EXPECT_EQ(by_reason.value("mmio", uint64_t{0}), way.mmio * kOps) << v.dump();
+        EXPECT_EQ(by_reason.value("io", uint64_t{0}), way.io * kOps) << v.dump();
+      }
+    }
+  }
+}
+
 // Every vCPU started and the phase ran on them; the run's exit table names the vCPU.
 TEST(SmpTest, FourVcpusRunTheWorkloadsTooAndTheTextHasAColumnEach) {
   if (!HaveKvm()) GTEST_SKIP() << kSkip;
@@ -102,6 +138,8 @@ TEST(SmpTest, AUniprocessorBuildOrMachineIsRefusedWithTheReason) {
   ExpectOneLineError(Sigvisor("run --vcpus 2 --variant accelerated --workload hello"), "smp");
   ExpectOneLineError(Sigvisor("run --vcpus 2 --trap patch --workload xcpu_kick"), "--trap");
   ExpectOneLineError(Sigvisor("run --ipi pv --workload hello"), "--ipi");
+  ExpectOneLineError(Sigvisor("run --lapic vmm --workload hello"), "--lapic");
+  ExpectOneLineError(Sigvisor("run --vcpus 2 --lapic qemu --workload xcpu_kick"), "--lapic");
   ExpectOneLineError(Sigvisor("run --vcpus 9 --workload xcpu_kick"), "--vcpus");
   ExpectOneLineError(Sigvisor("run --workload xcpu_kick"), "it needs 2 vCPUs");
   ExpectOneLineError(Sigvisor("trace --workload xcpu_wake"), "it needs 2 vCPUs");

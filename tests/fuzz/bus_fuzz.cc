@@ -1,17 +1,22 @@
-// Fuzzes the bus with its devices: random port and MMIO accesses (address, width,
-// direction, data) against the serial port, the debug-exit device and the hypercall
-// port block with the guest protocol and the SMP calls (cpu_up, send_ipi, over a
-// machine of 1 to 8 vCPUs, each access made by any of four vCPUs) behind it (over guest
-// RAM the input also fills), in any order and overlap. Every access must return (an
-// error is fine); nothing may read or write outside its buffers, what the guest
-// controls stays bounded, and the SMP calls hand the machine only what the ABI allows
-// (a CPU of the machine, started once; a vector of 0x20-0xff).
+// Fuzzes the bus with its devices: random port, MMIO and MSR accesses (address, width,
+// direction, data) against the serial port, the debug-exit device, the VMM's local
+// APICs (the xAPIC page and the x2APIC MSRs, `run --lapic vmm`) and the hypercall port
+// block with the guest protocol and the SMP calls (cpu_up, send_ipi, over a machine of 1
+// to 8 vCPUs, each access made by any of four vCPUs) behind it (over guest RAM the input
+// also fills), in any order and overlap, the APICs' interrupts taken as a vCPU's run
+// loop takes them. Every access must return (an error is fine); nothing may read or
+// write outside its buffers, what the guest controls stays bounded, the SMP calls hand
+// the machine only what the ABI allows (a CPU of the machine, started once; a vector of
+// 0x20-0xff), and no APIC ever holds a vector below 16.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "arch/x86_64/vmm/cpu/local_apic.h"
+#include "arch/x86_64/vmm/cpu/local_apic_devices.h"
 #include "arch/x86_64/vmm/machine/smp_boot.h"
 #include "devices/hypercall.h"
 #include "devices/pc/debug_exit.h"
@@ -34,10 +39,11 @@ void CheckBounds(const sigvisor::HypercallResult& result) {
   if (result.diagnosis.size() > 512 + 128) std::abort();
 }
 
-// The machine behind the SMP calls: it checks that what reaches it was validated.
+// The machine behind the SMP calls: it checks that what reaches it was validated, and
+// posts the IPIs to the VMM's local APICs.
 class CheckedSmpMachine : public sigvisor::x86::SmpMachine {
  public:
-  explicit CheckedSmpMachine(int vcpus) : vcpus_(vcpus) {}
+  CheckedSmpMachine(int vcpus, sigvisor::x86::LocalApics& apics) : vcpus_(vcpus), apics_(apics) {}
   int CallingVcpu() const override { return caller; }
   absl::StatusOr<kvm_sregs> CallerSregs() override {
     if (caller != 0) std::abort();  // cpu_up is vCPU 0's alone
@@ -52,13 +58,14 @@ class CheckedSmpMachine : public sigvisor::x86::SmpMachine {
     if (cpu < 0 || cpu >= vcpus_ || vector < SIGVISOR_IPI_VECTOR_MIN || vector > 255) {
       std::abort();
     }
-    return (vector & 1) != 0;  // some delivered, some blocked
+    return apics_.Post(cpu, static_cast<uint8_t>(vector));
   }
 
   int caller = 0;
 
  private:
   int vcpus_;
+  sigvisor::x86::LocalApics& apics_;
   bool started_[SIGVISOR_MAX_CPUS] = {};
 };
 
@@ -88,7 +95,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // A machine of 1 to 8 vCPUs (from the RAM size byte); each access's caller from its
   // flags: the table refuses an AP's vCPU-0 calls before they reach their owner.
   const int vcpus = 1 + ram_bytes % SIGVISOR_MAX_CPUS;
-  CheckedSmpMachine smp_machine(vcpus);
+  sigvisor::x86::LocalApics apics(vcpus);
+  CheckedSmpMachine smp_machine(vcpus, apics);
   sigvisor::x86::SmpHypercalls smp(*memory, smp_machine, vcpus);
   if (!smp.Register(served).ok()) std::abort();
   served.set_caller([&smp_machine] { return smp_machine.caller; });
@@ -113,6 +121,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)bus.Register(sigvisor::AddressSpace::kPort, 0xf4, sigvisor::DebugExit::kPortCount,
                      &debug_exit);
   (void)bus.Register(sigvisor::AddressSpace::kMmio, 0xd0000000, 0x1000, &serial);
+  auto caller = [&smp_machine] { return smp_machine.caller; };
+  using sigvisor::x86::LocalApicWindow;
+  LocalApicWindow xapic(LocalApicWindow::Kind::kXapicPage, apics, caller);
+  LocalApicWindow x2apic(LocalApicWindow::Kind::kX2apicMsrs, apics, caller);
+  (void)bus.Register(sigvisor::AddressSpace::kMmio, SIGVISOR_XAPIC_GPA,
+                     LocalApicWindow::kXapicPageSize, &xapic);
+  (void)bus.Register(sigvisor::AddressSpace::kMsr, LocalApicWindow::kX2apicFirstMsr,
+                     LocalApicWindow::kX2apicMsrCount, &x2apic);
   // Overlapping and degenerate registrations must be refused, not corrupt the bus.
   (void)bus.Register(sigvisor::AddressSpace::kPort, 0x3fc, 8, &debug_exit);
   (void)bus.Register(sigvisor::AddressSpace::kPort, ~uint64_t{0} - 1, 8, &debug_exit);
@@ -129,12 +145,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     size -= 3;
     const size_t width = size_t{1} << (flags & 3);
     const bool write = flags & 4;
-    const auto space = (flags & 8) ? sigvisor::AddressSpace::kMmio : sigvisor::AddressSpace::kPort;
+    auto space = (flags & 8) ? sigvisor::AddressSpace::kMmio : sigvisor::AddressSpace::kPort;
     uint64_t addr = addr16;
     if (space == sigvisor::AddressSpace::kMmio) addr += 0xd0000000 - 0x800;
     switch ((flags >> 4) & 3) {
       case 0: addr = SIGVISOR_HC_PORT_BASE + (addr16 & 0x1f); break;
       case 1: addr = 0x3f8 + (addr16 & 7); break;
+      case 2:  // the local APICs: the xAPIC page, or MSRs around the x2APIC's
+        if (space == sigvisor::AddressSpace::kMmio) {
+          addr = SIGVISOR_XAPIC_GPA + (addr16 & 0xfff);
+        } else {
+          space = sigvisor::AddressSpace::kMsr;
+          addr = 0x700 + (addr16 & 0x3ff);
+        }
+        break;
       default: break;
     }
     const size_t take = std::min(width, size);
@@ -149,6 +173,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)bus.Read(space, addr, span);
     }
     (void)bus.AccessName(space, addr);
+    // The caller's run loop: its deliverable interrupt injected (IRR to ISR).
+    if (std::optional<uint8_t> vector = apics.Deliverable(smp_machine.caller)) {
+      if (*vector < 16) std::abort();
+      apics.Accept(smp_machine.caller, *vector);
+    }
+  }
+  for (int cpu = 0; cpu < vcpus; ++cpu) {
+    for (int vector : apics.Pending(cpu)) {
+      if (vector < 16) std::abort();
+    }
+    for (int vector : apics.InService(cpu)) {
+      if (vector < 16) std::abort();
+    }
   }
   if (smp.ipis_delivered() > (uint64_t{1} << 40) || smp.aps_started() >= vcpus) std::abort();
   return 0;

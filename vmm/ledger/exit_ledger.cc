@@ -16,8 +16,8 @@ std::string ExitDetail(const ExitKey& key, std::string_view access_name, std::st
         return absl::StrFormat("port %#x %s (%s)", key.value, key.is_write ? "out" : "in",
                                access_name);
       }
-      return absl::StrFormat("mmio %#x %s (%s)", key.value, key.is_write ? "write" : "read",
-                             access_name);
+      return absl::StrFormat("%s %#x %s (%s)", key.kind == ExitKind::kMsr ? "msr" : "mmio",
+                             key.value, key.is_write ? "write" : "read", access_name);
   }
   return "";
 }

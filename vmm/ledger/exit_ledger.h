@@ -39,8 +39,8 @@ struct ExitKey {
 };
 
 // The ledger's words for an exit: "port 0x3f8 out (serial)", "mmio 0x1f100008 write
-// (hypercall exit)", "suberror 1"; `access_name` names an access's device register
-// and `text` is a kText key's words.
+// (hypercall exit)", "msr 0x830 write (x2apic ICR)", "suberror 1"; `access_name` names an access's
+// device register and `text` is a kText key's words.
 std::string ExitDetail(const ExitKey& key, std::string_view access_name, std::string_view text);
 
 // Exit counts by reason: what a phase boundary remembers. Transparent, so a count

@@ -53,6 +53,13 @@ TEST(ExitLedgerTest, TypedKeysAreNamedOnlyWhenAsked) {
   EXPECT_EQ(ledger.Counts(), (ExitCounts{{"internal_error", 1}, {"io", 3}, {"mmio", 1}}));
 }
 
+TEST(ExitLedgerTest, AnMsrAccessIsNamedByItsIndex) {
+  ExitLedger ledger;
+  ledger.Record(Access(ExitKind::kMsr, 0x830, true), 9);
+  ledger.NameAccesses([](const ExitKey&) { return std::string("x2apic ICR"); });
+  EXPECT_EQ(ledger.by_detail().at({"msr", "msr 0x830 write (x2apic ICR)"}).count, 1u);
+}
+
 TEST(ExitLedgerTest, MergeJoinsRowsByKeyAndText) {
   ExitLedger a, b;
   a.Record(ExitKind::kHalt, "trap dr_write", 1);

@@ -7,21 +7,30 @@
 #include "absl/strings/str_format.h"
 
 namespace sigvisor {
-namespace {
 
-const char* SpaceName(AddressSpace space) {
-  return space == AddressSpace::kPort ? "port" : "MMIO";
+const char* AddressSpaceName(AddressSpace space) {
+  switch (space) {
+    case AddressSpace::kPort:
+      return "port";
+    case AddressSpace::kMmio:
+      return "MMIO";
+    case AddressSpace::kMsr:
+      return "MSR";
+  }
+  return "MMIO";
 }
+
+namespace {
 
 // "port [0x3f8, 0x3ff]". The last byte is printed rather than the end, which would
 // not fit in 64 bits for a range that runs to the top of the address space.
 std::string DescribeRange(AddressSpace space, uint64_t base, uint64_t length) {
-  return absl::StrFormat("%s [0x%x, 0x%x]", SpaceName(space), base, base + (length - 1));
+  return absl::StrFormat("%s [0x%x, 0x%x]", AddressSpaceName(space), base, base + (length - 1));
 }
 
 // "port 0x3f9 (1 byte)".
 std::string DescribeAccess(AddressSpace space, uint64_t addr, size_t size) {
-  return absl::StrFormat("%s 0x%x (%d byte%s)", SpaceName(space), addr, size,
+  return absl::StrFormat("%s 0x%x (%d byte%s)", AddressSpaceName(space), addr, size,
                          size == 1 ? "" : "s");
 }
 
@@ -46,7 +55,7 @@ absl::StatusOr<Bus::Route> Bus::RouteAccess(AddressSpace space, uint64_t addr,
                                             size_t size) const {
   if (size == 0) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("empty access at %s 0x%x", SpaceName(space), addr));
+        absl::StrFormat("empty access at %s 0x%x", AddressSpaceName(space), addr));
   }
   const Range* range = FindContaining(space, addr);
   if (range == nullptr) {
@@ -78,19 +87,19 @@ absl::StatusOr<Bus::Route> Bus::RouteAccess(AddressSpace space, uint64_t addr,
 absl::Status Bus::Register(AddressSpace space, uint64_t base, uint64_t length, Device* device) {
   if (device == nullptr) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("cannot register a null device at %s 0x%x", SpaceName(space), base));
+        absl::StrFormat("cannot register a null device at %s 0x%x", AddressSpaceName(space), base));
   }
   if (length == 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "cannot register \"%s\" at %s 0x%x: the range is empty", device->name(),
-        SpaceName(space), base));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("cannot register \"%s\" at %s 0x%x: the range is empty", device->name(),
+                        AddressSpaceName(space), base));
   }
   // The range's last byte must be addressable; one past it may be 2^64 (a range
   // ending at the top of the space), but nothing may wrap around to low addresses.
   if (length - 1 > std::numeric_limits<uint64_t>::max() - base) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "cannot register \"%s\" at %s 0x%x with length 0x%x: the range overflows 64 bits",
-        device->name(), SpaceName(space), base, length));
+        device->name(), AddressSpaceName(space), base, length));
   }
   const uint64_t last = base + (length - 1);
 

@@ -1,7 +1,7 @@
-// One bus for port I/O and MMIO (kvmtool's single interval map): devices register
-// [base, base + length) in an address space; an access is routed to the one device
-// whose range contains it, with the offset into that range. Registration happens
-// before any vCPU runs; after it the ranges are only read.
+// One bus for port I/O, MMIO and the MSRs the VMM emulates (kvmtool's single interval
+// map): devices register [base, base + length) in an address space; an access is
+// routed to the one device whose range contains it, with the offset into that range. Registration
+// happens before any vCPU runs; after it the ranges are only read.
 //
 // What nothing claims is an error by default: the bundled kernel touches only what
 // its machine has, so a stray access is a bug worth stopping for. A machine for a
@@ -15,6 +15,7 @@
 #ifndef SIGVISOR_VMM_MACHINE_BUS_H_
 #define SIGVISOR_VMM_MACHINE_BUS_H_
 
+#include <array>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -29,7 +30,10 @@
 
 namespace sigvisor {
 
-enum class AddressSpace { kPort, kMmio };
+// kMsr: model-specific registers, by index, that KVM hands to the VMM (a local APIC
+// in the VMM takes the x2APIC's, 0x800-0x8ff); an access is 8 bytes, EDX:EAX.
+enum class AddressSpace { kPort, kMmio, kMsr };
+const char* AddressSpaceName(AddressSpace space);  // "port", "MMIO", "MSR"
 
 class Bus {
  public:
@@ -46,9 +50,7 @@ class Bus {
   // itself, so one device sees which port or address was touched. An access that
   // starts outside every range but runs into one is still refused. Before any vCPU
   // runs, like Register.
-  void SetUnclaimed(AddressSpace space, Device* fallback) {
-    (space == AddressSpace::kPort ? unclaimed_ports_ : unclaimed_mmio_) = fallback;
-  }
+  void SetUnclaimed(AddressSpace space, Device* fallback) { SpaceOf(space).unclaimed = fallback; }
 
   // Routes an access. NotFound (naming the space and address) when no device covers
   // [addr, addr + data.size()) and the space has no unclaimed device; the run loop
@@ -87,23 +89,20 @@ class Bus {
     Device* device;
     uint64_t offset;
   };
-  // Sorted by base: a device exit is a binary search over a few contiguous entries.
-  std::vector<Range>& RangesOf(AddressSpace space) {
-    return space == AddressSpace::kPort ? ports_ : mmio_;
-  }
-  const std::vector<Range>& RangesOf(AddressSpace space) const {
-    return space == AddressSpace::kPort ? ports_ : mmio_;
-  }
+  struct Space {
+    // Sorted by base: a device exit is a binary search over a few contiguous entries.
+    std::vector<Range> ranges;
+    Device* unclaimed = nullptr;
+  };
+  Space& SpaceOf(AddressSpace space) { return spaces_[static_cast<size_t>(space)]; }
+  const Space& SpaceOf(AddressSpace space) const { return spaces_[static_cast<size_t>(space)]; }
+  std::vector<Range>& RangesOf(AddressSpace space) { return SpaceOf(space).ranges; }
+  const std::vector<Range>& RangesOf(AddressSpace space) const { return SpaceOf(space).ranges; }
   const Range* FindContaining(AddressSpace space, uint64_t addr) const;
-  Device* UnclaimedOf(AddressSpace space) const {
-    return space == AddressSpace::kPort ? unclaimed_ports_ : unclaimed_mmio_;
-  }
+  Device* UnclaimedOf(AddressSpace space) const { return SpaceOf(space).unclaimed; }
   absl::StatusOr<Route> RouteAccess(AddressSpace space, uint64_t addr, size_t size) const;
 
-  std::vector<Range> ports_;
-  std::vector<Range> mmio_;
-  Device* unclaimed_ports_ = nullptr;
-  Device* unclaimed_mmio_ = nullptr;
+  std::array<Space, 3> spaces_;  // by AddressSpace
   bool shared_ = false;
   std::mutex dispatch_;  // held around each device access once shared_
 };

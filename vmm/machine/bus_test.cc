@@ -47,6 +47,24 @@ class RecordingDevice : public Device {
 
 constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
 
+// MSRs are an address space of their own: the x2APIC's 0x800.. is not MMIO 0x800.
+TEST(BusTest, TheMsrSpaceIsSeparateFromTheOthers) {
+  Bus bus;
+  RecordingDevice x2apic("x2apic");
+  ASSERT_TRUE(bus.Register(AddressSpace::kMsr, 0x800, 0x100, &x2apic).ok());
+  const uint8_t value[8] = {0xfd};
+  ASSERT_TRUE(bus.Write(AddressSpace::kMsr, 0x830, value).ok());
+  ASSERT_EQ(x2apic.accesses.size(), 1u);
+  EXPECT_EQ(x2apic.accesses[0].offset, 0x30u);
+  EXPECT_EQ(x2apic.accesses[0].bytes.size(), 8u);
+  absl::StatusOr<DeviceAction> mmio = bus.Write(AddressSpace::kMmio, 0x830, value);
+  EXPECT_FALSE(mmio.ok());
+  absl::StatusOr<DeviceAction> other = bus.Write(AddressSpace::kMsr, 0x1b, value);
+  ASSERT_FALSE(other.ok());
+  EXPECT_THAT(other.status().message(), HasSubstr("MSR 0x1b"));
+  EXPECT_EQ(x2apic.accesses.size(), 1u);
+}
+
 TEST(BusTest, RoutesAccessesWithOffsetIntoTheRange) {
   Bus bus;
   RecordingDevice serial("serial");

@@ -392,6 +392,7 @@ nlohmann::ordered_json RunRecordToJson(const RunRecord& record) {
   AddStats(doc, "", result.kvm_stats, run);
   if (!result.other_vcpus.empty()) {  // several vCPUs: the above are vCPU 0's
     doc["ipi"] = record.ipi.empty() ? json(nullptr) : json(record.ipi);
+    doc["lapic"] = record.lapic.empty() ? json(nullptr) : json(record.lapic);
     doc["ipis_delivered_by_vmm"] = record.ipis_delivered_by_vmm;
     json others = json::array();
     for (const VcpuRun& vcpu : result.other_vcpus) {

@@ -69,6 +69,8 @@ struct RunRecord {
   // starts its APs the PC way, Multiboot or Linux, has one ledger of every vCPU's
   // exits and no other_vcpus; its phases have each vCPU's all the same.)
   std::string ipi;
+  // Whose local APICs those vCPUs had ("kvm", "vmm": run --lapic); empty where `ipi` is.
+  std::string lapic;
   uint64_t ipis_delivered_by_vmm = 0;
 };
 

@@ -306,6 +306,9 @@ std::string FormatRunReport(const RunRecord& record) {
       absl::StrAppendFormat(&out, ", IPIs by %s (%d delivered by the VMM)", record.ipi,
                             record.ipis_delivered_by_vmm);
     }
+    if (record.lapic == "vmm") {
+      out += ", local APICs in the VMM (--lapic vmm)";
+    }
     out += "; the exits and KVM stats below are vCPU 0's, each other vCPU's after them\n";
   }
   // A guest that makes no hypercall (a Multiboot kernel) has no boot span to show, and

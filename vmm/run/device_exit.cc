@@ -8,6 +8,17 @@
 namespace sigvisor {
 namespace {
 
+AddressSpace SpaceOf(ExitKind kind) {
+  switch (kind) {
+    case ExitKind::kIo:
+      return AddressSpace::kPort;
+    case ExitKind::kMsr:
+      return AddressSpace::kMsr;
+    default:
+      return AddressSpace::kMmio;
+  }
+}
+
 // One element's answer, the device's or the gate's.
 struct Step {
   RunVerdict verdict = RunVerdict::kContinue;
@@ -19,8 +30,7 @@ struct Step {
 }  // namespace
 
 std::string AccessNameOf(const Bus& bus, const ExitKey& key) {
-  return bus.AccessName(key.kind == ExitKind::kIo ? AddressSpace::kPort : AddressSpace::kMmio,
-                        key.value);
+  return bus.AccessName(SpaceOf(key.kind), key.value);
 }
 
 DeviceExitResult DispatchDeviceExit(Bus& bus, const VmExit& exit) {
@@ -33,17 +43,17 @@ DeviceExitResult DispatchDeviceExit(Bus& bus, const VmExit& exit, const CallGate
                                     absl::FunctionRef<RunVerdict(HypercallResult&)> take) {
   DeviceExitResult result;
   const bool port = exit.kind == ExitKind::kIo;
-  const AddressSpace space = port ? AddressSpace::kPort : AddressSpace::kMmio;
+  const AddressSpace space = SpaceOf(exit.kind);
   // String I/O (rep outsb) arrives as one exit with count > 1: one access each.
   const uint32_t count = port ? exit.count : 1;
   if (exit.size == 0 || exit.data.size() != uint64_t{exit.size} * count) {
     result.verdict = RunVerdict::kRunFailed;
     result.outcome = Outcome::kUnexpectedExit;
-    result.diagnosis = port ? "malformed port I/O exit" : "malformed MMIO exit";
+    result.diagnosis = absl::StrFormat("malformed %s exit", AddressSpaceName(space));
     return result;
   }
   auto access_error = [&](const auto& why) {
-    return absl::StrFormat("%d-byte %s %s at %#x: %s", exit.size, port ? "port" : "MMIO",
+    return absl::StrFormat("%d-byte %s %s at %#x: %s", exit.size, AddressSpaceName(space),
                            exit.is_write ? "write" : "read", exit.address, why);
   };
   for (uint32_t i = 0; i < count; ++i) {

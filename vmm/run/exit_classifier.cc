@@ -16,7 +16,9 @@ ExitClass RunFailed(Outcome outcome, std::string diagnosis) {
 ExitClass ClassifyExit(const VmExit& exit) {
   switch (exit.kind) {
     case ExitKind::kIo:
-    case ExitKind::kMmio: return ExitClass{.device_access = true};
+    case ExitKind::kMmio:
+    case ExitKind::kMsr:
+      return ExitClass{.device_access = true};
     case ExitKind::kShutdown:
       return RunFailed(Outcome::kTripleFault,
                        "the guest triple-faulted (an exception it could not handle)");
@@ -30,7 +32,12 @@ ExitClass ClassifyExit(const VmExit& exit) {
           Outcome::kEntryFailure,
           absl::StrFormat("KVM refused to enter the guest (hardware reason %#x)", exit.raw_detail));
     case ExitKind::kInterrupted: return ExitClass{};  // a stray kick
+    // The window the backend asked for to inject an interrupt (an interceptor that asks
+    // for one itself, the fault injector, takes its own first): the next entry injects.
+    case ExitKind::kIrqWindowOpen:
+      return ExitClass{};
     case ExitKind::kHalt:
+      if (exit.halt_waits_for_interrupt) return ExitClass{};
       return RunFailed(
           Outcome::kUnexpectedExit,
           "the guest halted with nothing to wake it (hlt without an interrupt source)");
@@ -45,6 +52,7 @@ ExitKey ExitKeyOf(const VmExit& exit) {
   switch (exit.kind) {
     case ExitKind::kIo:
     case ExitKind::kMmio:
+    case ExitKind::kMsr:
       return ExitKey{.kind = exit.kind,
                      .detail = ExitKey::Detail::kAccess,
                      .is_write = exit.is_write,

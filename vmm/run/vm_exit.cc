@@ -7,6 +7,8 @@ std::string_view ExitKindName(ExitKind kind) {
     case ExitKind::kIo: return "io";
     case ExitKind::kMmio: return "mmio";
     case ExitKind::kHalt: return "hlt";
+    case ExitKind::kMsr:
+      return "msr";
     case ExitKind::kShutdown: return "shutdown";
     case ExitKind::kInternalError: return "internal_error";
     case ExitKind::kFailEntry: return "fail_entry";

@@ -13,6 +13,7 @@ enum class ExitKind {
   kIo,             // port I/O
   kMmio,           // access to guest-physical memory with no RAM behind it
   kHalt,           // hlt with no in-kernel irqchip
+  kMsr,            // rdmsr/wrmsr of an MSR KVM hands to the VMM (its local APIC's x2APIC MSRs)
   kShutdown,       // triple fault
   kInternalError,  // KVM could not emulate an instruction
   kFailEntry,      // the hardware refused the guest state
@@ -27,10 +28,10 @@ std::string_view ExitKindName(ExitKind kind);
 
 struct VmExit {
   ExitKind kind = ExitKind::kUnknown;
-  // kIo / kMmio: the access. `data` points into the backend's buffer: a read's
+  // kIo / kMmio / kMsr: the access. `data` points into the backend's buffer: a read's
   // result is written there before the next Run().
   bool is_write = false;
-  uint64_t address = 0;  // port or guest-physical address
+  uint64_t address = 0;  // port, guest-physical address or MSR index
   uint32_t size = 0;     // bytes per access
   uint32_t count = 1;    // string I/O repeats (rep outsb): data holds size*count bytes
   std::span<uint8_t> data;
@@ -38,6 +39,9 @@ struct VmExit {
   // hardware entry failure reason) for diagnosis.
   uint32_t raw_reason = 0;
   uint64_t raw_detail = 0;
+  // kHalt: the backend wakes the vCPU itself (a local APIC in the VMM: the next Run()
+  // waits for an interrupt and injects it), so the halt is idle time, not the end.
+  bool halt_waits_for_interrupt = false;
 };
 
 }  // namespace sigvisor

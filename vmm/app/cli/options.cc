@@ -164,6 +164,11 @@ FlagTable RunFlags(RunOptions& o) {
                  "how the bundled kernel on several vCPUs sends IPIs: x2apic (the ICR MSR), "
                  "xapic (the ICR in MMIO) or pv (the VMM's send_ipi hypercall, as KVM's PV "
                  "send-IPI); empty: x2apic. Needs --vcpus 2 or more"),
+      StringFlag("lapic", &o.lapic,
+                 "whose local APICs the bundled kernel's vCPUs have: kvm (KVM's in-kernel "
+                 "ones: the APIC writes stay in KVM) or vmm (sigvisor's own: every APIC "
+                 "access and halt exits to the VMM, which delivers and injects the IPIs); "
+                 "empty: kvm. Needs --vcpus 2 or more"),
       Inject(&o.inject),
       Seed(&o.seed),
       Arch(&o.arch),

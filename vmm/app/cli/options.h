@@ -40,6 +40,7 @@ struct RunOptions : CommandLine {
   bool irqchip = false;
   int32_t vcpus = 1;
   std::string ipi;  // empty: x2apic on several vCPUs (an SMP build of the bundled kernel)
+  std::string lapic;  // empty: KVM's in-kernel local APICs there
   std::vector<std::string> inject;
   uint64_t seed = 1;
   std::string arch = "x86_64";

@@ -31,6 +31,7 @@ constexpr std::string_view kX86Only[] = {"kvm",
                                          "irqchip",
                                          "vcpus",
                                          "ipi",
+                                         "lapic",
                                          "inject",
                                          "seed",
                                          "check_signal_frames",
@@ -140,6 +141,11 @@ int RunCommand(const RunOptions& options) {
     absl::StatusOr<x86::IpiMethod> ipi = x86::ParseIpiMethod(options.ipi);
     if (!ipi.ok()) return ReportError(ipi.status());
     config.ipi = *ipi;
+  }
+  if (!options.lapic.empty()) {
+    absl::StatusOr<x86::Lapic> lapic = x86::ParseLapic(options.lapic);
+    if (!lapic.ok()) return ReportError(lapic.status());
+    config.lapic = *lapic;
   }
   config.check_signal_frames = options.check_signal_frames;
   config.block_phase_interrupts = options.block_phase_interrupts;

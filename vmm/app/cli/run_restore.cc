@@ -20,9 +20,9 @@ namespace {
 
 // What the restored guest keeps from its boot, so a run cannot change it: refused by
 // name rather than silently ignored (each command has those of its flags that are here).
-constexpr std::string_view kFixedBySnapshot[] = {"image", "variant", "cmdline", "memory", "vcpus",
-                                                 "ipi",   "irqchip", "module",  "initrd", "inject",
-                                                 "seed",  "gdb",     "arch",    "cores"};
+constexpr std::string_view kFixedBySnapshot[] = {"image",  "variant", "cmdline", "memory", "vcpus",
+                                                 "ipi",    "lapic",   "irqchip", "module", "initrd",
+                                                 "inject", "seed",    "gdb",     "arch",   "cores"};
 
 }  // namespace
 

@@ -190,6 +190,7 @@ RunRecord RecordOf(const launch::LoadedImage& image, const RunHost& host,
   record.setup_ns = report.setup_ns;
   record.signal_frames = std::move(report.signal_frames);
   if (report.ipi) record.ipi = std::string(x86::IpiMethodName(*report.ipi));
+  if (report.lapic) record.lapic = std::string(x86::LapicName(*report.lapic));
   record.ipis_delivered_by_vmm = report.ipis_delivered_by_vmm;
   record.wall_ns = MonotonicNs() - start_ns;
   return record;

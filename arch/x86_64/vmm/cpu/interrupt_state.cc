@@ -51,13 +51,16 @@ std::vector<int> LapicVectors(const kvm_lapic_state& lapic, size_t offset) {
   return vectors;
 }
 
+InterruptState::LapicVectorSets VectorSetsOf(const kvm_lapic_state& lapic) {
+  return {.pending = LapicVectors(lapic, kLapicIrr), .in_service = LapicVectors(lapic, kLapicIsr)};
+}
+
 std::string DescribeInterruptState(const InterruptState& state) {
   std::string text = state.mp_state ? MpStateName(*state.mp_state) + ", " : std::string();
   text += state.interrupts_enabled ? "interrupts on" : "interrupts off";
   if (state.lapic) {
     absl::StrAppendFormat(&text, ", LAPIC pending %s, in service %s",
-                          VectorList(LapicVectors(*state.lapic, kLapicIrr)),
-                          VectorList(LapicVectors(*state.lapic, kLapicIsr)));
+                          VectorList(state.lapic->pending), VectorList(state.lapic->in_service));
   }
   return text;
 }

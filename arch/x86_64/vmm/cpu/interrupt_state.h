@@ -19,9 +19,17 @@ namespace sigvisor::x86 {
 struct InterruptState {
   std::optional<uint32_t> mp_state;  // KVM_MP_STATE_*; none where KVM gives none
   bool interrupts_enabled = false;   // RFLAGS.IF
-  // The in-kernel local APIC's registers; none without KVM's irqchip.
-  std::optional<kvm_lapic_state> lapic;
+  // The local APIC's vectors, ascending: KVM's in-kernel one's (LapicVectors of
+  // KVM_GET_LAPIC) or the VMM's own; none where the vCPU has no local APIC.
+  struct LapicVectorSets {
+    std::vector<int> pending;     // IRR
+    std::vector<int> in_service;  // ISR
+  };
+  std::optional<LapicVectorSets> lapic;
 };
+
+// What KVM's in-kernel local APIC holds (KVM_GET_LAPIC's register page).
+InterruptState::LapicVectorSets VectorSetsOf(const kvm_lapic_state& lapic);
 
 // The vectors whose bits are set in the 256-bit APIC register array at `offset`
 // (0x100 ISR, 0x180 TMR, 0x200 IRR: eight 32-bit words, 16 bytes apart), ascending.

@@ -38,9 +38,10 @@ TEST(InterruptStateTest, ARegisterArrayPastTheEndOfThePageIsNotRead) {
 }
 
 TEST(InterruptStateTest, AHaltedVcpuWithAPendingIpiSaysSo) {
+  kvm_lapic_state lapic = {};
+  SetVector(lapic, 0x200, 0xfd);
   InterruptState state{
-      .mp_state = KVM_MP_STATE_HALTED, .interrupts_enabled = true, .lapic = kvm_lapic_state{}};
-  SetVector(*state.lapic, 0x200, 0xfd);
+      .mp_state = KVM_MP_STATE_HALTED, .interrupts_enabled = true, .lapic = VectorSetsOf(lapic)};
   EXPECT_EQ(DescribeInterruptState(state),
             "halted, interrupts on, LAPIC pending 0xfd, in service none");
 }

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "arch/x86_64/vmm/cpu/interrupt_state.h"
+#include "arch/x86_64/vmm/cpu/local_apic.h"
 #include "arch/x86_64/vmm/cpu/vcpu_state.h"
 
 namespace sigvisor::x86 {
@@ -64,6 +65,17 @@ VmExit ExitFromRun(kvm_run* run, size_t run_size) {
       break;
     case KVM_EXIT_INTR: exit.kind = ExitKind::kInterrupted; break;
     case KVM_EXIT_IRQ_WINDOW_OPEN: exit.kind = ExitKind::kIrqWindowOpen; break;
+    case KVM_EXIT_X86_RDMSR:
+    case KVM_EXIT_X86_WRMSR:
+      // An MSR KVM handed to the VMM (KVM_CAP_X86_USER_SPACE_MSR): EDX:EAX as 8 bytes,
+      // a read's answer written back into msr.data before the next KVM_RUN.
+      exit.kind = ExitKind::kMsr;
+      exit.is_write = run->exit_reason == KVM_EXIT_X86_WRMSR;
+      exit.address = run->msr.index;
+      exit.size = sizeof(run->msr.data);
+      exit.data = {reinterpret_cast<uint8_t*>(&run->msr.data), sizeof(run->msr.data)};
+      exit.raw_detail = run->msr.reason;
+      break;
     case KVM_EXIT_SYSTEM_EVENT:
       exit.kind = ExitKind::kSystemEvent;
       exit.raw_detail = run->system_event.type;
@@ -80,8 +92,54 @@ KvmBackend::KvmBackend(KvmVcpu& vcpu, std::optional<StatsFd> stats, VcpuState* s
   InstallKickHandler();
 }
 
+void KvmBackend::UseVmmLapic(LocalApics& apics, int index) {
+  apics_ = &apics;
+  apic_index_ = index;
+  apics.SetKick(index, [this] { Kick(); });
+}
+
+absl::Status KvmBackend::InjectFromVmmLapic() {
+  kvm_run* run = vcpu_.run();
+  std::optional<uint8_t> vector = apics_->Deliverable(apic_index_);
+  if (!vector) {
+    run->request_interrupt_window = 0;
+    return absl::OkStatus();
+  }
+  // KVM_INTERRUPT queues the vector for the next entry whatever the guest's state, so
+  // it is given only when the last exit said the guest takes one (IF set, no sti or
+  // mov-ss shadow); otherwise KVM exits at the window and the next Run() gives it.
+  if (!run->ready_for_interrupt_injection || !run->if_flag) {
+    run->request_interrupt_window = 1;
+    return absl::OkStatus();
+  }
+  if (absl::Status s = vcpu_.Interrupt(*vector); !s.ok()) return s;
+  apics_->Accept(apic_index_, *vector);
+  // Only a vector that outranks the one now in service can follow before its EOI.
+  run->request_interrupt_window = apics_->Deliverable(apic_index_) ? 1 : 0;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<VmExit> KvmBackend::Run() {
   run_thread_.store(pthread_self(), std::memory_order_release);
+  if (apics_ != nullptr) {
+    if (halted_) {
+      kvm_run* run = vcpu_.run();
+      const bool woken = apics_->WaitForInterrupt(apic_index_, [run] {
+        return __atomic_load_n(&run->immediate_exit, __ATOMIC_ACQUIRE) != 0;
+      });
+      if (!woken) {
+        // Kicked while halted (the watchdog, the machine's stop): as a KVM_RUN that a
+        // kick interrupted, without entering.
+        __atomic_store_n(&run->immediate_exit, 0, __ATOMIC_RELEASE);
+        VmExit kicked;
+        kicked.kind = ExitKind::kInterrupted;
+        kicked.raw_reason = KVM_EXIT_INTR;
+        return kicked;
+      }
+      halted_ = false;
+    }
+    if (absl::Status s = InjectFromVmmLapic(); !s.ok()) return s;
+  }
   if (state_ != nullptr) {
     if (absl::Status s = state_->PrepareEntry(); !s.ok()) return s;
   }
@@ -92,7 +150,12 @@ absl::StatusOr<VmExit> KvmBackend::Run() {
     // (the watchdog keeps kicking while it wants the run to end).
     __atomic_store_n(&vcpu_.run()->immediate_exit, 0, __ATOMIC_RELEASE);
   }
-  return ExitFromRun(vcpu_.run(), vcpu_.run_size());
+  VmExit exit = ExitFromRun(vcpu_.run(), vcpu_.run_size());
+  if (apics_ != nullptr && exit.kind == ExitKind::kHalt) {
+    halted_ = true;
+    exit.halt_waits_for_interrupt = true;
+  }
+  return exit;
 }
 
 void KvmBackend::Kick() {
@@ -101,6 +164,8 @@ void KvmBackend::Kick() {
   __atomic_store_n(&vcpu_.run()->immediate_exit, 1, __ATOMIC_RELEASE);
   pthread_t thread = run_thread_.load(std::memory_order_acquire);
   if (thread != 0) pthread_kill(thread, KickSignal());
+  // A halted vCPU waits outside KVM_RUN, for its APIC: the kick must reach it there.
+  if (apics_ != nullptr) apics_->Wake(apic_index_);
 }
 
 absl::StatusOr<StatsSnapshot> KvmBackend::ReadStats() {
@@ -143,11 +208,18 @@ std::string KvmBackend::DescribeInterrupts() {
   if (!regs.ok()) return {};
   // What KVM will not give (no irqchip: no LAPIC) is left out.
   InterruptState interrupts{.interrupts_enabled = (regs->rflags & kRflagsIf) != 0};
+  if (apics_ != nullptr) {
+    // KVM knows neither: the halt and the APIC are the VMM's.
+    interrupts.mp_state = halted_ ? KVM_MP_STATE_HALTED : KVM_MP_STATE_RUNNABLE;
+    interrupts.lapic = InterruptState::LapicVectorSets{
+        .pending = apics_->Pending(apic_index_), .in_service = apics_->InService(apic_index_)};
+    return DescribeInterruptState(interrupts);
+  }
   if (absl::StatusOr<kvm_mp_state> mp = vcpu_.GetMpState(); mp.ok()) {
     interrupts.mp_state = mp->mp_state;
   }
   if (absl::StatusOr<kvm_lapic_state> lapic = vcpu_.GetLapic(); lapic.ok()) {
-    interrupts.lapic = *lapic;
+    interrupts.lapic = VectorSetsOf(*lapic);
   }
   return DescribeInterruptState(interrupts);
 }

@@ -39,6 +39,10 @@ ApRunner::ApRunner(std::vector<KvmVcpu>& aps, Bus& bus, Backend& bsp,
 
 ApRunner::~ApRunner() { Stop(); }
 
+void ApRunner::UseVmmLapics(LocalApics& apics) {
+  for (const std::unique_ptr<Ap>& ap : aps_) ap->backend->UseVmmLapic(apics, ap->index);
+}
+
 void ApRunner::Start() {
   for (const std::unique_ptr<Ap>& ap : aps_) {
     if (absl::StatusOr<StatsSnapshot> now = ap->backend->ReadStats(); now.ok()) {
@@ -255,7 +259,13 @@ void ApRunner::Loop(Ap& ap) {
              absl::StrFormat("vCPU %d: %s", ap.index, exit.status().message()));
       break;
     }
-    if (exit->kind == ExitKind::kInterrupted) continue;  // a kick, or woken by a SIPI
+    // Before the AP ran (a SIPI's wake-up) and at the machine's stop a kick is not the
+    // guest's; while it runs, one is the VMM's local APIC getting an IPI to it (--lapic
+    // vmm), an exit the IPI cost, counted as vCPU 0's are.
+    if (exit->kind == ExitKind::kInterrupted &&
+        (!ap.entered || stop_.load(std::memory_order_acquire))) {
+      continue;
+    }
     ap.entered = true;
     const ExitKey key = ExitKeyOf(*exit);
     {

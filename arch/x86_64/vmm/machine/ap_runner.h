@@ -49,6 +49,8 @@
 
 namespace sigvisor::x86 {
 
+class LocalApics;
+
 class ApRunner {
  public:
   // How an AP ended the run.
@@ -72,6 +74,9 @@ class ApRunner {
 
   // The board's call gate (must outlive the run), before Start(); null: none.
   void set_gate(const CallGate* gate) { gate_ = gate; }
+  // The APs' interrupts come from the VMM's local APICs (`run --lapic vmm`; they must
+  // outlive the runner), before Start().
+  void UseVmmLapics(LocalApics& apics);
 
   // Starts one thread per AP; each waits for its start (StartMode).
   void Start();

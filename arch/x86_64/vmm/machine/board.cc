@@ -12,8 +12,15 @@ namespace sigvisor::x86 {
 namespace {
 
 // --ipi is the boot info's word for an SMP sigvisor kernel; other guests send their
-// IPIs as their code does.
-absl::Status CheckNoIpiMethod(const MachineConfig& config, std::string_view kind) {
+// IPIs as their code does. --lapic goes with it: the VMM's local APIC models what that
+// kernel uses (fixed IPIs, no timer), not what a PC's guest expects of one.
+absl::Status CheckNoSmpKernelOptions(const MachineConfig& config, std::string_view kind) {
+  if (config.lapic) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--lapic %s is for the bundled kernel built with smp=on on several vCPUs; a %s gets "
+        "KVM's in-kernel local APIC (the VMM's models no timer, no INIT/SIPI)",
+        LapicName(*config.lapic), kind));
+  }
   if (!config.ipi) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrFormat(
       "--ipi %s is for the bundled kernel built with smp=on (its boot info says how to send "
@@ -28,16 +35,16 @@ struct BoardMaker {
     return SigvisorBoard::Make(image, kernel, config);
   }
   absl::StatusOr<std::unique_ptr<Board>> operator()(const MultibootKernel& kernel) const {
-    if (absl::Status s = CheckNoIpiMethod(config, "Multiboot kernel"); !s.ok()) return s;
+    if (absl::Status s = CheckNoSmpKernelOptions(config, "Multiboot kernel"); !s.ok()) return s;
     return MultibootBoard::Make(image, kernel, config);
   }
   absl::StatusOr<std::unique_ptr<Board>> operator()(const LinuxKernel& kernel) const {
-    if (absl::Status s = CheckNoIpiMethod(config, "Linux kernel"); !s.ok()) return s;
+    if (absl::Status s = CheckNoSmpKernelOptions(config, "Linux kernel"); !s.ok()) return s;
     return LinuxBoard::Make(image, kernel, config);
   }
   absl::StatusOr<std::unique_ptr<Board>> operator()(const RestoredVm& restored) const {
     if (restored.protocol == BootProtocol::kLinux) {
-      if (absl::Status s = CheckNoIpiMethod(config, "Linux kernel"); !s.ok()) return s;
+      if (absl::Status s = CheckNoSmpKernelOptions(config, "Linux kernel"); !s.ok()) return s;
       return LinuxBoard::MakeRestored(image, restored, config);
     }
     return SigvisorBoard::MakeRestored(image, restored, config);

@@ -25,6 +25,12 @@ absl::Status CheckSmp(const ElfImage& image, const MachineConfig& config) {
           "build (--variant smp=on)",
           IpiMethodName(*config.ipi)));
     }
+    if (config.lapic) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--lapic %s: a machine of one vCPU has no local APIC (its kernel takes no "
+          "interrupts); give --vcpus 2 or more with an SMP build (--variant smp=on)",
+          LapicName(*config.lapic)));
+    }
     return absl::OkStatus();
   }
   if (image.smp_max_cpus() == 0) {
@@ -94,6 +100,7 @@ absl::StatusOr<std::unique_ptr<Board>> SigvisorBoard::MakeRestored(const ElfImag
         std::max<int>(config.vcpus, static_cast<int>(header.vcpus))));
   }
   if (config.ipi) return refuse("cannot be restored with --ipi: its kernel runs on one vCPU");
+  if (config.lapic) return refuse("cannot be restored with --lapic: its kernel runs on one vCPU");
   if (absl::Status s = CheckSnapshotFits(saved, "sigvisor", "sigvisor images", "image", image,
                                          config.memory_bytes, config.vcpus);
       !s.ok()) {

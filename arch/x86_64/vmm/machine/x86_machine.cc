@@ -8,6 +8,8 @@
 #include "absl/strings/str_join.h"
 #include "arch/x86_64/vmm/cpu/cpl0_completion.h"
 #include "arch/x86_64/vmm/cpu/kvm_backend.h"
+#include "arch/x86_64/vmm/cpu/local_apic.h"
+#include "arch/x86_64/vmm/cpu/local_apic_devices.h"
 #include "arch/x86_64/vmm/cpu/page_walk.h"
 #include "arch/x86_64/vmm/cpu/phase_interrupt_block.h"
 #include "arch/x86_64/vmm/cpu/syscall_completion.h"
@@ -29,12 +31,12 @@ namespace {
 // Intel VMX wants a 3-page TSS region for real-mode emulation; out of RAM's way.
 constexpr uint64_t kVmxTssGpa = 0xfffbd000;
 
-// The SMP hypercalls' machine: the APs' runner and the in-kernel LAPICs. Calls come
-// on the calling vCPU's thread (smp_boot.h).
+// The SMP hypercalls' machine: the APs' runner and the local APICs, KVM's in-kernel
+// ones or the VMM's (`apics`). Calls come on the calling vCPU's thread (smp_boot.h).
 class KvmSmpMachine : public SmpMachine {
  public:
-  KvmSmpMachine(KvmVm& vm, VcpuState& bsp, std::optional<ApRunner>& aps)
-      : vm_(vm), bsp_(bsp), aps_(aps) {}
+  KvmSmpMachine(KvmVm& vm, VcpuState& bsp, std::optional<ApRunner>& aps, LocalApics* apics)
+      : vm_(vm), bsp_(bsp), aps_(aps), apics_(apics) {}
 
   int CallingVcpu() const override { return aps_ ? aps_->CallingVcpu() : 0; }
   // vCPU 0's: CPU_UP is served on its thread only.
@@ -45,6 +47,7 @@ class KvmSmpMachine : public SmpMachine {
   }
   // Fixed delivery, edge, physical destination = APIC ID `cpu` (vCPU n has APIC ID n).
   absl::StatusOr<bool> SignalIpi(int cpu, uint32_t vector) override {
+    if (apics_ != nullptr) return apics_->Post(cpu, static_cast<uint8_t>(vector));
     return vm_.SignalMsi(SIGVISOR_XAPIC_GPA | (static_cast<uint64_t>(cpu) << 12), vector);
   }
 
@@ -52,7 +55,30 @@ class KvmSmpMachine : public SmpMachine {
   KvmVm& vm_;
   VcpuState& bsp_;
   std::optional<ApRunner>& aps_;
+  LocalApics* apics_;
 };
+
+// IA32_APIC_BASE as after reset: the local APIC enabled, in xAPIC mode, at its usual
+// page; vCPU 0 the bootstrap processor. KVM keeps the MSR as a plain value on a vCPU
+// made without its irqchip, and that value starts at 0 (disabled), from which the guest
+// could not switch to x2APIC mode: the VMM's local APIC needs it set.
+absl::Status ResetApicBase(KvmVcpu& vcpu, bool bootstrap) {
+  constexpr uint64_t kApicBaseBsp = 1u << 8;
+  constexpr uint64_t kApicBaseEnable = 1u << 11;
+  absl::StatusOr<kvm_sregs> sregs = vcpu.GetSregs();
+  if (!sregs.ok()) return sregs.status();
+  sregs->apic_base = SIGVISOR_XAPIC_GPA | kApicBaseEnable | (bootstrap ? kApicBaseBsp : 0);
+  return vcpu.SetSregs(*sregs);
+}
+
+// The VMM's local APICs: the x2APIC's MSRs, which KVM refuses without its own APIC
+// (a "invalid" MSR access), come to the VMM instead of raising #GP in the guest; so does
+// any other MSR KVM does not know or refuses, which then ends the run as an access to
+// something the machine lacks.
+absl::Status HandMsrsToVmm(KvmVm& vm) {
+  return vm.EnableCap(KVM_CAP_X86_USER_SPACE_MSR,
+                      KVM_MSR_EXIT_REASON_INVAL | KVM_MSR_EXIT_REASON_UNKNOWN);
+}
 
 // "rip 0x100123 (kernel_main+0x13, cpl 0) bytes cc 90 ..." for a diagnosis.
 std::string Describe(const GuestMemory& memory, const ElfImage& image, const CpuLocation& where) {
@@ -126,14 +152,26 @@ absl::StatusOr<VmParts> CreateVm(const KvmSystem& kvm, const MachineConfig& conf
   const bool exception_payload =
       config.injection_events && kvm.CheckExtension(KVM_CAP_EXCEPTION_PAYLOAD) > 0 &&
       vm->EnableCap(KVM_CAP_EXCEPTION_PAYLOAD, 1).ok();
-  if (board.in_kernel_irqchip() || config.vcpus > 1) {
+  const bool vmm_lapic = config.vcpus > 1 && config.lapic == Lapic::kVmm;
+  if (board.in_kernel_irqchip() || (config.vcpus > 1 && !vmm_lapic)) {
     if (absl::Status s = vm->CreateIrqchip(); !s.ok()) return s;
+  }
+  if (vmm_lapic) {
+    if (absl::Status s = HandMsrsToVmm(*vm); !s.ok()) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "--lapic vmm needs the x2APIC's MSRs handed to the VMM (KVM_CAP_X86_USER_SPACE_MSR), "
+          "which this host refuses (%s); give --lapic kvm",
+          s.message()));
+    }
   }
   if (board.in_kernel_pit()) {
     if (absl::Status s = vm->CreatePit(); !s.ok()) return s;
   }
   absl::StatusOr<KvmVcpu> vcpu = vm->CreateVcpu(0);
   if (!vcpu.ok()) return vcpu.status();
+  if (vmm_lapic) {
+    if (absl::Status s = ResetApicBase(*vcpu, /*bootstrap=*/true); !s.ok()) return s;
+  }
   absl::StatusOr<std::vector<kvm_cpuid_entry2>> supported = kvm.SupportedCpuid();
   if (!supported.ok()) return supported.status();
   std::vector<kvm_cpuid_entry2> cpuid = board.Cpuid(*supported);
@@ -143,6 +181,9 @@ absl::StatusOr<VmParts> CreateVm(const KvmSystem& kvm, const MachineConfig& conf
     absl::StatusOr<KvmVcpu> ap = vm->CreateVcpu(id);
     if (!ap.ok()) return ap.status();
     if (absl::Status s = ap->SetCpuid(CpuidFor(cpuid, id, config.vcpus)); !s.ok()) return s;
+    if (vmm_lapic) {
+      if (absl::Status s = ResetApicBase(*ap, /*bootstrap=*/false); !s.ok()) return s;
+    }
     aps.push_back(*std::move(ap));
   }
   return VmParts{*std::move(vm), *std::move(memory), *std::move(vcpu), std::move(aps),
@@ -307,6 +348,18 @@ void MergeAps(ApRunner& aps, const SmpHypercalls* smp, RunResult& result) {
 
 }  // namespace
 
+std::string_view LapicName(Lapic lapic) { return lapic == Lapic::kVmm ? "vmm" : "kvm"; }
+
+absl::StatusOr<Lapic> ParseLapic(std::string_view name) {
+  for (Lapic lapic : {Lapic::kKvm, Lapic::kVmm}) {
+    if (name == LapicName(lapic)) return lapic;
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "--lapic '%s': give kvm (KVM's in-kernel local APIC) or vmm (sigvisor's own: the APIC "
+      "accesses and halts exit to the VMM)",
+      name));
+}
+
 std::string_view IpiMethodName(IpiMethod method) {
   switch (method) {
     case IpiMethod::kX2apic:
@@ -434,6 +487,12 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
   Completions completions;
   ChainInterceptors(config, **board, state, traps.get(), interceptors, completions, options);
   Bus bus;
+  // --lapic vmm: every vCPU's local APIC, in the VMM.
+  std::optional<LocalApics> vmm_lapics;
+  if (config.vcpus > 1 && config.lapic == Lapic::kVmm) {
+    vmm_lapics.emplace(config.vcpus);
+    backend.UseVmmLapic(*vmm_lapics, 0);
+  }
   std::optional<ApRunner> ap_runner;
   if (!vm->aps.empty()) {
     ap_runner.emplace(vm->aps, bus, backend, options.describe, config.session.sandbox,
@@ -446,8 +505,9 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
     options.sample_other_vcpus = [&ap_runner] { return ap_runner->Sample(); };
     // A call from an AP is made on its thread: the table asks the runner whose it is.
     hypercalls.set_caller([&ap_runner] { return ap_runner->CallingVcpu(); });
+    if (vmm_lapics) ap_runner->UseVmmLapics(*vmm_lapics);
   }
-  KvmSmpMachine smp_machine(vm->vm, state, ap_runner);
+  KvmSmpMachine smp_machine(vm->vm, state, ap_runner, vmm_lapics ? &*vmm_lapics : nullptr);
   // The board's devices write to the session's console, and the session needs the
   // board's call gate: the gate is made first, the console reaches the session once
   // it exists (no device speaks before the first KVM_RUN).
@@ -479,6 +539,25 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
     };
   }
   if (absl::Status s = (*board)->Attach(wiring); !s.ok()) return s;
+  // The VMM's local APICs on the bus: the xAPIC page and the x2APIC's MSRs, each access
+  // made to the APIC of the vCPU whose thread makes it.
+  std::optional<LocalApicWindow> xapic_page;
+  std::optional<LocalApicWindow> x2apic_msrs;
+  if (vmm_lapics) {
+    auto calling_vcpu = [&ap_runner] { return ap_runner->CallingVcpu(); };
+    xapic_page.emplace(LocalApicWindow::Kind::kXapicPage, *vmm_lapics, calling_vcpu);
+    x2apic_msrs.emplace(LocalApicWindow::Kind::kX2apicMsrs, *vmm_lapics, calling_vcpu);
+    if (absl::Status s = bus.Register(AddressSpace::kMmio, SIGVISOR_XAPIC_GPA,
+                                      LocalApicWindow::kXapicPageSize, &*xapic_page);
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = bus.Register(AddressSpace::kMsr, LocalApicWindow::kX2apicFirstMsr,
+                                      LocalApicWindow::kX2apicMsrCount, &*x2apic_msrs);
+        !s.ok()) {
+      return s;
+    }
+  }
   options.hypercalls = (*board)->gate();
   // An SMP sigvisor kernel's APs make the calls any CPU may through the gate. (A Linux
   // guest's marker gate reads vCPU 0's registers: an AP's access stays a device's.)
@@ -492,6 +571,7 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
   if (ap_runner) MergeAps(*ap_runner, smp, report.result);
   if (config.vcpus > 1 && std::holds_alternative<SigvisorKernel>(config.target)) {
     report.ipi = config.ipi.value_or(IpiMethod::kX2apic);
+    report.lapic = config.lapic.value_or(Lapic::kKvm);
   }
   if (smp != nullptr) {
     report.ipis_delivered_by_vmm = smp->ipis_delivered();

@@ -42,6 +42,15 @@ absl::StatusOr<IpiMethod> ParseIpiMethod(std::string_view name);
 // The boot info's word for `method` (SIGVISOR_IPI_X2APIC, ...).
 uint32_t IpiMethodAbi(IpiMethod method);
 
+// Whose local APICs an SMP sigvisor kernel's vCPUs have (`run --lapic`): KVM's
+// in-kernel ones (KVM_CREATE_IRQCHIP; the APIC writes stay in KVM), or the VMM's own
+// (local_apic.h; no irqchip: the guest's APIC accesses and halts exit to the VMM, which
+// delivers the IPIs and injects them).
+enum class Lapic { kKvm, kVmm };
+std::string_view LapicName(Lapic lapic);  // "kvm", "vmm"
+// `--lapic` NAME; InvalidArgument naming the choices otherwise.
+absl::StatusOr<Lapic> ParseLapic(std::string_view name);
+
 // What a run's interceptor (the instruction tracer, the gdb stub, the injector) works
 // with. Valid from the interceptor's creation to the end of the run.
 struct MachineContext {
@@ -85,6 +94,8 @@ struct MachineConfig {
   // An SMP sigvisor kernel on several vCPUs: how it sends IPIs (boot info). Unset:
   // x2apic there; refused with one vCPU and for any other kind of guest.
   std::optional<IpiMethod> ipi;
+  // Also there: whose local APICs. Unset: KVM's; refused where `ipi` is.
+  std::optional<Lapic> lapic;
   bool cpl0_emulated = false;   // tells the guest (boot-info flag)
   bool injection_events = false;  // the guest reports injection outcomes (boot-info flag)
   SessionOptions session;       // timeout, console sink (describe, interceptor filled in here)
@@ -140,6 +151,7 @@ struct MachineReport {
   // every vCPU, 0 included; each AP's own count is in result.other_vcpus) and those KVM
   // did not deliver (the target's LAPIC was not enabled).
   std::optional<IpiMethod> ipi;
+  std::optional<Lapic> lapic;  // whose local APICs, where `ipi` is set
   uint64_t ipis_delivered_by_vmm = 0;
   uint64_t ipis_blocked = 0;
 };
