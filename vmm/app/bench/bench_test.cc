@@ -142,6 +142,32 @@ TEST(MatrixTest, AVariantSpecMayNameItsMachine) {
   EXPECT_TRUE(ParseVariantList("smp=on@vcpus=2; smp=on@vcpus=3").ok());
 }
 
+TEST(MatrixTest, AVariantSpecMayNameWhoseLocalApics) {
+  absl::StatusOr<std::vector<VariantInfo>> v = ParseVariantList(
+      "smp=on@vcpus=2@ipi=x2apic; smp=on@vcpus=2@ipi=x2apic@lapic=vmm; "
+      "smp=on@lapic=kvm@ipi=pv@vcpus=2 smp=on@lapic=vmm@vcpus=2");
+  ASSERT_TRUE(v.ok()) << v.status();
+  ASSERT_EQ(v->size(), 4u);
+  EXPECT_EQ((*v)[0].lapic, "");  // not named: run's default, and the name as before
+  EXPECT_EQ((*v)[0].name, "smp=on@vcpus=2@ipi=x2apic");
+  EXPECT_EQ((*v)[1].name, "smp=on@vcpus=2@ipi=x2apic@lapic=vmm");
+  EXPECT_EQ((*v)[1].vcpus, 2);
+  EXPECT_EQ((*v)[1].ipi, "x2apic");
+  EXPECT_EQ((*v)[1].lapic, "vmm");
+  EXPECT_EQ((*v)[1].build_name(), "smp=on");
+  EXPECT_EQ((*v)[2].name, "smp=on@vcpus=2@ipi=pv@lapic=kvm");  // canonical order
+  EXPECT_EQ((*v)[2].lapic, "kvm");
+  EXPECT_EQ((*v)[3].name, "smp=on@vcpus=2@lapic=vmm");
+  EXPECT_EQ((*v)[3].ipi, "");
+  // One build, one image: whose local APICs is the machine's, not the build's.
+  EXPECT_EQ((*v)[0].image_fnv1a64, (*v)[1].image_fnv1a64);
+  EXPECT_FALSE((*v)[1].default_machine());
+  EXPECT_EQ(VariantInfo::MachineSuffix(2, "xapic", "vmm"), "@vcpus=2@ipi=xapic@lapic=vmm");
+  EXPECT_EQ(VariantInfo::MachineSuffix(1, "", ""), "");
+  // The same machine twice.
+  EXPECT_FALSE(ParseVariantList("smp=on@vcpus=2@lapic=vmm; smp=on@lapic=vmm@vcpus=2").ok());
+}
+
 TEST(MatrixTest, AMachineRunWouldRefuseIsRefusedInOneLine) {
   struct Case {
     const char* spec;
@@ -151,14 +177,20 @@ TEST(MatrixTest, AMachineRunWouldRefuseIsRefusedInOneLine) {
       // run's own checks (the board's): a uniprocessor build, --ipi on one vCPU, bounds.
       {"baseline@vcpus=2", "uniprocessor"},
       {"smp=on@ipi=pv", "one vCPU sends no IPIs"},
+      {"smp=on@lapic=vmm", "--lapic vmm: a machine of one vCPU has no local APIC"},
+      {"baseline@vcpus=2@lapic=vmm", "uniprocessor"},
       {"smp=on@vcpus=0", "--vcpus 0"},
       {"smp=on@vcpus=99", "--vcpus 99"},
       // run's parse of --ipi names the choices.
       {"smp=on@vcpus=2@ipi=msi", "give x2apic"},
+      // and of --lapic.
+      {"smp=on@vcpus=2@lapic=qemu", "--lapic 'qemu': give kvm"},
       // bench's own: the suffix's shape.
       {"smp=on@vcpus=two", "not a number"},
       {"smp=on@vcpus=2@vcpus=2", "given twice"},
+      {"smp=on@vcpus=2@lapic=vmm@lapic=kvm", "@lapic=kvm is given twice"},
       {"smp=on@cores=2", "not a machine setting"},
+      {"smp=on@cores=2", "@lapic=kvm|vmm"},
       {"@vcpus=2", "names no build"},
   };
   for (const Case& c : cases) {
@@ -1106,6 +1138,46 @@ TEST(VcpusTest, JsonValidatesAndMergesWithTheMachine) {
   absl::StatusOr<BenchResult> merged = MergeResults(parts);
   ASSERT_TRUE(merged.ok()) << merged.status();
   EXPECT_EQ(BenchToJson(*merged)["cells"], BenchToJson(RunFakeSmp(m))["cells"]);
+}
+
+// The x2apic way twice, on KVM's local APICs and on the VMM's (@lapic=vmm).
+Matrix LapicMatrix() {
+  Matrix m = SmpMatrix();
+  VariantInfo vmm = m.variants[0];
+  vmm.name += "@lapic=vmm";
+  vmm.lapic = "vmm";
+  m.variants[1] = vmm;
+  return m;
+}
+
+TEST(VcpusTest, TheLocalApicsGoIntoTheJsonAndBack) {
+  const Matrix m = LapicMatrix();
+  const nlohmann::json doc = nlohmann::json::parse(BenchToJson(RunFakeSmp(m)).dump());
+  const std::vector<std::string> errors = testing::ValidateJson(doc, LoadSchema());
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  // Only where the spec named them, as "ipi".
+  EXPECT_FALSE(doc["matrix"]["variants"][0].contains("lapic"));
+  EXPECT_EQ(doc["matrix"]["variants"][1]["name"], "smp=on@vcpus=2@ipi=x2apic@lapic=vmm");
+  EXPECT_EQ(doc["matrix"]["variants"][1]["lapic"], "vmm");
+  // Not a LapicName: the schema refuses it.
+  nlohmann::json bad = doc;
+  bad["matrix"]["variants"][1]["lapic"] = "qemu";
+  EXPECT_FALSE(testing::ValidateJson(bad, LoadSchema()).empty());
+  // Shards through JSON keep it, and merge to what one run gave.
+  std::vector<BenchResult> parts;
+  for (uint32_t i : {2u, 1u}) {
+    absl::StatusOr<BenchResult> back =
+        BenchFromJson(nlohmann::json::parse(BenchToJson(RunFakeSmp(m, {i, 2})).dump()));
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(back->matrix.variants, m.variants);
+    parts.push_back(*std::move(back));
+  }
+  absl::StatusOr<BenchResult> merged = MergeResults(parts);
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  EXPECT_EQ(merged->matrix.variants[1].lapic, "vmm");
+  const auto full = BenchToJson(RunFakeSmp(m));
+  EXPECT_EQ(BenchToJson(*merged)["matrix"], full["matrix"]);
+  EXPECT_EQ(BenchToJson(*merged)["cells"], full["cells"]);
 }
 
 TEST(VcpusTest, TextHasALinePerCellOfSeveralVcpusAndCsvAColumnPerFigure) {

@@ -82,13 +82,20 @@ absl::Status CheckCanSave(const VariantInfo& variant, bool cpl0_emulated) {
       variant.name));
 }
 
-// The machine a variant's runs get (its "@vcpus=N@ipi=M"), as `run --vcpus --ipi` sets it.
+// The machine a variant's runs get (its "@vcpus=N@ipi=M@lapic=L"), as `run --vcpus
+// --ipi --lapic` sets it.
 void SetMachine(const VariantInfo& variant, x86::MachineConfig& config) {
   config.vcpus = variant.vcpus;
   if (!variant.ipi.empty()) {
     // ParseVariantList took it from ParseIpiMethod's own names.
     if (absl::StatusOr<x86::IpiMethod> ipi = x86::ParseIpiMethod(variant.ipi); ipi.ok()) {
       config.ipi = *ipi;
+    }
+  }
+  if (!variant.lapic.empty()) {
+    // Likewise from ParseLapic's.
+    if (absl::StatusOr<x86::Lapic> lapic = x86::ParseLapic(variant.lapic); lapic.ok()) {
+      config.lapic = *lapic;
     }
   }
 }
@@ -98,7 +105,7 @@ void SetMachine(const VariantInfo& variant, x86::MachineConfig& config) {
 absl::Status CheckVariantMachine(const VariantInfo& variant, const ElfImage& image,
                                  const x86::BootTarget& target, const Matrix& matrix,
                                  const launch::RunSettings& settings, bool cpl0_emulated) {
-  if (variant.vcpus == 1 && variant.ipi.empty()) return absl::OkStatus();
+  if (variant.default_machine()) return absl::OkStatus();
   for (TrapMechanism trap : matrix.traps) {
     x86::MachineConfig config = launch::MachineConfigFor(
         settings, {.cmdline = "", .cpl0_emulated = cpl0_emulated, .trap = trap});

@@ -51,11 +51,13 @@ absl::StatusOr<VariantInfo> DescribeLinuxBuild(std::string_view spec) {
 // Debian's Abseil has its own string_view type.
 absl::string_view Absl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
-// A spec's machine settings: "smp=on@vcpus=2@ipi=pv" -> build spec "smp=on", 2, "pv".
+// A spec's machine settings: "smp=on@vcpus=2@ipi=pv@lapic=vmm" -> build spec "smp=on",
+// 2, "pv", "vmm".
 struct MachineSpec {
   std::string build;
   int vcpus = 1;
   std::string ipi;
+  std::string lapic;
 };
 
 absl::StatusOr<MachineSpec> ParseMachineSpec(std::string_view spec) {
@@ -85,8 +87,19 @@ absl::StatusOr<MachineSpec> ParseMachineSpec(std::string_view spec) {
             absl::StrFormat("--variants: '%s': %s", spec, method.status().message()));
       }
       machine.ipi = std::string(x86::IpiMethodName(*method));
+    } else if (s.rfind("lapic=", 0) == 0) {
+      if (!machine.lapic.empty()) return refuse("is given twice");
+      // run's own parse (its message names the choices).
+      absl::StatusOr<x86::Lapic> lapic = x86::ParseLapic(s.substr(6));
+      if (!lapic.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("--variants: '%s': %s", spec, lapic.status().message()));
+      }
+      machine.lapic = std::string(x86::LapicName(*lapic));
     } else {
-      return refuse("is not a machine setting (give @vcpus=N and/or @ipi=x2apic|xapic|pv)");
+      return refuse(
+          "is not a machine setting (give @vcpus=N, @ipi=x2apic|xapic|pv and/or "
+          "@lapic=kvm|vmm)");
     }
   }
   if (machine.build.empty()) {
@@ -99,7 +112,7 @@ absl::StatusOr<MachineSpec> ParseMachineSpec(std::string_view spec) {
 // What `run` would refuse of a bundled build on that machine, by run's own check
 // (--trap off here: each trap mechanism is checked when the KVM target loads the build).
 absl::Status CheckBundledMachine(std::string_view spec, const VariantInfo& info) {
-  if (info.vcpus == 1 && info.ipi.empty()) return absl::OkStatus();
+  if (info.default_machine()) return absl::OkStatus();
   absl::StatusOr<const KernelVariant*> build = ResolveVariant(info.build_name());
   if (!build.ok()) return build.status();
   absl::StatusOr<ElfImage> elf = ParseKernel(**build);
@@ -108,6 +121,7 @@ absl::Status CheckBundledMachine(std::string_view spec, const VariantInfo& info)
   config.target = x86::BootTargetOf(*elf);
   config.vcpus = info.vcpus;
   if (!info.ipi.empty()) config.ipi = *x86::ParseIpiMethod(info.ipi);
+  if (!info.lapic.empty()) config.lapic = *x86::ParseLapic(info.lapic);
   if (absl::Status s = x86::CheckMachineConfig(*elf, config); !s.ok()) {
     return absl::Status(s.code(), absl::StrFormat("--variants: '%s': %s", spec, s.message()));
   }
@@ -116,10 +130,11 @@ absl::Status CheckBundledMachine(std::string_view spec, const VariantInfo& info)
 
 }  // namespace
 
-std::string VariantInfo::MachineSuffix(int vcpus, std::string_view ipi) {
+std::string VariantInfo::MachineSuffix(int vcpus, std::string_view ipi, std::string_view lapic) {
   std::string suffix;
   if (vcpus != 1) absl::StrAppendFormat(&suffix, "%cvcpus=%d", kMachineSuffixMark, vcpus);
   if (!ipi.empty()) absl::StrAppendFormat(&suffix, "%cipi=%s", kMachineSuffixMark, ipi);
+  if (!lapic.empty()) absl::StrAppendFormat(&suffix, "%clapic=%s", kMachineSuffixMark, lapic);
   return suffix;
 }
 
@@ -222,7 +237,8 @@ absl::StatusOr<std::vector<VariantInfo>> ParseVariantList(std::string_view list)
     if (info.ok()) {
       info->vcpus = machine->vcpus;
       info->ipi = machine->ipi;
-      info->name += VariantInfo::MachineSuffix(info->vcpus, info->ipi);
+      info->lapic = machine->lapic;
+      info->name += VariantInfo::MachineSuffix(info->vcpus, info->ipi, info->lapic);
       if (!info->linux_kernel()) {
         if (absl::Status s = CheckBundledMachine(spec, *info); !s.ok()) return s;
       }

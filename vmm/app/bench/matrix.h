@@ -20,7 +20,7 @@
 
 namespace sigvisor::bench {
 
-// Where a variant spec's machine settings begin: "smp=on@vcpus=2@ipi=pv".
+// Where a variant spec's machine settings begin: "smp=on@vcpus=2@ipi=pv@lapic=vmm".
 inline constexpr char kMachineSuffixMark = '@';
 
 // One kernel build as the matrix names it: a build of the bundled kernel, or a stock
@@ -35,16 +35,22 @@ struct VariantInfo {
   // A Linux kernel's path: the runs boot it with the embedded initramfs. Not in the
   // JSON (settings says it); empty for a bundled build.
   std::string linux_image;
-  // The machine its runs get (a spec's "@vcpus=N", "@ipi=M": `run --vcpus`, `--ipi`);
-  // `name` ends in the same suffix, so that two machines of one build are two rows.
+  // The machine its runs get (a spec's "@vcpus=N", "@ipi=M", "@lapic=L": `run --vcpus`,
+  // `--ipi`, `--lapic`); `name` ends in the same suffix, so that two machines of one
+  // build are two rows.
   int vcpus = 1;
-  std::string ipi;  // "" (the kernel's default: x2apic on several vCPUs), or an IpiMethodName
+  std::string ipi;    // "" (the kernel's default: x2apic on several vCPUs), or an IpiMethodName
+  std::string lapic;  // "" (KVM's in-kernel local APICs, run's default), or a LapicName
 
   bool linux_kernel() const { return !linux_image.empty(); }
   // The build's own name: `name` without its machine suffix.
   std::string build_name() const { return name.substr(0, name.find(kMachineSuffixMark)); }
-  // The machine suffix `name` ends in: "@vcpus=2@ipi=pv", "" for one vCPU and no --ipi.
-  static std::string MachineSuffix(int vcpus, std::string_view ipi);
+  // No machine setting: one vCPU, as a spec without a suffix gets (nothing for run's
+  // checks to refuse).
+  bool default_machine() const { return vcpus == 1 && ipi.empty() && lapic.empty(); }
+  // The machine suffix `name` ends in, in this order: "@vcpus=2@ipi=pv@lapic=vmm"; ""
+  // for one vCPU and neither --ipi nor --lapic.
+  static std::string MachineSuffix(int vcpus, std::string_view ipi, std::string_view lapic);
   bool operator==(const VariantInfo&) const = default;
 };
 
@@ -95,11 +101,12 @@ absl::StatusOr<std::vector<std::string>> ParseWorkloadList(std::string_view list
 // through ResolveVariant, or names a Linux kernel's file ("linux=PATH": read here for
 // its hash; the KVM target loads it); two specs naming one build are refused.
 // A spec may end in machine settings, each at most once: "@vcpus=N" (the vCPUs of its
-// runs) and "@ipi=M" (how an smp=on kernel sends IPIs), as `run --vcpus N --ipi M`;
-// what `run` would refuse of them for a bundled build (x86::CheckMachineConfig, with
-// --trap off: a uniprocessor build on several vCPUs, --ipi on one) is refused here, in
-// one line naming the spec; a Linux build's, and each trap mechanism's, when the KVM
-// target loads it (KvmBenchTarget::Create).
+// runs), "@ipi=M" (how an smp=on kernel sends IPIs) and "@lapic=L" (whose local APICs
+// its vCPUs have), as `run --vcpus N --ipi M --lapic L`; what `run` would refuse of
+// them for a bundled build (x86::CheckMachineConfig, with --trap off: a uniprocessor
+// build on several vCPUs, --ipi or --lapic on one) is refused here, in one line naming
+// the spec; a Linux build's, and each trap mechanism's, when the KVM target loads it
+// (KvmBenchTarget::Create).
 absl::StatusOr<std::vector<VariantInfo>> ParseVariantList(std::string_view list);
 
 // Refuses a matrix that would run a workload across CPUs on a variant of fewer vCPUs

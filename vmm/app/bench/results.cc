@@ -51,6 +51,7 @@ json VariantToJson(const VariantInfo& v) {
   // Its machine, where the spec named one (the name ends in the same suffix).
   if (v.vcpus != 1) out["vcpus"] = v.vcpus;
   if (!v.ipi.empty()) out["ipi"] = v.ipi;
+  if (!v.lapic.empty()) out["lapic"] = v.lapic;
   return out;
 }
 
@@ -501,9 +502,11 @@ absl::StatusOr<BenchResult> BenchFromJson(const nlohmann::json& doc) {
     RETURN_IF_ERROR(Get(v, "settings", info.settings));
     RETURN_IF_ERROR(Get(v, "text_bytes", info.text_bytes));
     RETURN_IF_ERROR(Get(v, "image_fnv1a64", info.image_fnv1a64));
-    // Its machine: absent for one vCPU and no IPI way (and before variants had one).
+    // Its machine: absent for one vCPU and no IPI way or local APICs named (and before
+    // variants had one).
     if (v.contains("vcpus")) RETURN_IF_ERROR(Get(v, "vcpus", info.vcpus));
     if (v.contains("ipi")) RETURN_IF_ERROR(Get(v, "ipi", info.ipi));
+    if (v.contains("lapic")) RETURN_IF_ERROR(Get(v, "lapic", info.lapic));
     variant_names.push_back(info.name);
     m.variants.push_back(std::move(info));
   }

@@ -303,7 +303,7 @@ int BenchCommand(const BenchOptions& options) {
       return ReportError("--peer compares one kernel build side by side: give one --variants entry");
     } else if (linux_build) {
       return ReportError("--peer compares a build of the bundled kernel; a Linux build is not one");
-    } else if (matrix.variants[0].vcpus != 1 || !matrix.variants[0].ipi.empty()) {
+    } else if (!matrix.variants[0].default_machine()) {
       return ReportError(absl::StrFormat(
           "--peer boots QEMU with one vCPU: '%s' asks for another machine; drop its '@' settings",
           matrix.variants[0].name));

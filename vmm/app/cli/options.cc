@@ -276,8 +276,9 @@ FlagTable BenchFlags(BenchOptions& o) {
                  "kernel builds, separated by ';' or spaces (each a --variant spec, e.g. "
                  "'baseline; accelerated,dr7=always', or linux=PATH: a stock Linux kernel "
                  "beside them), or all; empty: baseline;accelerated. A spec may end in "
-                 "@vcpus=N and/or @ipi=x2apic|xapic|pv: its runs' machine, as run's --vcpus "
-                 "and --ipi (e.g. 'smp=on@vcpus=2@ipi=pv'; the xcpu_ workloads need it)"),
+                 "@vcpus=N, @ipi=x2apic|xapic|pv and/or @lapic=kvm|vmm: its runs' machine, as "
+                 "run's --vcpus, --ipi and --lapic (e.g. 'smp=on@vcpus=2@ipi=pv@lapic=vmm'; "
+                 "the xcpu_ workloads need @vcpus=2)"),
       Traps(&o.traps),
       Ops(&o.ops),
       Warmup(&o.warmup),

@@ -72,7 +72,7 @@ absl::Status ResetApicBase(KvmVcpu& vcpu, bool bootstrap) {
 }
 
 // The VMM's local APICs: the x2APIC's MSRs, which KVM refuses without its own APIC
-// (a "invalid" MSR access), come to the VMM instead of raising #GP in the guest; so does
+// (an "invalid" MSR access), come to the VMM instead of raising #GP in the guest; so does
 // any other MSR KVM does not know or refuses, which then ends the run as an access to
 // something the machine lacks.
 absl::Status HandMsrsToVmm(KvmVm& vm) {
