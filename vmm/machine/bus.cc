@@ -10,12 +10,9 @@ namespace sigvisor {
 
 const char* AddressSpaceName(AddressSpace space) {
   switch (space) {
-    case AddressSpace::kPort:
-      return "port";
-    case AddressSpace::kMmio:
-      return "MMIO";
-    case AddressSpace::kMsr:
-      return "MSR";
+    case AddressSpace::kPort: return "port";
+    case AddressSpace::kMmio: return "MMIO";
+    case AddressSpace::kMsr: return "MSR";
   }
   return "MMIO";
 }

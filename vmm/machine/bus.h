@@ -1,7 +1,7 @@
 // One bus for port I/O, MMIO and the MSRs the VMM emulates (kvmtool's single interval
 // map): devices register [base, base + length) in an address space; an access is
-// routed to the one device whose range contains it, with the offset into that range. Registration
-// happens before any vCPU runs; after it the ranges are only read.
+// routed to the one device whose range contains it, with the offset into that range.
+// Registration happens before any vCPU runs; after it the ranges are only read.
 //
 // What nothing claims is an error by default: the bundled kernel touches only what
 // its machine has, so a stray access is a bug worth stopping for. A machine for a

@@ -10,12 +10,9 @@ namespace {
 
 AddressSpace SpaceOf(ExitKind kind) {
   switch (kind) {
-    case ExitKind::kIo:
-      return AddressSpace::kPort;
-    case ExitKind::kMsr:
-      return AddressSpace::kMsr;
-    default:
-      return AddressSpace::kMmio;
+    case ExitKind::kIo: return AddressSpace::kPort;
+    case ExitKind::kMsr: return AddressSpace::kMsr;
+    default: return AddressSpace::kMmio;
   }
 }
 

@@ -17,8 +17,7 @@ ExitClass ClassifyExit(const VmExit& exit) {
   switch (exit.kind) {
     case ExitKind::kIo:
     case ExitKind::kMmio:
-    case ExitKind::kMsr:
-      return ExitClass{.device_access = true};
+    case ExitKind::kMsr: return ExitClass{.device_access = true};
     case ExitKind::kShutdown:
       return RunFailed(Outcome::kTripleFault,
                        "the guest triple-faulted (an exception it could not handle)");
@@ -34,8 +33,7 @@ ExitClass ClassifyExit(const VmExit& exit) {
     case ExitKind::kInterrupted: return ExitClass{};  // a stray kick
     // The window the backend asked for to inject an interrupt (an interceptor that asks
     // for one itself, the fault injector, takes its own first): the next entry injects.
-    case ExitKind::kIrqWindowOpen:
-      return ExitClass{};
+    case ExitKind::kIrqWindowOpen: return ExitClass{};
     case ExitKind::kHalt:
       if (exit.halt_waits_for_interrupt) return ExitClass{};
       return RunFailed(
