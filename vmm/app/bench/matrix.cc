@@ -71,6 +71,19 @@ absl::StatusOr<MachineSpec> ParseMachineSpec(std::string_view spec) {
       return absl::InvalidArgumentError(
           absl::StrFormat("--variants: '%s': @%s %s", spec, setting, why));
     };
+    // A named choice (@ipi=, @lapic=), at most once: run's own parse (its message names
+    // the choices), kept under its canonical name.
+    auto take_choice = [&](std::string& kept, std::string_view value, auto parse,
+                           auto name) -> absl::Status {
+      if (!kept.empty()) return refuse("is given twice");
+      auto parsed = parse(value);
+      if (!parsed.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("--variants: '%s': %s", spec, parsed.status().message()));
+      }
+      kept = std::string(name(*parsed));
+      return absl::OkStatus();
+    };
     const std::string_view s = setting;
     if (s.rfind("vcpus=", 0) == 0) {
       if (vcpus_given) return refuse("is given twice");
@@ -79,23 +92,17 @@ absl::StatusOr<MachineSpec> ParseMachineSpec(std::string_view spec) {
       }
       vcpus_given = true;
     } else if (s.rfind("ipi=", 0) == 0) {
-      if (!machine.ipi.empty()) return refuse("is given twice");
-      // run's own parse (its message names the choices).
-      absl::StatusOr<x86::IpiMethod> method = x86::ParseIpiMethod(s.substr(4));
-      if (!method.ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("--variants: '%s': %s", spec, method.status().message()));
+      if (absl::Status taken =
+              take_choice(machine.ipi, s.substr(4), x86::ParseIpiMethod, x86::IpiMethodName);
+          !taken.ok()) {
+        return taken;
       }
-      machine.ipi = std::string(x86::IpiMethodName(*method));
     } else if (s.rfind("lapic=", 0) == 0) {
-      if (!machine.lapic.empty()) return refuse("is given twice");
-      // run's own parse (its message names the choices).
-      absl::StatusOr<x86::Lapic> lapic = x86::ParseLapic(s.substr(6));
-      if (!lapic.ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("--variants: '%s': %s", spec, lapic.status().message()));
+      if (absl::Status taken =
+              take_choice(machine.lapic, s.substr(6), x86::ParseLapic, x86::LapicName);
+          !taken.ok()) {
+        return taken;
       }
-      machine.lapic = std::string(x86::LapicName(*lapic));
     } else {
       return refuse(
           "is not a machine setting (give @vcpus=N, @ipi=x2apic|xapic|pv and/or "

@@ -58,6 +58,11 @@ class KvmSmpMachine : public SmpMachine {
   LocalApics* apics_;
 };
 
+// `run --lapic vmm` on an SMP machine: the local APICs are the VMM's, not KVM's.
+bool HasVmmLapics(const MachineConfig& config) {
+  return config.vcpus > 1 && config.lapic == Lapic::kVmm;
+}
+
 // IA32_APIC_BASE as after reset: the local APIC enabled, in xAPIC mode, at its usual
 // page; vCPU 0 the bootstrap processor. KVM keeps the MSR as a plain value on a vCPU
 // made without its irqchip, and that value starts at 0 (disabled), from which the guest
@@ -152,7 +157,7 @@ absl::StatusOr<VmParts> CreateVm(const KvmSystem& kvm, const MachineConfig& conf
   const bool exception_payload =
       config.injection_events && kvm.CheckExtension(KVM_CAP_EXCEPTION_PAYLOAD) > 0 &&
       vm->EnableCap(KVM_CAP_EXCEPTION_PAYLOAD, 1).ok();
-  const bool vmm_lapic = config.vcpus > 1 && config.lapic == Lapic::kVmm;
+  const bool vmm_lapic = HasVmmLapics(config);
   if (board.in_kernel_irqchip() || (config.vcpus > 1 && !vmm_lapic)) {
     if (absl::Status s = vm->CreateIrqchip(); !s.ok()) return s;
   }
@@ -489,7 +494,7 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
   Bus bus;
   // --lapic vmm: every vCPU's local APIC, in the VMM.
   std::optional<LocalApics> vmm_lapics;
-  if (config.vcpus > 1 && config.lapic == Lapic::kVmm) {
+  if (HasVmmLapics(config)) {
     vmm_lapics.emplace(config.vcpus);
     backend.UseVmmLapic(*vmm_lapics, 0);
   }
