@@ -2,8 +2,9 @@
 // runs every workload with the per-op counts of a booted run, under every trap
 // mechanism the host gives; two restores of one snapshot run side by side and agree; a
 // restored trace is the booted one; the shards of a bench restore one saved set of
-// snapshots with a booting bench's counts; and a snapshot that cannot be reproduced
-// exactly is refused in one line before a vCPU runs. The counts compared are the
+// snapshots with a booting bench's counts; a VM of several vCPUs restores with every
+// vCPU's counts; and a snapshot that cannot be reproduced exactly is refused in one
+// line before a vCPU runs. The counts compared are the
 // ledger's and the trap engine's (exits, traps, DR loads per op) and, where the host
 // counts them (PVM), kernel instructions per op.
 //
@@ -306,6 +307,77 @@ TEST(SnapshotTest, ShardsRestoringOneSavedSetCountAsABootingBench) {
                      "64 MiB");
 }
 
+// What a restored SMP run must repeat of a booted one, vCPU by vCPU, for the phase
+// `workload`: the guest's own IPI counts and the exits that reached the VMM for a
+// device (port I/O, MMIO, MSRs: the IPI way's and the APIC's). Halts, and with the
+// VMM's APICs the kicks that end them, follow the host's timing in both and are left out.
+json VcpuCounts(const json& run, const std::string& workload) {
+  json counts = json::array();
+  for (const json& phase : run["phases"]) {
+    if (phase["name"] != workload || !phase.contains("vcpus")) continue;
+    for (const json& v : phase["vcpus"]) {
+      const json& by_reason = v["exits"]["by_reason"];
+      counts.push_back({{"vcpu", v["vcpu"]},
+                        {"guest_ipis", v.value("guest_ipis", json(nullptr))},
+                        {"io", by_reason.value("io", 0)},
+                        {"mmio", by_reason.value("mmio", 0)},
+                        {"msr", by_reason.value("msr", 0)}});
+    }
+  }
+  return counts;
+}
+
+// Several vCPUs: the bundled kernel is saved before it starts its APs, and a restore
+// runs the machine it was saved with (vCPUs, IPI way, local APICs), each vCPU with the
+// booted run's IPIs and device exits, for every IPI way on KVM's APICs and on the
+// VMM's. A bench of an SMP build restores too, with a booting bench's cells.
+TEST(SnapshotTest, SeveralVcpusRestoreWithTheBootedRunsCountsOnEveryVcpu) {
+  if (!HaveKvm()) GTEST_SKIP() << "no /dev/kvm: the hardware lane runs this (docs/testing.md)";
+  const std::vector<std::pair<std::string, std::string>> machines = {
+      {"x2apic", "kvm"}, {"xapic", "kvm"}, {"pv", "kvm"}, {"x2apic", "vmm"}};
+  for (const auto& [ipi, lapic] : machines) {
+    SCOPED_TRACE("--ipi " + ipi + " --lapic " + lapic);
+    const std::string machine = " --vcpus 2 --ipi " + ipi + " --lapic " + lapic;
+    const std::string dir = Snapshot("smp_" + ipi + "_" + lapic + ".snap", machine);
+    ASSERT_FALSE(dir.empty());
+    const std::vector<std::string> workloads =
+        ipi == "x2apic" && lapic == "kvm"
+            ? std::vector<std::string>{"xcpu_pingpong", "xcpu_kick", "xcpu_wake"}
+            : std::vector<std::string>{"xcpu_pingpong"};
+    for (const std::string& workload : workloads) {
+      SCOPED_TRACE(workload);
+      const std::string orders = " --json --quiet --workload " + workload + " --ops " + kOps;
+      const auto [booted_doc, restored_doc] = BootedAndRestored(
+          Sigvisor("run" + machine + orders), Sigvisor("run --restore " + dir + orders), dir,
+          "sigvisor.run-2.schema.json");
+      if (restored_doc.is_null()) continue;
+      EXPECT_EQ(restored_doc["ipi"], ipi);
+      EXPECT_EQ(restored_doc["lapic"], lapic);
+      const json booted_counts = VcpuCounts(booted_doc, workload);
+      ASSERT_EQ(booted_counts.size(), 2u) << booted_doc.dump();
+      EXPECT_EQ(booted_counts[1]["guest_ipis"]["received"], std::stoi(kOps));
+      EXPECT_EQ(VcpuCounts(restored_doc, workload), booted_counts);
+    }
+  }
+  // The IPI way is the snapshot's: a restore takes no other.
+  ExpectOneLineError(Sigvisor("run --restore " + TempPath("smp_pv_kvm.snap") + " --ipi xapic"),
+                     "with --restore");
+  ExpectOneLineError(
+      Sigvisor("trace --restore " + TempPath("smp_pv_kvm.snap") + " --workload xcpu_kick"),
+      "the step tracer follows vCPU 0 only");
+
+  const std::string matrix =
+      " --json --workloads xcpu_pingpong --variants 'smp=on@vcpus=2@ipi=pv' --repetitions 1 "
+      "--ops 4";
+  const CommandResult booted = Sigvisor("bench" + matrix);
+  const CommandResult restored = Sigvisor("bench --restore" + matrix);
+  ASSERT_EQ(booted.status, 0) << booted.err;
+  ASSERT_EQ(restored.status, 0) << restored.err;
+  const json restored_doc = ValidDoc(restored, "sigvisor.bench-1.schema.json");
+  EXPECT_TRUE(restored_doc["matrix"]["restored"].get<bool>());
+  ExpectSameCells(Parse(booted), restored_doc);
+}
+
 // A snapshot edited after it was saved: one flipped byte in either file is refused.
 TEST(SnapshotTest, AnEditedSnapshotIsRefused) {
   if (!HaveKvm()) GTEST_SKIP() << "no /dev/kvm: the hardware lane runs this (docs/testing.md)";
@@ -344,6 +416,12 @@ TEST(SnapshotTest, RefusalsBeforeAnyVcpuRuns) {
   }
   ExpectOneLineError(Sigvisor("snapshot"), "--out");
   ExpectOneLineError(Sigvisor("snapshot --out x --trap=patch"), "restored");
+  // Several vCPUs: the SMP build, --trap off, an IPI way and APICs that exist.
+  ExpectOneLineError(Sigvisor("snapshot --out x --vcpus 2 --variant baseline"), "uniprocessor");
+  ExpectOneLineError(Sigvisor("snapshot --out x --vcpus 2 --trap=pv"),
+                     "--trap off with --vcpus > 1");
+  ExpectOneLineError(Sigvisor("snapshot --out x --ipi pv"), "a machine of one vCPU");
+  ExpectOneLineError(Sigvisor("snapshot --out x --vcpus 2 --lapic qemu"), "--lapic 'qemu'");
   // trace --restore: the same flags refused, and --diff (a second build).
   for (const std::string flag :
        {"--variant dr7=lazy", "--memory 64", "--cmdline ops=3", "--image /dev/null"}) {

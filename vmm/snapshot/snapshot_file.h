@@ -34,7 +34,8 @@ namespace sigvisor {
 
 // The layout above and every part's. A change to either (a field added to a part)
 // takes a new version: a snapshot is read only by a build of its own version.
-inline constexpr uint32_t kSnapshotFormatVersion = 1;
+// 2: the header names the IPI way and the local APICs; a vCPU part per vCPU.
+inline constexpr uint32_t kSnapshotFormatVersion = 2;
 inline constexpr std::string_view kSnapshotMagic = "SVSNAPSH";
 inline constexpr size_t kSnapshotPartNameMax = 23;
 // The files of DIR.

@@ -16,6 +16,8 @@ SnapshotPart EncodeSnapshotHeader(const SnapshotHeader& header) {
   out.PutU64(header.image_fnv1a64);
   out.PutU64(header.memory_bytes);
   out.PutU32(header.vcpus);
+  out.PutString(header.ipi);
+  out.PutString(header.lapic);
   out.PutString(header.trap);
   out.PutString(header.boot_cmdline);
   out.PutU64(header.vm_create_ns);
@@ -37,6 +39,8 @@ absl::StatusOr<SnapshotHeader> DecodeSnapshotHeader(const SnapshotPart& part) {
   header.image_fnv1a64 = in.GetU64();
   header.memory_bytes = in.GetU64();
   header.vcpus = in.GetU32();
+  header.ipi = in.GetString();
+  header.lapic = in.GetString();
   header.trap = in.GetString();
   header.boot_cmdline = in.GetString();
   header.vm_create_ns = in.GetU64();

@@ -29,6 +29,11 @@ struct SnapshotHeader {
   uint64_t image_fnv1a64 = 0;
   uint64_t memory_bytes = 0;
   uint32_t vcpus = 1;
+  // With several vCPUs, how their IPIs go and whose local APICs they have (the names
+  // of `run --ipi` and `--lapic`); "" with one. The guest reads them after its
+  // quiescent point, so a restore keeps them.
+  std::string ipi;
+  std::string lapic;
   std::string trap;          // the trap mechanism it was booted with (its name)
   std::string boot_cmdline;  // the command line the kernel was booted with
   // What the boot it saves cost: KVM_CREATE_VM to ready, and the boot itself (first

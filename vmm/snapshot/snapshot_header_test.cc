@@ -15,7 +15,9 @@ SnapshotHeader Example() {
           .variant = "baseline",
           .image_fnv1a64 = 0x0123456789abcdefull,
           .memory_bytes = 32ull << 20,
-          .vcpus = 1,
+          .vcpus = 2,
+          .ipi = "xapic",
+          .lapic = "vmm",
           .trap = "off",
           .boot_cmdline = "",
           .vm_create_ns = 1000,
@@ -32,6 +34,9 @@ TEST(SnapshotHeaderTest, RoundTrips) {
   EXPECT_EQ(back->host_kind, "hardware");
   EXPECT_EQ(back->image_fnv1a64, header.image_fnv1a64);
   EXPECT_EQ(back->memory_bytes, header.memory_bytes);
+  EXPECT_EQ(back->vcpus, 2u);
+  EXPECT_EQ(back->ipi, "xapic");
+  EXPECT_EQ(back->lapic, "vmm");
   EXPECT_EQ(back->created_unix_s, header.created_unix_s);
 }
 

@@ -13,6 +13,21 @@ namespace {
 // Flags several commands take, each defined once: its name and help here, its default
 // in the command's options struct.
 
+Flag Ipi(std::string* v) {
+  return StringFlag("ipi", v,
+                    "how the bundled kernel on several vCPUs sends IPIs: x2apic (the ICR MSR), "
+                    "xapic (the ICR in MMIO) or pv (the VMM's send_ipi hypercall, as KVM's PV "
+                    "send-IPI); empty: x2apic. Needs --vcpus 2 or more");
+}
+
+Flag Lapic(std::string* v) {
+  return StringFlag("lapic", v,
+                    "whose local APICs the bundled kernel's vCPUs have: kvm (KVM's in-kernel "
+                    "ones: the APIC writes stay in KVM) or vmm (sigvisor's own: every APIC "
+                    "access and halt exits to the VMM, which delivers and injects the IPIs); "
+                    "empty: kvm. Needs --vcpus 2 or more");
+}
+
 Flag Image(std::string* v) {
   return StringFlag(
       "image", v,
@@ -160,15 +175,8 @@ FlagTable RunFlags(RunOptions& o) {
                 "INIT/SIPI through the in-kernel LAPIC (implies --irqchip), fw_cfg reports the "
                 "count; for the bundled kernel built with smp=on (--variant smp=on) 1 to its "
                 "SMP note's count (8), with --trap off, the kernel starting each AP itself"),
-      StringFlag("ipi", &o.ipi,
-                 "how the bundled kernel on several vCPUs sends IPIs: x2apic (the ICR MSR), "
-                 "xapic (the ICR in MMIO) or pv (the VMM's send_ipi hypercall, as KVM's PV "
-                 "send-IPI); empty: x2apic. Needs --vcpus 2 or more"),
-      StringFlag("lapic", &o.lapic,
-                 "whose local APICs the bundled kernel's vCPUs have: kvm (KVM's in-kernel "
-                 "ones: the APIC writes stay in KVM) or vmm (sigvisor's own: every APIC "
-                 "access and halt exits to the VMM, which delivers and injects the IPIs); "
-                 "empty: kvm. Needs --vcpus 2 or more"),
+      Ipi(&o.ipi),
+      Lapic(&o.lapic),
       Inject(&o.inject),
       Seed(&o.seed),
       Arch(&o.arch),
@@ -197,6 +205,12 @@ FlagTable SnapshotFlags(SnapshotOptions& o) {
       StringFlag("trap", &o.trap,
                  "the trap mechanism the kernel boots with: off (restores then take off, patch "
                  "or hw-gd) or pv (a debugreg=pv kernel takes its page at boot; restores take pv)"),
+      Int32Flag("vcpus", &o.vcpus,
+                "vCPUs: 1, or for the bundled kernel built with smp=on (the build --vcpus 2 "
+                "boots without --variant) up to its SMP note's count (8); saved before the "
+                "kernel starts its APs, restored with them"),
+      Ipi(&o.ipi),
+      Lapic(&o.lapic),
       NoSandbox(&o.no_sandbox),
       StringFlag("out", &o.out, "the directory to save the VM in (created if missing)"),
   };

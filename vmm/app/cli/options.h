@@ -60,6 +60,9 @@ struct SnapshotOptions : CommandLine {
   bool json = false;
   std::string kvm = "/dev/kvm";
   std::string trap = "off";
+  int32_t vcpus = 1;
+  std::string ipi;    // as run's
+  std::string lapic;  // as run's
   bool no_sandbox = false;
   std::string out;
 };

@@ -37,8 +37,6 @@ constexpr std::string_view kX86Only[] = {"kvm",
                                          "check_signal_frames",
                                          "block_phase_interrupts"};
 constexpr std::string_view kMipsOnly[] = {"cores"};
-// The build `run --vcpus N` (N > 1) boots without --variant: the baseline's SMP one.
-constexpr std::string_view kDefaultSmpVariant = "smp=on";
 
 }  // namespace
 
@@ -104,13 +102,8 @@ int RunCommand(const RunOptions& options) {
         flag));
   }
 
-  // The bundled kernel on several vCPUs: its SMP build unless a --variant is given
-  // (a uniprocessor one is then refused by name).
-  const std::string variant =
-      options.vcpus > 1 && options.image == "kernel" && !options.Given("variant")
-          ? std::string(kDefaultSmpVariant)
-          : options.variant;
-  absl::StatusOr<launch::LoadedImage> image = launch::LoadImage(options.image, variant);
+  absl::StatusOr<launch::LoadedImage> image = launch::LoadImage(
+      options.image, VariantToBoot(options, options.image, options.variant, options.vcpus));
   if (!image.ok()) return ReportError(image.status());
   absl::StatusOr<launch::GuestSpec> guest = launch::PrepareGuest(*image, GuestRequestFor(options));
   if (!guest.ok()) return ReportError(guest.status());
@@ -136,16 +129,8 @@ int RunCommand(const RunOptions& options) {
   x86::MachineConfig config = launch::MachineConfigFor(
       settings, {.cmdline = guest->cmdline, .trap = trap_request->mechanism, .check_clocks = true});
   config.target = std::move(image->target);
-  config.vcpus = options.vcpus;
-  if (!options.ipi.empty()) {
-    absl::StatusOr<x86::IpiMethod> ipi = x86::ParseIpiMethod(options.ipi);
-    if (!ipi.ok()) return ReportError(ipi.status());
-    config.ipi = *ipi;
-  }
-  if (!options.lapic.empty()) {
-    absl::StatusOr<x86::Lapic> lapic = x86::ParseLapic(options.lapic);
-    if (!lapic.ok()) return ReportError(lapic.status());
-    config.lapic = *lapic;
+  if (absl::Status s = SetSmpMachine(options.vcpus, options.ipi, options.lapic, config); !s.ok()) {
+    return ReportError(s);
   }
   config.check_signal_frames = options.check_signal_frames;
   config.block_phase_interrupts = options.block_phase_interrupts;

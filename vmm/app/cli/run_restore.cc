@@ -76,6 +76,7 @@ int RunRestored(const RunOptions& options, uint64_t start_ns) {
   launch::GuestRequest request = GuestRequestFor(options);
   request.memory_mib = snapshot->memory_mib;
   request.memory_given = true;
+  request.vcpus = static_cast<int>(snapshot->header.vcpus);  // an xcpu_ workload needs 2
   absl::StatusOr<launch::GuestSpec> guest = launch::PrepareGuest(image, request);
   if (!guest.ok()) return ReportError(guest.status());
   absl::StatusOr<TrapRequest> trap_request = ParseTrapFlag(snapshot->trap);
@@ -87,6 +88,10 @@ int RunRestored(const RunOptions& options, uint64_t start_ns) {
   x86::MachineConfig config = launch::MachineConfigFor(
       settings, {.cmdline = guest->cmdline, .trap = trap_request->mechanism, .check_clocks = true});
   config.target = image.target;
+  // Its vCPUs, IPI way and local APICs, as it was saved.
+  if (absl::Status s = x86::TakeSavedMachine(snapshot->header, config); !s.ok()) {
+    return ReportError(s);
+  }
   config.check_signal_frames = options.check_signal_frames;
   config.block_phase_interrupts = options.block_phase_interrupts;
   InstallRunInterruptHandler();

@@ -94,6 +94,29 @@ launch::RunSettings RunSettingsFor(const RunOptions& options, launch::ConsoleEch
   return settings;
 }
 
+std::string VariantToBoot(const CommandLine& flags, const std::string& image,
+                          const std::string& variant, int vcpus) {
+  constexpr char kDefaultSmpVariant[] = "smp=on";
+  if (vcpus > 1 && image == "kernel" && !flags.Given("variant")) return kDefaultSmpVariant;
+  return variant;
+}
+
+absl::Status SetSmpMachine(int vcpus, const std::string& ipi, const std::string& lapic,
+                           x86::MachineConfig& config) {
+  config.vcpus = vcpus;
+  if (!ipi.empty()) {
+    absl::StatusOr<x86::IpiMethod> method = x86::ParseIpiMethod(ipi);
+    if (!method.ok()) return method.status();
+    config.ipi = *method;
+  }
+  if (!lapic.empty()) {
+    absl::StatusOr<x86::Lapic> apics = x86::ParseLapic(lapic);
+    if (!apics.ok()) return apics.status();
+    config.lapic = *apics;
+  }
+  return absl::OkStatus();
+}
+
 launch::GuestRequest GuestRequestFor(const RunOptions& options) {
   return {.workload = options.workload,
           .ops = options.ops,

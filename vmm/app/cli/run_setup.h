@@ -88,6 +88,17 @@ launch::RunSettings SettingsFrom(const Options& options, launch::ConsoleEcho* co
 // through.
 launch::RunSettings RunSettingsFor(const RunOptions& options, launch::ConsoleEcho& console);
 
+// The build of the bundled kernel that `run` and `snapshot` boot: --variant's, or with
+// --vcpus N > 1 and no --variant the baseline's SMP build (a uniprocessor one given by
+// name is then refused by name, by the board).
+std::string VariantToBoot(const CommandLine& flags, const std::string& image,
+                          const std::string& variant, int vcpus);
+
+// --vcpus, --ipi and --lapic (empty: their defaults) into `config`; a name that is
+// neither way is refused naming the choices. The board refuses what the guest cannot do.
+absl::Status SetSmpMachine(int vcpus, const std::string& ipi, const std::string& lapic,
+                           x86::MachineConfig& config);
+
 // What `run`'s flags ask of the guest (vmm/app/launch/guest_spec.h).
 launch::GuestRequest GuestRequestFor(const RunOptions& options);
 

@@ -20,10 +20,12 @@ constexpr CommandHelp kSnapshotHelp{
     "is booted and waiting for orders, before its first user program: the bundled kernel's\n"
     "SIGVISOR_HC_ORDERS call, or a Linux kernel's embedded init asking for its orders\n"
     "(hardware KVM only: a Linux snapshot needs KVM_GET_XSAVE, which a PVM host refuses).\n"
-    "The VM is saved in --out DIR: DIR/state (vCPU 0, the CPUID, the devices, for Linux\n"
-    "the in-kernel irqchip, PIT and KVM clock, a header naming the image, host kind and\n"
-    "guest ABI, each part checksummed) and DIR/memory (guest memory, sparse: pages never\n"
-    "written take no disk). A Linux boot's --timeout is 20 minutes unless given.\n"
+    "The VM is saved in --out DIR: DIR/state (every vCPU, the CPUID, the devices, the\n"
+    "in-kernel irqchip, PIT and KVM clock where the VM has them, a header naming the\n"
+    "image, host kind and guest ABI, each part checksummed) and DIR/memory (guest memory,\n"
+    "sparse: pages never written take no disk). A Linux boot's --timeout is 20 minutes\n"
+    "unless given. With --vcpus N the bundled kernel's SMP build is saved before it\n"
+    "starts its APs; a restore runs N vCPUs with the snapshot's --ipi and --lapic.\n"
     "`sigvisor run --restore DIR --workload W --ops N` then maps the memory\n"
     "copy-on-write, puts the vCPU and devices back and gives the guest its orders: per-op\n"
     "counts are those of a booted run. A snapshot is restored only on a host of its kind\n"
@@ -32,19 +34,24 @@ constexpr CommandHelp kSnapshotHelp{
     "  sigvisor snapshot --out /tmp/baseline.snap\n"
     "  sigvisor run --restore /tmp/baseline.snap --workload divzero --ops 16\n"
     "  sigvisor snapshot --variant debugreg=pv --trap=pv --out /tmp/pv.snap\n"
+    "  sigvisor snapshot --vcpus 2 --ipi pv --out /tmp/smp.snap\n"
     "  sigvisor snapshot --image vmlinuz --out /tmp/linux.snap",
 };
 
 namespace {
 
 nlohmann::ordered_json SnapshotJson(const std::string& dir, const launch::LoadedImage& image,
-                                    const HostInfo& host, const x86::MachineReport& report) {
+                                    int vcpus, const HostInfo& host,
+                                    const x86::MachineReport& report) {
   const x86::MachineReport::Saved& saved = *report.saved;
   nlohmann::ordered_json json;
   json["schema"] = "sigvisor.snapshot/1";
   json["dir"] = dir;
   json["image"] = image.label;
   json["variant"] = image.variant;
+  json["vcpus"] = vcpus;
+  if (report.ipi) json["ipi"] = x86::IpiMethodName(*report.ipi);
+  if (report.lapic) json["lapic"] = x86::LapicName(*report.lapic);
   json["host"] = {{"kind", host.kind}, {"cpl0_emulated", host.cpl0_emulated}};
   json["kernel_cmdline"] = report.kernel_cmdline;
   json["vm_create_ns"] = report.vm_create_ns;
@@ -57,18 +64,23 @@ nlohmann::ordered_json SnapshotJson(const std::string& dir, const launch::Loaded
   return json;
 }
 
-std::string SnapshotText(const std::string& dir, const launch::LoadedImage& image,
+std::string SnapshotText(const std::string& dir, const launch::LoadedImage& image, int vcpus,
                          const HostInfo& host, const x86::MachineReport& report,
                          uint64_t memory_bytes) {
   const x86::MachineReport::Saved& saved = *report.saved;
   std::vector<std::string> msrs;
   for (uint32_t index : saved.msrs_refused) msrs.push_back(absl::StrFormat("%#x", index));
+  std::string machine;  // several vCPUs: what a restore keeps of them
+  if (report.ipi && report.lapic) {
+    machine = absl::StrFormat(", %d vCPUs (--ipi %s --lapic %s; the APs not started yet)", vcpus,
+                              x86::IpiMethodName(*report.ipi), x86::LapicName(*report.lapic));
+  }
   std::string out = absl::StrFormat(
-      "sigvisor: saved %s at its quiescent point in %s (host %s)\n"
+      "sigvisor: saved %s%s at its quiescent point in %s (host %s)\n"
       "  VM create %.2f ms, boot %.2f ms to the quiescent point\n"
       "  state %d bytes; memory %d MiB, %d pages written (%d KiB on disk)\n"
       "  FPU: %s\n",
-      image.label, dir, host.kind, report.vm_create_ns / 1e6, report.result.run_ns / 1e6,
+      image.label, machine, dir, host.kind, report.vm_create_ns / 1e6, report.result.run_ns / 1e6,
       saved.state_bytes, memory_bytes >> 20, saved.memory_pages, saved.memory_disk_bytes >> 10,
       saved.fpu);
   if (!msrs.empty()) {
@@ -91,7 +103,8 @@ int SnapshotCommand(const SnapshotOptions& options) {
     return ReportError("give --out DIR: the directory to save the VM in");
   }
   if (options.timeout <= absl::ZeroDuration()) return ReportError("--timeout must be positive");
-  absl::StatusOr<launch::LoadedImage> image = launch::LoadImage(options.image, options.variant);
+  absl::StatusOr<launch::LoadedImage> image = launch::LoadImage(
+      options.image, VariantToBoot(options, options.image, options.variant, options.vcpus));
   if (!image.ok()) return ReportError(image.status());
   // The bundled kernel names its quiescent point (SIGVISOR_HC_ORDERS), and so does a
   // stock Linux kernel's embedded init (its ORDERS marker); a Multiboot kernel names none.
@@ -128,6 +141,9 @@ int SnapshotCommand(const SnapshotOptions& options) {
   x86::MachineConfig config =
       launch::MachineConfigFor(settings, {.cmdline = "", .trap = trap->mechanism});
   config.target = image->target;
+  if (absl::Status s = SetSmpMachine(options.vcpus, options.ipi, options.lapic, config); !s.ok()) {
+    return ReportError(s);
+  }
   config.save_to = options.out;
   if (absl::Status s = x86::CheckMachineConfig(image->elf, config); !s.ok()) {
     return ReportError(s);
@@ -154,12 +170,14 @@ int SnapshotCommand(const SnapshotOptions& options) {
                         report->result.diagnosis.empty() ? "" : ": ", report->result.diagnosis));
   }
   if (options.json) {
-    std::printf(
-        "%s\n",
-        WithBuildInfo(SnapshotJson(options.out, *image, host->info, *report)).dump(2).c_str());
+    std::printf("%s\n",
+                WithBuildInfo(SnapshotJson(options.out, *image, config.vcpus, host->info, *report))
+                    .dump(2)
+                    .c_str());
   } else {
-    std::printf(
-        "%s", SnapshotText(options.out, *image, host->info, *report, config.memory_bytes).c_str());
+    std::printf("%s", SnapshotText(options.out, *image, config.vcpus, host->info, *report,
+                                   config.memory_bytes)
+                          .c_str());
   }
   return 0;
 }

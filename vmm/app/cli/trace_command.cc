@@ -60,6 +60,12 @@ int TraceCommand(const TraceOptions& options) {
     absl::StatusOr<SnapshotToRestore> read =
         ReadSnapshotToRestore(options.restore, options, options.trap);
     if (!read.ok()) return ReportError(read.status());
+    if (read->header.vcpus > 1) {
+      return ReportError(absl::StrFormat(
+          "snapshot %s holds a VM of %d vCPUs, and the step tracer follows vCPU 0 only: trace "
+          "a snapshot of one vCPU",
+          options.restore, read->header.vcpus));
+    }
     restore = *std::move(read);
   }
   absl::StatusOr<launch::LoadedImage> image =

@@ -161,8 +161,11 @@ std::vector<int> LocalApics::VectorSet::Ascending() const {
 }
 
 LocalApics::LocalApics(int vcpus) : apics_(std::clamp(vcpus, 1, kMaxVcpus)) {
-  for (Apic& apic : apics_) apic.lvt.fill(kLvtMasked);
+  for (Apic& apic : apics_) SetResetValues(apic);
 }
+
+// What the members' initializers do not set of the reset state: every LVT masked.
+void LocalApics::SetResetValues(Apic& apic) { apic.lvt.fill(kLvtMasked); }
 
 void LocalApics::SetKick(int vcpu, std::function<void()> kick) {
   if (!Valid(vcpu)) return;
@@ -249,6 +252,18 @@ std::vector<int> LocalApics::InService(int vcpu) const {
   if (!Valid(vcpu)) return {};
   std::lock_guard<std::mutex> lock(mutex_);
   return apics_[vcpu].isr.Ascending();
+}
+
+bool LocalApics::AtReset(int vcpu) const {
+  if (!Valid(vcpu)) return false;
+  Apic reset;
+  SetResetValues(reset);
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Apic& apic = apics_[vcpu];
+  return apic.tpr == reset.tpr && apic.ldr == reset.ldr && apic.dfr == reset.dfr &&
+         apic.svr == reset.svr && apic.icr_low == reset.icr_low &&
+         apic.icr_high == reset.icr_high && apic.lvt == reset.lvt &&
+         apic.timer_divide == reset.timer_divide && apic.irr.Empty() && apic.isr.Empty();
 }
 
 LocalApics::Counts LocalApics::counts(int vcpu) const {

@@ -79,6 +79,11 @@ class LocalApics {
   std::vector<int> Pending(int vcpu) const;
   std::vector<int> InService(int vcpu) const;
 
+  // `vcpu`'s registers are still as the constructor left them (its reset state): nothing
+  // the guest wrote or was posted changed them. A snapshot holds no VMM APIC; it is
+  // taken where every one is so (false for a vCPU out of range).
+  bool AtReset(int vcpu) const;
+
   // What `vcpu`'s APIC counted since construction (all 0 for a vCPU out of range).
   struct Counts {
     // The IPIs it sent through its ICR or its SELF IPI register, one per target
@@ -101,6 +106,7 @@ class LocalApics {
     bool Has(int vector) const { return (words_[vector / 32] & Bit(vector)) != 0; }
     uint32_t Word(int index) const { return words_[index]; }
     std::optional<int> Highest() const;
+    bool Empty() const { return words_ == std::array<uint32_t, 8>{}; }
     std::vector<int> Ascending() const;
 
    private:
@@ -131,6 +137,7 @@ class LocalApics {
   // target's thread, which may be waiting for this lock).
   using Kicks = std::vector<std::function<void()>>;
 
+  static void SetResetValues(Apic& apic);
   bool Valid(int vcpu) const { return vcpu >= 0 && vcpu < vcpus(); }
   static bool Enabled(const Apic& apic);
   static uint32_t ProcessorPriority(const Apic& apic);

@@ -95,6 +95,28 @@ TEST(LocalApicsTest, RegistersResetToTheirPowerOnValues) {
   EXPECT_EQ(ReadOk(apics, 1, 0x3e0), 0u);
 }
 
+TEST(LocalApicsTest, AtResetUntilAWriteOrAPostChangesARegister) {
+  LocalApics apics(3);
+  for (int vcpu = 0; vcpu < 3; ++vcpu) EXPECT_TRUE(apics.AtReset(vcpu)) << vcpu;
+  EXPECT_FALSE(apics.AtReset(3));
+  ReadOk(apics, 0, kSvr);  // a read changes nothing
+  EXPECT_TRUE(apics.AtReset(0));
+  WriteOk(apics, 0, kSvr, kSvrSoftwareEnabled);
+  EXPECT_FALSE(apics.AtReset(0));
+  EXPECT_TRUE(apics.AtReset(1));
+  WriteOk(apics, 1, kLvtTimer, 0x10000);  // the value it had
+  EXPECT_TRUE(apics.AtReset(1));
+  WriteOk(apics, 1, kTpr, 0x10);
+  EXPECT_FALSE(apics.AtReset(1));
+  WriteOk(apics, 2, kSvr, kSvrSoftwareEnabled);
+  WriteOk(apics, 2, kSvr, 0xff);
+  EXPECT_TRUE(apics.AtReset(2));
+  WriteOk(apics, 2, kSvr, kSvrSoftwareEnabled);
+  ASSERT_TRUE(apics.Post(2, 0x40));
+  WriteOk(apics, 2, kSvr, 0xff);
+  EXPECT_FALSE(apics.AtReset(2));  // 0x40 is still pending
+}
+
 TEST(LocalApicsTest, IdIsInTheTopByteForXapicAndWholeForX2apic) {
   LocalApics apics(18);
   EXPECT_EQ(ReadOk(apics, 3, kId, kXapic), 0x03000000u);

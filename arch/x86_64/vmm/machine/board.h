@@ -101,14 +101,6 @@ class Board {
   // or the run checked them. Valid after the run.
   virtual std::optional<SignalFrameCounts> signal_frames() const { return std::nullopt; }
 
-  // Restoring: puts the VM's in-kernel state back (irqchip, PIT, clock) from the
-  // snapshot, after the VM's in-kernel devices exist and before vCPU 0 is restored
-  // (Load). Booting, and for a board without such state: nothing.
-  virtual absl::Status RestoreVm(KvmVm& vm) {
-    (void)vm;
-    return absl::OkStatus();
-  }
-
   // The guest has used its FPU by its quiescent point (Linux has), so a snapshot must
   // hold its FPU state: one the host will not give (KVM_GET_XSAVE) cannot be saved.
   virtual bool fpu_used_at_quiescent_point() const { return false; }

@@ -27,17 +27,6 @@ bool IsAmdVendor(std::span<const kvm_cpuid_entry2> cpuid) {
   return false;
 }
 
-// A device's state, saved as one struct in its snapshot part.
-template <typename State>
-absl::StatusOr<State> ReadDeviceState(const SavedVm& saved, const char* part, const char* what) {
-  absl::StatusOr<const SnapshotPart*> found = DevicePart(saved, part);
-  if (!found.ok()) return found.status();
-  PartReader in(**found);
-  const State state = in.GetStruct<State>(what);
-  if (absl::Status s = in.Done(); !s.ok()) return s;
-  return state;
-}
-
 }  // namespace
 
 absl::Status LinuxBoard::CheckTrap(TrapMechanism trap) {
@@ -69,6 +58,12 @@ absl::StatusOr<std::unique_ptr<Board>> LinuxBoard::Make(const ElfImage& image,
         !s.ok()) {
       return s;
     }
+  }
+  if (!config.save_to.empty() && config.vcpus > 1) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "--vcpus %d: a Linux kernel has started its APs long before init asks for its orders, "
+        "and saving vCPUs that run is not built: save Linux on one vCPU",
+        config.vcpus));
   }
   if (absl::Status s = CheckLoadsAboveBootState(image); !s.ok()) return s;
   return std::unique_ptr<Board>(new LinuxBoard(kernel, config, nullptr));
@@ -108,30 +103,6 @@ LinuxBoard::LinuxBoard(const LinuxKernel& kernel, const MachineConfig& config,
 absl::StatusOr<GuestMemory> LinuxBoard::CreateMemory(uint64_t bytes) {
   if (!restoring_) return GuestMemory::Create(bytes);
   return MapSavedMemory(*restoring_);
-}
-
-// Restoring, before vCPU 0 (as Firecracker restores a VM's state before its vCPUs):
-// the PIT, the KVM clock, then the PIC master, PIC slave and IOAPIC.
-absl::Status LinuxBoard::RestoreVm(KvmVm& vm) {
-  if (!restoring_) return absl::OkStatus();
-  absl::StatusOr<kvm_pit_state2> pit =
-      ReadDeviceState<kvm_pit_state2>(*restoring_, kPitPart, "kvm_pit_state2");
-  if (!pit.ok()) return pit.status();
-  absl::StatusOr<kvm_clock_data> clock =
-      ReadDeviceState<kvm_clock_data>(*restoring_, kClockPart, "kvm_clock_data");
-  if (!clock.ok()) return clock.status();
-  absl::StatusOr<const SnapshotPart*> irqchip = DevicePart(*restoring_, kIrqchipPart);
-  if (!irqchip.ok()) return irqchip.status();
-  PartReader irqchip_in(**irqchip);
-  std::vector<kvm_irqchip> chips;
-  for (int i = 0; i < 3; ++i) chips.push_back(irqchip_in.GetStruct<kvm_irqchip>("kvm_irqchip"));
-  if (absl::Status s = irqchip_in.Done(); !s.ok()) return s;
-  if (absl::Status s = vm.SetPit(*pit); !s.ok()) return s;
-  if (absl::Status s = vm.SetClock(*clock); !s.ok()) return s;
-  for (const kvm_irqchip& chip : chips) {
-    if (absl::Status s = vm.SetIrqchip(chip); !s.ok()) return s;
-  }
-  return absl::OkStatus();
 }
 
 std::vector<kvm_cpuid_entry2> LinuxBoard::Cpuid(
@@ -260,16 +231,16 @@ absl::StatusOr<std::vector<SnapshotPart>> LinuxBoard::SaveDevices() const {
 // orders: it reads them as soon as it runs.
 absl::Status LinuxBoard::RestoreDevices(GuestMemory& memory) {
   absl::StatusOr<Serial16550::State> serial =
-      ReadDeviceState<Serial16550::State>(*restoring_, kSerialPart, "serial state");
+      ReadDevicePart<Serial16550::State>(*restoring_, kSerialPart, "serial state");
   if (!serial.ok()) return serial.status();
   absl::StatusOr<CmosRtc::State> rtc =
-      ReadDeviceState<CmosRtc::State>(*restoring_, kRtcPart, "cmos rtc state");
+      ReadDevicePart<CmosRtc::State>(*restoring_, kRtcPart, "cmos rtc state");
   if (!rtc.ok()) return rtc.status();
   absl::StatusOr<I8042::State> i8042 =
-      ReadDeviceState<I8042::State>(*restoring_, kI8042Part, "i8042 state");
+      ReadDevicePart<I8042::State>(*restoring_, kI8042Part, "i8042 state");
   if (!i8042.ok()) return i8042.status();
   absl::StatusOr<PcTestdev::State> testdev =
-      ReadDeviceState<PcTestdev::State>(*restoring_, kTestdevPart, "pc-testdev state");
+      ReadDevicePart<PcTestdev::State>(*restoring_, kTestdevPart, "pc-testdev state");
   if (!testdev.ok()) return testdev.status();
   absl::StatusOr<const SnapshotPart*> orders = DevicePart(*restoring_, kOrdersPart);
   if (!orders.ok()) return orders.status();

@@ -9,8 +9,9 @@
 //
 // init names its quiescent point (the ORDERS marker), so this board's VMs can be saved
 // there and restored (docs/snapshots.md): restoring, the board maps the memory image,
-// puts the in-kernel irqchip, PIT and clock, vCPU 0 and its devices back, and writes the
-// run's orders into the buffer init is waiting on.
+// puts vCPU 0 and its devices back (the machine puts back the in-kernel irqchip, PIT
+// and clock), and writes the run's orders into the buffer init is waiting on. On one
+// vCPU only: Linux has started its APs long before init asks for its orders.
 #ifndef SIGVISOR_ARCH_X86_64_VMM_MACHINE_LINUX_BOARD_H_
 #define SIGVISOR_ARCH_X86_64_VMM_MACHINE_LINUX_BOARD_H_
 
@@ -70,7 +71,6 @@ class LinuxBoard : public Board {
   bool uses_syscall() const override { return true; }
   std::optional<int> exit_status() const override;
   absl::StatusOr<GuestMemory> CreateMemory(uint64_t bytes) override;
-  absl::Status RestoreVm(KvmVm& vm) override;
   bool fpu_used_at_quiescent_point() const override { return true; }
   absl::StatusOr<std::vector<SnapshotPart>> SaveDevices() const override;
 

@@ -2,9 +2,11 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstring>
 #include <ctime>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "guest-kit/abi/sigvisor_abi.h"
 #include "vmm/base/fnv1a.h"
@@ -14,11 +16,19 @@ namespace sigvisor::x86 {
 namespace {
 
 constexpr char kCpuidPart[] = "cpuid";
-constexpr char kVcpuPart[] = "vcpu0";
+constexpr char kVcpuPartPrefix[] = "vcpu";
+
+// "vcpu" and a number: a vCPU's part, whichever.
+bool IsVcpuPart(std::string_view name) {
+  const std::string_view prefix = kVcpuPartPrefix;
+  if (name.size() <= prefix.size() || name.substr(0, prefix.size()) != prefix) return false;
+  name.remove_prefix(prefix.size());
+  return std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
 
 // The machine's own parts; every other one is the board's.
 bool IsMachinePart(std::string_view name) {
-  return name == kSnapshotHeaderPart || name == kCpuidPart || name == kVcpuPart ||
+  return name == kSnapshotHeaderPart || name == kCpuidPart || IsVcpuPart(name) ||
          name == kMemoryIndexPartName;
 }
 
@@ -47,6 +57,8 @@ bool SameEntry(const kvm_cpuid_entry2& a, const kvm_cpuid_entry2& b) {
 
 }  // namespace
 
+std::string VcpuPartName(int index) { return absl::StrCat(kVcpuPartPrefix, index); }
+
 SnapshotHeader NewSnapshotHeader(const ElfImage& image, std::string image_name,
                                  std::string variant, std::string sigvisor_version,
                                  std::string host_kind) {
@@ -73,8 +85,16 @@ absl::Status WriteSavedVm(SavedVm& vm, const GuestMemory& memory) {
   if (!index.ok()) return index.status();
   vm.memory = *std::move(index);
   vm.memory_disk_bytes = stats.bytes_on_disk;
+  if (vm.aps.size() + 1 != vm.header.vcpus) {
+    return absl::InternalError(absl::StrFormat("a VM of %d vCPUs with the state of %d",
+                                               vm.header.vcpus, vm.aps.size() + 1));
+  }
   std::vector<SnapshotPart> parts = {EncodeSnapshotHeader(vm.header), EncodeCpuid(vm.cpuid),
-                                     EncodeVcpu(vm.vcpu, kVcpuPart), EncodeMemoryIndex(vm.memory)};
+                                     EncodeVcpu(vm.vcpu, VcpuPartName(0))};
+  for (size_t i = 0; i < vm.aps.size(); ++i) {
+    parts.push_back(EncodeVcpu(vm.aps[i], VcpuPartName(static_cast<int>(i) + 1)));
+  }
+  parts.push_back(EncodeMemoryIndex(vm.memory));
   for (const SnapshotPart& device : vm.devices) {
     if (IsMachinePart(device.name)) {
       return absl::InternalError(absl::StrFormat(
@@ -104,11 +124,18 @@ absl::StatusOr<SavedVm> ReadSavedVm(const std::string& dir) {
   absl::StatusOr<std::vector<kvm_cpuid_entry2>> decoded_cpuid = DecodeCpuid(**cpuid);
   if (!decoded_cpuid.ok()) return decoded_cpuid.status();
   vm.cpuid = *std::move(decoded_cpuid);
-  absl::StatusOr<const SnapshotPart*> vcpu = FindSnapshotPart(*parts, kVcpuPart, what);
-  if (!vcpu.ok()) return vcpu.status();
-  absl::StatusOr<VcpuSnapshot> decoded_vcpu = DecodeVcpu(**vcpu);
-  if (!decoded_vcpu.ok()) return decoded_vcpu.status();
-  vm.vcpu = *std::move(decoded_vcpu);
+  if (vm.header.vcpus == 0) {
+    return absl::DataLossError(absl::StrFormat("snapshot %s: its header says 0 vCPUs", what));
+  }
+  // Every vCPU the header names has its part (the state file's cap bounds how many).
+  for (uint32_t index = 0; index < vm.header.vcpus; ++index) {
+    absl::StatusOr<const SnapshotPart*> vcpu =
+        FindSnapshotPart(*parts, VcpuPartName(static_cast<int>(index)), what);
+    if (!vcpu.ok()) return vcpu.status();
+    absl::StatusOr<VcpuSnapshot> decoded_vcpu = DecodeVcpu(**vcpu);
+    if (!decoded_vcpu.ok()) return decoded_vcpu.status();
+    (index == 0 ? vm.vcpu : vm.aps.emplace_back()) = *std::move(decoded_vcpu);
+  }
   absl::StatusOr<const SnapshotPart*> memory = FindSnapshotPart(*parts, kMemoryIndexPartName, what);
   if (!memory.ok()) return memory.status();
   absl::StatusOr<MemoryImageIndex> index = DecodeMemoryIndex(**memory);
@@ -146,22 +173,39 @@ absl::Status CheckSnapshotFits(const SavedVm& saved, std::string_view guest_kind
         "take it again with this %s",
         noun, header.image, header.image_fnv1a64, Fnv1a64(image.bytes()), noun));
   }
-  if (memory_bytes != header.memory_bytes || vcpus != 1 || header.vcpus != 1) {
+  if (memory_bytes != header.memory_bytes || vcpus < 0 ||
+      static_cast<uint32_t>(vcpus) != header.vcpus) {
     return refuse(
-        absl::StrFormat("has %d MiB of guest memory and %d vCPU; the run asks for %d MiB and %d",
-                        header.memory_bytes >> 20, header.vcpus, memory_bytes >> 20, vcpus));
+        absl::StrFormat("has %d MiB of guest memory and %d vCPU%s; the run asks for %d MiB and %d",
+                        header.memory_bytes >> 20, header.vcpus, header.vcpus == 1 ? "" : "s",
+                        memory_bytes >> 20, vcpus));
   }
   return absl::OkStatus();
 }
 
 absl::Status CheckSameCpuid(const SavedVm& vm, std::span<const kvm_cpuid_entry2> here) {
-  bool same = vm.cpuid.size() == here.size();
-  for (size_t i = 0; same && i < here.size(); ++i) same = SameEntry(vm.cpuid[i], here[i]);
-  if (same) return absl::OkStatus();
+  // The first difference, named, so that a refusal says what changed.
+  std::string differs;
+  if (vm.cpuid.size() != here.size()) {
+    differs = absl::StrFormat("%d leaves saved, %d here", vm.cpuid.size(), here.size());
+  }
+  for (size_t i = 0; differs.empty() && i < here.size(); ++i) {
+    const kvm_cpuid_entry2& a = vm.cpuid[i];
+    const kvm_cpuid_entry2& b = here[i];
+    if (SameEntry(a, b)) continue;
+    differs = absl::StrFormat(
+        "leaf %#x.%d: eax ebx ecx edx %08x %08x %08x %08x saved, %08x %08x %08x %08x here",
+        b.function, b.index, a.eax, a.ebx, a.ecx, a.edx, b.eax, b.ebx, b.ecx, b.edx);
+    if (a.function != b.function || a.index != b.index || a.flags != b.flags) {
+      differs = absl::StrFormat("entry %d is leaf %#x.%d saved, %#x.%d here", i, a.function,
+                                a.index, b.function, b.index);
+    }
+  }
+  if (differs.empty()) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrFormat(
       "snapshot %s was taken on a CPU with other features (its CPUID differs from the one "
-      "this host gives the guest): take it again here",
-      vm.dir));
+      "this host gives the guest: %s): take it again here",
+      vm.dir, differs));
 }
 
 }  // namespace sigvisor::x86

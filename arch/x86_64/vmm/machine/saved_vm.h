@@ -23,8 +23,8 @@
 namespace sigvisor::x86 {
 
 // The parts of a VM with KVM's in-kernel devices (x86_machine.cc saves them among the
-// board's, which puts them back: Board::RestoreVm): the PIC master, PIC slave and
-// IOAPIC (three kvm_irqchip), the PIT (kvm_pit_state2), the KVM clock (kvm_clock_data).
+// board's and puts them back before the vCPUs): the PIC master, PIC slave and IOAPIC
+// (three kvm_irqchip), the PIT (kvm_pit_state2), the KVM clock (kvm_clock_data).
 inline constexpr char kIrqchipPart[] = "kvm_irqchip";
 inline constexpr char kPitPart[] = "kvm_pit";
 inline constexpr char kClockPart[] = "kvm_clock";
@@ -33,7 +33,11 @@ struct SavedVm {
   std::string dir;
   SnapshotHeader header;
   std::vector<kvm_cpuid_entry2> cpuid;  // vCPU 0's, as it booted
-  VcpuSnapshot vcpu;
+  VcpuSnapshot vcpu;                    // vCPU 0
+  // vCPUs 1 .. header.vcpus - 1, in order. At the bundled kernel's quiescent point none
+  // has run yet (it starts them after its orders), so each holds the state its VM gave
+  // it: its TSC beside vCPU 0's and, with KVM's irqchip, its LAPIC waiting for INIT.
+  std::vector<VcpuSnapshot> aps;
   MemoryImageIndex memory;
   std::vector<SnapshotPart> devices;  // the board's
   // Bytes of the state file and of the memory image on disk, for reports: set by
@@ -41,6 +45,9 @@ struct SavedVm {
   uint64_t state_bytes = 0;
   uint64_t memory_disk_bytes = 0;
 };
+
+// The name of vCPU `index`'s part: "vcpu0", "vcpu1", ...
+std::string VcpuPartName(int index);
 
 // The header of a snapshot of `image` about to be taken: what the caller knows (the
 // image as the command named it, `--image` and `--variant`; the binary's version; the
@@ -52,6 +59,18 @@ SnapshotHeader NewSnapshotHeader(const ElfImage& image, std::string image_name,
 
 // The part of `vm.devices` named `name`, or the refusal naming it and the snapshot.
 absl::StatusOr<const SnapshotPart*> DevicePart(const SavedVm& vm, std::string_view name);
+
+// A device's state saved as one struct in the part of `vm.devices` named `part`;
+// `what` names the struct in a refusal.
+template <typename State>
+absl::StatusOr<State> ReadDevicePart(const SavedVm& vm, std::string_view part, const char* what) {
+  absl::StatusOr<const SnapshotPart*> found = DevicePart(vm, part);
+  if (!found.ok()) return found.status();
+  PartReader in(**found);
+  const State state = in.GetStruct<State>(what);
+  if (absl::Status s = in.Done(); !s.ok()) return s;
+  return state;
+}
 
 // Writes DIR/memory from `memory` (only the pages that are not zero; vm.memory gets
 // its index) and then DIR/state, each complete or not at all.
@@ -71,7 +90,7 @@ absl::Status CheckSameCpuid(const SavedVm& vm, std::span<const kvm_cpuid_entry2>
 // What every board checks of a snapshot before it restores one, refused naming the
 // snapshot: it holds a `guest_kind` guest ("sigvisor", "linux"; `board_restores` says
 // what the board takes, "sigvisor images"), was taken of `image`'s bytes (`noun`:
-// "image", "kernel"), and has the RAM the run asks for and one vCPU.
+// "image", "kernel"), and has the RAM and the vCPUs the run asks for.
 absl::Status CheckSnapshotFits(const SavedVm& saved, std::string_view guest_kind,
                                std::string_view board_restores, std::string_view noun,
                                const ElfImage& image, uint64_t memory_bytes, int vcpus);

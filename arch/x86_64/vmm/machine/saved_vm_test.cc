@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "gtest/gtest.h"
+#include "vmm/snapshot/snapshot_file.h"
 
 namespace sigvisor::x86 {
 namespace {
@@ -59,7 +60,14 @@ TEST(SavedVmTest, WrittenAndReadBack) {
   EXPECT_TRUE(CheckSameCpuid(*back, vm.cpuid).ok());
   kvm_cpuid_entry2 other = vm.cpuid[0];
   other.eax ^= 1;
-  EXPECT_FALSE(CheckSameCpuid(*back, std::vector<kvm_cpuid_entry2>{other}).ok());
+  const absl::Status differs = CheckSameCpuid(*back, std::vector<kvm_cpuid_entry2>{other});
+  EXPECT_EQ(differs.code(), absl::StatusCode::kFailedPrecondition);
+  // The refusal names what differs.
+  EXPECT_NE(differs.message().find("leaf 0x1.0: eax ebx ecx edx 000806f0 00000000 00000000 "
+                                   "00000000 saved, 000806f1"),
+            std::string::npos)
+      << differs;
+  EXPECT_NE(CheckSameCpuid(*back, {}).message().find("1 leaves saved, 0 here"), std::string::npos);
 
   absl::StatusOr<GuestMemory> mapped = MapSavedMemory(*back);
   ASSERT_TRUE(mapped.ok()) << mapped.status();
@@ -70,6 +78,58 @@ TEST(SavedVmTest, WrittenAndReadBack) {
   EXPECT_FALSE(DevicePart(*back, "i8042").ok());
 }
 
+TEST(SavedVmTest, EveryVcpuIsWrittenAndReadBackInOrder) {
+  const std::string dir = ::testing::TempDir() + "/saved_vm_smp";
+  std::filesystem::remove_all(dir);
+  absl::StatusOr<GuestMemory> memory = GuestMemory::Create(2 << 20);
+  ASSERT_TRUE(memory.ok());
+  SavedVm vm = Example(dir);
+  vm.header.vcpus = 3;
+  vm.header.ipi = "pv";
+  vm.header.lapic = "kvm";
+  for (uint64_t rip : {0x1111u, 0x2222u}) {
+    VcpuSnapshot ap;
+    ap.regs.rip = rip;
+    ap.mp_state.mp_state = KVM_MP_STATE_UNINITIALIZED;
+    vm.aps.push_back(ap);
+  }
+  ASSERT_TRUE(WriteSavedVm(vm, *memory).ok());
+  absl::StatusOr<SavedVm> back = ReadSavedVm(dir);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->header.vcpus, 3u);
+  EXPECT_EQ(back->header.ipi, "pv");
+  EXPECT_EQ(back->vcpu.regs.rip, 0x100123u);
+  ASSERT_EQ(back->aps.size(), 2u);
+  EXPECT_EQ(back->aps[0].regs.rip, 0x1111u);
+  EXPECT_EQ(back->aps[1].regs.rip, 0x2222u);
+  EXPECT_EQ(back->aps[1].mp_state.mp_state, static_cast<uint32_t>(KVM_MP_STATE_UNINITIALIZED));
+  EXPECT_TRUE(back->devices == vm.devices);  // "vcpu1", "vcpu2" are the machine's
+
+  // A VM whose header and vCPU states disagree is not written.
+  vm.aps.pop_back();
+  EXPECT_EQ(WriteSavedVm(vm, *memory).code(), absl::StatusCode::kInternal);
+}
+
+TEST(SavedVmTest, AMissingVcpuPartIsRefusedNamingIt) {
+  const std::string dir = ::testing::TempDir() + "/saved_vm_missing_vcpu";
+  std::filesystem::remove_all(dir);
+  absl::StatusOr<GuestMemory> memory = GuestMemory::Create(2 << 20);
+  ASSERT_TRUE(memory.ok());
+  SavedVm vm = Example(dir);
+  ASSERT_TRUE(WriteSavedVm(vm, *memory).ok());
+  // The same file with a header that claims a second vCPU: its part is missing.
+  absl::StatusOr<std::vector<SnapshotPart>> parts = ReadSnapshotState(dir);
+  ASSERT_TRUE(parts.ok());
+  vm.header.vcpus = 2;
+  for (SnapshotPart& part : *parts) {
+    if (part.name == kSnapshotHeaderPart) part = EncodeSnapshotHeader(vm.header);
+  }
+  ASSERT_TRUE(WriteSnapshotState(dir, *parts).ok());
+  const absl::Status refused = ReadSavedVm(dir).status();
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("vcpu1"), std::string::npos) << refused;
+}
+
 TEST(SavedVmTest, ABoardPartNamedAsTheMachinesIsRefused) {
   const std::string dir = ::testing::TempDir() + "/saved_vm_clash";
   absl::StatusOr<GuestMemory> memory = GuestMemory::Create(2 << 20);
@@ -77,6 +137,10 @@ TEST(SavedVmTest, ABoardPartNamedAsTheMachinesIsRefused) {
   SavedVm vm = Example(dir);
   vm.devices.push_back({"vcpu0", {1}});
   EXPECT_FALSE(WriteSavedVm(vm, *memory).ok());
+  vm.devices.back().name = "vcpu7";  // any vCPU's name is the machine's
+  EXPECT_FALSE(WriteSavedVm(vm, *memory).ok());
+  vm.devices.back().name = "vcpu";  // not a vCPU's: a board may use it
+  EXPECT_TRUE(WriteSavedVm(vm, *memory).ok());
 }
 
 }  // namespace

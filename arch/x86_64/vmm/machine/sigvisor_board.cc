@@ -1,7 +1,5 @@
 #include "arch/x86_64/vmm/machine/sigvisor_board.h"
 
-#include <algorithm>
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "arch/x86_64/vmm/machine/boot_layout.h"
@@ -16,7 +14,7 @@ namespace sigvisor::x86 {
 namespace {
 
 // What a sigvisor image on `config.vcpus` vCPUs needs: an SMP build that runs on that
-// many, --trap off, no snapshot; and --ipi only there.
+// many, --trap off, neither injector nor debugger; and --ipi and --lapic only there.
 absl::Status CheckSmp(const ElfImage& image, const MachineConfig& config) {
   if (config.vcpus == 1) {
     if (config.ipi) {
@@ -59,11 +57,6 @@ absl::Status CheckSmp(const ElfImage& image, const MachineConfig& config) {
         "--gdb with --vcpus %d: the gdb stub and the tracer follow vCPU 0 only; give --vcpus 1",
         config.vcpus));
   }
-  if (!config.save_to.empty()) {
-    return absl::UnimplementedError(absl::StrFormat(
-        "--vcpus %d: a VM of several vCPUs cannot be saved as a snapshot yet (not yet)",
-        config.vcpus));
-  }
   return absl::OkStatus();
 }
 
@@ -94,17 +87,31 @@ absl::StatusOr<std::unique_ptr<Board>> SigvisorBoard::MakeRestored(const ElfImag
   auto refuse = [&](const std::string& why) {
     return absl::InvalidArgumentError(absl::StrFormat("snapshot %s %s", saved.dir, why));
   };
-  if (config.vcpus != 1 || header.vcpus > 1) {
-    return refuse(absl::StrFormat(
-        "holds a VM of %d vCPUs: a machine of several vCPUs cannot be restored yet (not yet)",
-        std::max<int>(config.vcpus, static_cast<int>(header.vcpus))));
-  }
-  if (config.ipi) return refuse("cannot be restored with --ipi: its kernel runs on one vCPU");
-  if (config.lapic) return refuse("cannot be restored with --lapic: its kernel runs on one vCPU");
   if (absl::Status s = CheckSnapshotFits(saved, "sigvisor", "sigvisor images", "image", image,
                                          config.memory_bytes, config.vcpus);
       !s.ok()) {
     return s;
+  }
+  // Several vCPUs: the machine the kernel booted for (its boot info names the IPI way,
+  // read once it starts its APs, after the quiescent point), and what any SMP run needs.
+  if (config.vcpus > 1) {
+    const std::string asked = absl::StrFormat(
+        "--ipi %s --lapic %s", IpiMethodName(IpiMethodOf(config)), LapicName(LapicOf(config)));
+    const std::string held = absl::StrFormat("--ipi %s --lapic %s", header.ipi, header.lapic);
+    if (asked != held) {
+      return refuse(absl::StrFormat("holds a VM of %d vCPUs booted with %s; this run asks for %s",
+                                    header.vcpus, held, asked));
+    }
+    if (!config.interceptors.empty() && config.interceptors_trace_only) {
+      return refuse(absl::StrFormat(
+          "holds a VM of %d vCPUs, and the step tracer follows vCPU 0 only: trace a snapshot "
+          "of one vCPU",
+          header.vcpus));
+    }
+    if (absl::Status s = CheckSmp(image, config); !s.ok()) return s;
+  } else if (config.ipi || config.lapic) {
+    return refuse(absl::StrFormat("holds a VM of one vCPU: it cannot be restored with --%s",
+                                  config.ipi ? "ipi" : "lapic"));
   }
   // What the kernel read at boot, before its quiescent point, it keeps: a debugreg=pv
   // kernel took its pv page then (so it restores with --trap=pv only), and any other
@@ -140,8 +147,7 @@ SigvisorBoard::SigvisorBoard(const MachineConfig& config, bool smp_kernel,
       pv_page_gpa_(config.trap == TrapMechanism::kPv ? kPvPageGpa : 0),
       vcpus_(config.vcpus),
       smp_kernel_(smp_kernel),
-      ipi_(config.vcpus > 1 ? IpiMethodAbi(config.ipi.value_or(IpiMethod::kX2apic))
-                            : SIGVISOR_IPI_NONE),
+      ipi_(config.vcpus > 1 ? IpiMethodAbi(IpiMethodOf(config)) : SIGVISOR_IPI_NONE),
       check_signal_frames_(config.check_signal_frames),
       restoring_(std::move(restoring)) {}
 

@@ -8,12 +8,15 @@
 // vCPUs, with --trap off only (the trap engine watches vCPU 0 alone): the machine then
 // has the in-kernel irqchip, the boot info says how many CPUs and how to send IPIs,
 // CPUID shows the x2APIC, and the kernel starts each AP with SIGVISOR_HC_CPU_UP and
-// may send IPIs with SIGVISOR_HC_SEND_IPI (smp_boot.h). Such a VM cannot be saved yet.
+// may send IPIs with SIGVISOR_HC_SEND_IPI (smp_boot.h).
 //
 // The guest names its quiescent point (SIGVISOR_HC_ORDERS), so this board's VMs can be
 // saved there and restored (a RestoredVm, docs/snapshots.md): restoring, the board
 // maps the memory image instead of loading the image, puts vCPU 0 and its devices
-// back, and answers the saved request with the run's orders.
+// back (the machine puts back the APs and the in-kernel irqchip), and answers the
+// saved request with the run's orders. An SMP kernel starts its APs only after that
+// request, so a VM of several vCPUs is saved with none of them started, and restored
+// with the vCPUs, IPI way and local APICs it was booted with.
 #ifndef SIGVISOR_ARCH_X86_64_VMM_MACHINE_SIGVISOR_BOARD_H_
 #define SIGVISOR_ARCH_X86_64_VMM_MACHINE_SIGVISOR_BOARD_H_
 

@@ -1,12 +1,13 @@
 // What the sigvisor board refuses of a machine of several vCPUs (no KVM needed): a
-// uniprocessor build, more vCPUs than the build's SMP note, a trap mechanism, a
-// snapshot, --ipi on one vCPU or for another kind of guest; and what it gives an SMP
-// build (the x2APIC in CPUID).
+// uniprocessor build, more vCPUs than the build's SMP note, a trap mechanism, --ipi on
+// one vCPU or for another kind of guest; what a restore of several vCPUs takes from
+// its snapshot and refuses; and what it gives an SMP build (the x2APIC in CPUID).
 #include "arch/x86_64/vmm/machine/sigvisor_board.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -65,10 +66,10 @@ TEST(SigvisorBoardTest, SeveralVcpusRunWithTrapOffOnly) {
   }
 }
 
-TEST(SigvisorBoardTest, SeveralVcpusAreNotSavedInjectedOrDebuggedYet) {
+TEST(SigvisorBoardTest, SeveralVcpusAreSavedButNotInjectedOrDebugged) {
   MachineConfig saving = Config(2);
   saving.save_to = "/tmp/never-written";
-  ExpectRefused(MakeBoard(Image(8), saving), "cannot be saved as a snapshot yet (not yet)");
+  EXPECT_TRUE(MakeBoard(Image(8), saving).ok());
   MachineConfig injecting = Config(2);
   injecting.injection_events = true;
   ExpectRefused(MakeBoard(Image(8), injecting), "--inject with --vcpus 2");
@@ -76,6 +77,73 @@ TEST(SigvisorBoardTest, SeveralVcpusAreNotSavedInjectedOrDebuggedYet) {
   debugging.interceptors.push_back(
       [](MachineContext&) { return absl::StatusOr<std::unique_ptr<ExitInterceptor>>(nullptr); });
   ExpectRefused(MakeBoard(Image(8), debugging), "--gdb with --vcpus 3");
+  // Linux has started its APs before init asks for its orders.
+  MachineConfig linux = Config(2);
+  linux.target = LinuxKernel{};
+  linux.save_to = "/tmp/never-written";
+  ExpectRefused(MakeBoard(Image(0), linux), "save Linux on one vCPU");
+}
+
+// A restored VM of `image` saved with `vcpus` vCPUs, `ipi` and `lapic` ("" on one).
+MachineConfig Restoring(const ElfImage& image, uint32_t vcpus, std::string ipi, std::string lapic) {
+  auto saved = std::make_shared<SavedVm>();
+  saved->dir = "/snap";
+  saved->header = NewSnapshotHeader(image, "kernel", "smp=on", "test", "hardware");
+  saved->header.memory_bytes = 32ull << 20;
+  saved->header.vcpus = vcpus;
+  saved->header.ipi = std::move(ipi);
+  saved->header.lapic = std::move(lapic);
+  saved->header.trap = "off";
+  saved->aps.resize(vcpus - 1);
+  MachineConfig config = Config(1);
+  config.target = RestoredVm{saved, BootProtocol::kSigvisor};
+  EXPECT_TRUE(TakeSavedMachine(saved->header, config).ok());
+  return config;
+}
+
+TEST(SigvisorBoardTest, ARestoreRunsTheMachineItsSnapshotWasSavedWith) {
+  const ElfImage image = Image(8);
+  MachineConfig config = Restoring(image, 2, "xapic", "vmm");
+  EXPECT_EQ(config.vcpus, 2);
+  EXPECT_EQ(config.ipi, IpiMethod::kXapic);
+  EXPECT_EQ(config.lapic, Lapic::kVmm);
+  EXPECT_TRUE(MakeBoard(image, config).ok());
+  // Another machine than the saved one (a bench build that names another).
+  config.ipi = IpiMethod::kPv;
+  ExpectRefused(MakeBoard(image, config),
+                "holds a VM of 2 vCPUs booted with --ipi xapic --lapic vmm; this run asks for "
+                "--ipi pv --lapic vmm");
+  config = Restoring(image, 2, "xapic", "vmm");
+  config.vcpus = 3;
+  ExpectRefused(MakeBoard(image, config), "2 vCPUs; the run asks for 32 MiB and 3");
+  // What no SMP run takes, restored or booted.
+  config = Restoring(image, 2, "pv", "kvm");
+  config.trap = TrapMechanism::kPatch;
+  ExpectRefused(MakeBoard(image, config), "--trap off with --vcpus > 1");
+  config = Restoring(image, 2, "pv", "kvm");
+  config.interceptors.push_back(
+      [](MachineContext&) { return absl::StatusOr<std::unique_ptr<ExitInterceptor>>(nullptr); });
+  config.interceptors_trace_only = true;
+  ExpectRefused(MakeBoard(image, config), "the step tracer follows vCPU 0 only");
+  // One vCPU: no IPI way to take.
+  config = Restoring(image, 1, "", "");
+  EXPECT_EQ(config.vcpus, 1);
+  EXPECT_FALSE(config.ipi.has_value());
+  EXPECT_TRUE(MakeBoard(image, config).ok());
+  config.ipi = IpiMethod::kPv;
+  ExpectRefused(MakeBoard(image, config),
+                "holds a VM of one vCPU: it cannot be restored with --ipi");
+}
+
+TEST(SigvisorBoardTest, ASnapshotNamingAnUnknownMachineIsRefused) {
+  SnapshotHeader header;
+  header.vcpus = 2;
+  header.ipi = "carrier-pigeon";
+  header.lapic = "kvm";
+  MachineConfig config = Config(1);
+  const absl::Status status = TakeSavedMachine(header, config);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("'carrier-pigeon'"));
 }
 
 TEST(SigvisorBoardTest, IpiMethodOnlyOnSeveralVcpusOfTheBundledKernel) {
@@ -122,6 +190,38 @@ TEST(SigvisorBoardTest, AnSmpMachineShowsTheX2apic) {
   absl::StatusOr<std::unique_ptr<Board>> one = MakeBoard(Image(8), Config(1));
   ASSERT_TRUE(one.ok()) << one.status();
   EXPECT_EQ((*one)->Cpuid(supported)[1].ecx, 0x1u);  // one vCPU: KVM's table as it is
+}
+
+// KVM_GET_SUPPORTED_CPUID names the host CPU that ran it; the guest's CPUID names its
+// own vCPU, whichever host CPU the VMM ran on (a snapshot's then compares equal).
+TEST(SigvisorBoardTest, EachVcpusCpuidNamesItAndNotTheHostCpu) {
+  auto host_cpu = [](uint32_t apic_id) {
+    std::vector<kvm_cpuid_entry2> supported(4);
+    supported[0].function = 1;
+    supported[0].ebx = (apic_id << 24) | (16u << 16) | 0x0800;
+    supported[1].function = 0xb;
+    supported[1].edx = apic_id;
+    supported[2].function = 0x1f;
+    supported[2].edx = apic_id;
+    supported[3].function = 0x8000001e;
+    supported[3].eax = apic_id;
+    return supported;
+  };
+  const std::vector<kvm_cpuid_entry2> on_cpu_2 = VcpuCpuid(host_cpu(2), 0, 1);
+  const std::vector<kvm_cpuid_entry2> on_cpu_7 = VcpuCpuid(host_cpu(7), 0, 1);
+  for (size_t i = 0; i < on_cpu_2.size(); ++i) {
+    EXPECT_EQ(on_cpu_2[i].eax, on_cpu_7[i].eax) << i;
+    EXPECT_EQ(on_cpu_2[i].ebx, on_cpu_7[i].ebx) << i;
+    EXPECT_EQ(on_cpu_2[i].edx, on_cpu_7[i].edx) << i;
+  }
+  EXPECT_EQ(on_cpu_2[0].ebx, (1u << 16) | 0x0800);  // APIC ID 0, one CPU
+  EXPECT_EQ(on_cpu_2[0].edx & (1u << 28), 0u);      // no HTT
+  const std::vector<kvm_cpuid_entry2> ap = VcpuCpuid(host_cpu(7), 3, 4);
+  EXPECT_EQ(ap[0].ebx, (3u << 24) | (4u << 16) | 0x0800);
+  EXPECT_NE(ap[0].edx & (1u << 28), 0u);
+  EXPECT_EQ(ap[1].edx, 3u);
+  EXPECT_EQ(ap[2].edx, 3u);
+  EXPECT_EQ(ap[3].eax, 3u);
 }
 
 }  // namespace

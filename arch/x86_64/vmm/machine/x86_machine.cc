@@ -1,5 +1,6 @@
 #include "arch/x86_64/vmm/machine/x86_machine.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 
@@ -113,20 +114,11 @@ bool SyncRegsAvailable(const KvmSystem& kvm) {
   return (kvm.CheckExtension(KVM_CAP_SYNC_REGS) & kNeeded) == kNeeded;
 }
 
-// KVM_GET_SUPPORTED_CPUID leaves with vCPU `id`'s initial APIC ID (leaf 1 EBX[31:24],
-// leaf 0xB EDX), which KVM leaves to the VMM; leaf 1 EBX[23:16] gives the CPU count.
-std::vector<kvm_cpuid_entry2> CpuidFor(std::span<const kvm_cpuid_entry2> supported, int id,
-                                       int count) {
-  std::vector<kvm_cpuid_entry2> entries(supported.begin(), supported.end());
-  for (kvm_cpuid_entry2& e : entries) {
-    if (e.function == 1) {
-      e.ebx = (e.ebx & 0x0000ffffu) | (static_cast<uint32_t>(id) << 24) |
-              (static_cast<uint32_t>(count) << 16);
-      if (count > 1) e.edx |= 1u << 28;  // HTT: the count field is valid
-    }
-    if (e.function == 0xb) e.edx = static_cast<uint32_t>(id);
-  }
-  return entries;
+// vCPU 0's CPUID on a machine of `vcpus` for `board`, from what KVM supports: what a VM
+// gets (CreateVm) and what a restore compares its snapshot's with (CheckRestore).
+std::vector<kvm_cpuid_entry2> BootCpuid(const Board& board,
+                                        std::span<const kvm_cpuid_entry2> supported, int vcpus) {
+  return VcpuCpuid(board.Cpuid(supported), 0, vcpus);
 }
 
 // The KVM objects of one run, made in the order KVM wants them: the VM, its RAM, the
@@ -140,6 +132,8 @@ struct VmParts {
   std::vector<KvmVcpu> aps;
   std::vector<kvm_cpuid_entry2> cpuid;  // vCPU 0's
   bool exception_payload = false;       // KVM_CAP_EXCEPTION_PAYLOAD enabled
+  bool irqchip = false;                 // KVM's in-kernel LAPICs, IOAPIC and PICs
+  bool pit = false;                     // KVM's in-kernel PIT
 };
 
 absl::StatusOr<VmParts> CreateVm(const KvmSystem& kvm, const MachineConfig& config,
@@ -158,7 +152,8 @@ absl::StatusOr<VmParts> CreateVm(const KvmSystem& kvm, const MachineConfig& conf
       config.injection_events && kvm.CheckExtension(KVM_CAP_EXCEPTION_PAYLOAD) > 0 &&
       vm->EnableCap(KVM_CAP_EXCEPTION_PAYLOAD, 1).ok();
   const bool vmm_lapic = HasVmmLapics(config);
-  if (board.in_kernel_irqchip() || (config.vcpus > 1 && !vmm_lapic)) {
+  const bool irqchip = board.in_kernel_irqchip() || (config.vcpus > 1 && !vmm_lapic);
+  if (irqchip) {
     if (absl::Status s = vm->CreateIrqchip(); !s.ok()) return s;
   }
   if (vmm_lapic) {
@@ -179,20 +174,19 @@ absl::StatusOr<VmParts> CreateVm(const KvmSystem& kvm, const MachineConfig& conf
   }
   absl::StatusOr<std::vector<kvm_cpuid_entry2>> supported = kvm.SupportedCpuid();
   if (!supported.ok()) return supported.status();
-  std::vector<kvm_cpuid_entry2> cpuid = board.Cpuid(*supported);
-  if (config.vcpus > 1) cpuid = CpuidFor(cpuid, 0, config.vcpus);
+  const std::vector<kvm_cpuid_entry2> cpuid = BootCpuid(board, *supported, config.vcpus);
   std::vector<KvmVcpu> aps;
   for (int id = 1; id < config.vcpus; ++id) {
     absl::StatusOr<KvmVcpu> ap = vm->CreateVcpu(id);
     if (!ap.ok()) return ap.status();
-    if (absl::Status s = ap->SetCpuid(CpuidFor(cpuid, id, config.vcpus)); !s.ok()) return s;
+    if (absl::Status s = ap->SetCpuid(VcpuCpuid(cpuid, id, config.vcpus)); !s.ok()) return s;
     if (vmm_lapic) {
       if (absl::Status s = ResetApicBase(*ap, /*bootstrap=*/false); !s.ok()) return s;
     }
     aps.push_back(*std::move(ap));
   }
-  return VmParts{*std::move(vm), *std::move(memory), *std::move(vcpu), std::move(aps),
-                 std::move(cpuid), exception_payload};
+  return VmParts{*std::move(vm),   *std::move(memory), *std::move(vcpu), std::move(aps),
+                 std::move(cpuid), exception_payload,  irqchip,          board.in_kernel_pit()};
 }
 
 // What no board decides: the vCPU count and the size of RAM.
@@ -247,27 +241,27 @@ void ChainInterceptors(const MachineConfig& config, const Board& board, VcpuStat
   }
 }
 
-// The VM's in-kernel state where the board has it, as the parts its board reads back
-// (kIrqchipPart, kPitPart, kClockPart: saved_vm.h): the PICs and the IOAPIC
+// The VM's in-kernel state where it has it, as the parts `RestoreInKernelDevices`
+// reads back (kIrqchipPart, kPitPart, kClockPart: saved_vm.h): the PICs and the IOAPIC
 // (KVM_GET_IRQCHIP), the PIT (KVM_GET_PIT2) and the KVM clock (KVM_GET_CLOCK).
-absl::StatusOr<std::vector<SnapshotPart>> CaptureInKernelDevices(KvmVm& vm, const Board& board) {
+absl::StatusOr<std::vector<SnapshotPart>> CaptureInKernelDevices(VmParts& vm) {
   std::vector<SnapshotPart> parts;
-  if (!board.in_kernel_irqchip()) return parts;
+  if (!vm.irqchip) return parts;
   PartWriter irqchip(kIrqchipPart);
   for (uint32_t chip : {KVM_IRQCHIP_PIC_MASTER, KVM_IRQCHIP_PIC_SLAVE, KVM_IRQCHIP_IOAPIC}) {
-    absl::StatusOr<kvm_irqchip> state = vm.GetIrqchip(chip);
+    absl::StatusOr<kvm_irqchip> state = vm.vm.GetIrqchip(chip);
     if (!state.ok()) return state.status();
     irqchip.PutStruct(*state);
   }
   parts.push_back(std::move(irqchip).Finish());
-  if (board.in_kernel_pit()) {
-    absl::StatusOr<kvm_pit_state2> pit = vm.GetPit();
+  if (vm.pit) {
+    absl::StatusOr<kvm_pit_state2> pit = vm.vm.GetPit();
     if (!pit.ok()) return pit.status();
     PartWriter out(kPitPart);
     out.PutStruct(*pit);
     parts.push_back(std::move(out).Finish());
   }
-  absl::StatusOr<kvm_clock_data> clock = vm.GetClock();
+  absl::StatusOr<kvm_clock_data> clock = vm.vm.GetClock();
   if (!clock.ok()) return clock.status();
   PartWriter out(kClockPart);
   out.PutStruct(*clock);
@@ -275,34 +269,113 @@ absl::StatusOr<std::vector<SnapshotPart>> CaptureInKernelDevices(KvmVm& vm, cons
   return parts;
 }
 
+// Restoring, once the VM's in-kernel devices exist and before any vCPU's state (as
+// Firecracker restores a VM before its vCPUs): the PIT, the KVM clock (the saved value,
+// flags cleared), then the PIC master, the PIC slave and the IOAPIC.
+absl::Status RestoreInKernelDevices(VmParts& vm, const SavedVm& saved) {
+  if (!vm.irqchip) return absl::OkStatus();
+  if (vm.pit) {
+    absl::StatusOr<kvm_pit_state2> pit =
+        ReadDevicePart<kvm_pit_state2>(saved, kPitPart, "kvm_pit_state2");
+    if (!pit.ok()) return pit.status();
+    if (absl::Status s = vm.vm.SetPit(*pit); !s.ok()) return s;
+  }
+  absl::StatusOr<kvm_clock_data> clock =
+      ReadDevicePart<kvm_clock_data>(saved, kClockPart, "kvm_clock_data");
+  if (!clock.ok()) return clock.status();
+  absl::StatusOr<const SnapshotPart*> irqchip = DevicePart(saved, kIrqchipPart);
+  if (!irqchip.ok()) return irqchip.status();
+  PartReader irqchip_in(**irqchip);
+  std::vector<kvm_irqchip> chips;
+  for (int i = 0; i < 3; ++i) chips.push_back(irqchip_in.GetStruct<kvm_irqchip>("kvm_irqchip"));
+  if (absl::Status s = irqchip_in.Done(); !s.ok()) return s;
+  if (absl::Status s = vm.vm.SetClock(*clock); !s.ok()) return s;
+  for (const kvm_irqchip& chip : chips) {
+    if (absl::Status s = vm.vm.SetIrqchip(chip); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+// The APs' saved state into theirs (each has its CPUID: CreateVm), after vCPU 0's.
+absl::Status RestoreAps(VmParts& vm, const SavedVm& saved) {
+  if (saved.aps.size() != vm.aps.size()) {
+    return absl::InternalError(
+        absl::StrFormat("restoring %d APs into a VM of %d", saved.aps.size(), vm.aps.size()));
+  }
+  for (size_t i = 0; i < vm.aps.size(); ++i) {
+    if (absl::Status s = RestoreVcpu(vm.aps[i], saved.aps[i]); !s.ok()) {
+      return absl::Status(s.code(), absl::StrFormat("vCPU %d: %s", i + 1, s.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // `sigvisor snapshot` at the guest's quiescent point: the exit's port I/O completed (so
-// that the saved rip is past the `out`), vCPU 0 and the board's devices read. Only
+// that the saved rip is past the `out`), every vCPU, the VM's in-kernel devices and the
+// board's read. Several vCPUs are saved where the guest has started none of its APs
+// yet (the bundled kernel starts them after its orders): each AP then holds the state
+// its VM gave it, read here while its thread waits for its entry outside KVM_RUN; and
+// the VMM's own local APICs, which a snapshot does not hold, must be as at reset. Only
 // ioctls: this runs on the run loop's thread, inside its seccomp sandbox; the files are
 // written once the run is over (WriteSavedVm), while the stopped guest's memory is
 // still mapped.
 absl::StatusOr<SavedVm> CaptureVm(const KvmSystem& kvm, VmParts& vm, const Board& board,
-                                  const MachineConfig& config, SnapshotHeader header,
-                                  const std::string& kernel_cmdline) {
+                                  const LocalApics* vmm_lapics, const MachineConfig& config,
+                                  SnapshotHeader header, const std::string& kernel_cmdline) {
+  if (!vm.aps.empty()) {
+    const SmpHypercalls* smp = board.smp_hypercalls();
+    if (!board.aps_start_by_hypercall() || smp == nullptr) {
+      return absl::FailedPreconditionError(
+          "the guest's APs run at its quiescent point; only a guest that starts them after "
+          "it (the bundled kernel) is saved with several vCPUs");
+    }
+    if (smp->aps_started() > 0) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "the guest started %d AP(s) before its quiescent point", smp->aps_started()));
+    }
+  }
+  if (vmm_lapics != nullptr) {
+    for (int cpu = 0; cpu < vmm_lapics->vcpus(); ++cpu) {
+      if (!vmm_lapics->AtReset(cpu)) {
+        return absl::FailedPreconditionError(absl::StrFormat(
+            "the guest used vCPU %d's local APIC (the VMM's) before its quiescent point", cpu));
+      }
+    }
+  }
   if (absl::Status s = vm.vcpu.CompletePendingIo(); !s.ok()) return s;
-  absl::StatusOr<VcpuSnapshot> vcpu = CaptureVcpu(kvm, vm.vcpu, board.in_kernel_irqchip());
+  absl::StatusOr<VcpuSnapshot> vcpu = CaptureVcpu(kvm, vm.vcpu, vm.irqchip);
   if (!vcpu.ok()) return vcpu.status();
   if (board.fpu_used_at_quiescent_point() && !vcpu->xsave) {
     return absl::FailedPreconditionError(
         "the guest has used its FPU and the host does not give its state (KVM_GET_XSAVE)");
   }
+  std::vector<VcpuSnapshot> aps;
+  for (size_t i = 0; i < vm.aps.size(); ++i) {
+    absl::StatusOr<VcpuSnapshot> ap = CaptureVcpu(kvm, vm.aps[i], vm.irqchip);
+    if (!ap.ok()) {
+      return absl::Status(ap.status().code(),
+                          absl::StrFormat("vCPU %d: %s", i + 1, ap.status().message()));
+    }
+    aps.push_back(*std::move(ap));
+  }
   absl::StatusOr<std::vector<SnapshotPart>> devices = board.SaveDevices();
   if (!devices.ok()) return devices.status();
-  absl::StatusOr<std::vector<SnapshotPart>> in_kernel = CaptureInKernelDevices(vm.vm, board);
+  absl::StatusOr<std::vector<SnapshotPart>> in_kernel = CaptureInKernelDevices(vm);
   if (!in_kernel.ok()) return in_kernel.status();
   devices->insert(devices->end(), in_kernel->begin(), in_kernel->end());
   header.memory_bytes = vm.memory.size();
   header.vcpus = static_cast<uint32_t>(config.vcpus);
+  if (config.vcpus > 1) {
+    header.ipi = std::string(IpiMethodName(IpiMethodOf(config)));
+    header.lapic = std::string(LapicName(LapicOf(config)));
+  }
   header.trap = std::string(TrapMechanismName(config.trap));
   header.boot_cmdline = kernel_cmdline;
   return SavedVm{.dir = config.save_to,
                  .header = std::move(header),
                  .cpuid = vm.cpuid,
                  .vcpu = *std::move(vcpu),
+                 .aps = std::move(aps),
                  .devices = *std::move(devices)};
 }
 
@@ -353,7 +426,45 @@ void MergeAps(ApRunner& aps, const SmpHypercalls* smp, RunResult& result) {
 
 }  // namespace
 
+std::vector<kvm_cpuid_entry2> VcpuCpuid(std::span<const kvm_cpuid_entry2> board_cpuid, int id,
+                                        int count) {
+  std::vector<kvm_cpuid_entry2> entries(board_cpuid.begin(), board_cpuid.end());
+  for (kvm_cpuid_entry2& e : entries) {
+    if (e.function == 1) {
+      e.ebx = (e.ebx & 0x0000ffffu) | (static_cast<uint32_t>(id) << 24) |
+              (static_cast<uint32_t>(count) << 16);
+      if (count > 1) e.edx |= 1u << 28;  // HTT: the count field is valid
+    }
+    if (e.function == 0xb || e.function == 0x1f) e.edx = static_cast<uint32_t>(id);
+    if (e.function == 0x8000001e) e.eax = static_cast<uint32_t>(id);
+  }
+  return entries;
+}
 std::string_view LapicName(Lapic lapic) { return lapic == Lapic::kVmm ? "vmm" : "kvm"; }
+
+IpiMethod IpiMethodOf(const MachineConfig& config) {
+  return config.ipi.value_or(IpiMethod::kX2apic);
+}
+
+Lapic LapicOf(const MachineConfig& config) { return config.lapic.value_or(Lapic::kKvm); }
+
+absl::Status TakeSavedMachine(const SnapshotHeader& header, MachineConfig& config) {
+  config.vcpus = static_cast<int>(std::min<uint32_t>(header.vcpus, kMaxVcpus + 1));
+  config.ipi.reset();
+  config.lapic.reset();
+  if (header.vcpus <= 1) return absl::OkStatus();
+  absl::StatusOr<IpiMethod> ipi = ParseIpiMethod(header.ipi);
+  absl::StatusOr<Lapic> lapic = ParseLapic(header.lapic);
+  if (!ipi.ok() || !lapic.ok()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the snapshot's machine names an IPI way '%s' and local APICs '%s' this build does "
+        "not know",
+        header.ipi, header.lapic));
+  }
+  config.ipi = *ipi;
+  config.lapic = *lapic;
+  return absl::OkStatus();
+}
 
 absl::StatusOr<Lapic> ParseLapic(std::string_view name) {
   for (Lapic lapic : {Lapic::kKvm, Lapic::kVmm}) {
@@ -418,7 +529,7 @@ absl::Status CheckRestore(const KvmSystem& kvm, const ElfImage& image,
   // The CPUID a VM of this board would give the guest here (CreateVm's).
   absl::StatusOr<std::vector<kvm_cpuid_entry2>> supported = kvm.SupportedCpuid();
   if (!supported.ok()) return supported.status();
-  const std::vector<kvm_cpuid_entry2> cpuid = (*board)->Cpuid(*supported);
+  const std::vector<kvm_cpuid_entry2> cpuid = BootCpuid(**board, *supported, config.vcpus);
   if (absl::Status s = CheckSameCpuid(*restored->saved, cpuid); !s.ok()) return s;
   return (*board)->CreateMemory(config.memory_bytes).status();
 }
@@ -444,9 +555,18 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
         "the image needs guest memory up to %#x but the VM has %d MiB; raise --memory",
         image.load_end(), vm->memory.size() >> 20));
   }
-  if (absl::Status s = (*board)->RestoreVm(vm->vm); !s.ok()) return s;
+  const RestoredVm* restored = std::get_if<RestoredVm>(&config.target);
+  if (restored != nullptr && restored->saved == nullptr) {
+    return absl::InternalError("a restored VM without its snapshot");
+  }
+  if (restored != nullptr) {
+    if (absl::Status s = RestoreInKernelDevices(*vm, *restored->saved); !s.ok()) return s;
+  }
   absl::StatusOr<std::string> cmdline = (*board)->Load(image, vm->memory, vm->vcpu, vm->cpuid);
   if (!cmdline.ok()) return cmdline.status();
+  if (restored != nullptr) {
+    if (absl::Status s = RestoreAps(*vm, *restored->saved); !s.ok()) return s;
+  }
   report.kernel_cmdline = *std::move(cmdline);
   const bool sync_regs = SyncRegsAvailable(kvm);
   VcpuState state(vm->vcpu, vm->memory, sync_regs);
@@ -530,7 +650,8 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
       header.vm_create_ns = report.vm_create_ns;
       header.boot_ns = MonotonicNs() - run_start_ns;  // to the quiescent point's exit
       absl::StatusOr<SavedVm> vm_state =
-          CaptureVm(kvm, *vm, **board, config, std::move(header), report.kernel_cmdline);
+          CaptureVm(kvm, *vm, **board, vmm_lapics ? &*vmm_lapics : nullptr, config,
+                    std::move(header), report.kernel_cmdline);
       if (!vm_state.ok()) {
         return HypercallResult::RunFailed(
             Outcome::kHostError,
@@ -574,9 +695,9 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
   report.result = session->Run();
   const SmpHypercalls* smp = (*board)->smp_hypercalls();
   if (ap_runner) MergeAps(*ap_runner, smp, report.result);
-  if (config.vcpus > 1 && std::holds_alternative<SigvisorKernel>(config.target)) {
-    report.ipi = config.ipi.value_or(IpiMethod::kX2apic);
-    report.lapic = config.lapic.value_or(Lapic::kKvm);
+  if (config.vcpus > 1 && report.protocol == BootProtocol::kSigvisor) {
+    report.ipi = IpiMethodOf(config);
+    report.lapic = LapicOf(config);
   }
   if (smp != nullptr) {
     report.ipis_delivered_by_vmm = smp->ipis_delivered();

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,6 +51,23 @@ enum class Lapic { kKvm, kVmm };
 std::string_view LapicName(Lapic lapic);  // "kvm", "vmm"
 // `--lapic` NAME; InvalidArgument naming the choices otherwise.
 absl::StatusOr<Lapic> ParseLapic(std::string_view name);
+
+// vCPU `id`'s CPUID on a machine of `count` vCPUs, from the board's (its features from
+// KVM_GET_SUPPORTED_CPUID). KVM leaves the topology to the VMM: its leaves that name a
+// CPU hold the host CPU's that ran the ioctl (its initial APIC ID in leaf 1 EBX[31:24],
+// its x2APIC ID in leaves 0xB and 0x1F EDX, AMD's extended APIC ID in leaf 0x8000001E
+// EAX). Each vCPU gets its own there, `id` (its LAPIC's ID, which KVM makes its vCPU
+// id), and leaf 1 EBX[23:16] the machine's CPU count (HTT with more than one); so the
+// guest's CPUID depends only on the machine, never on where the VMM ran, and a
+// snapshot's compares equal on any CPU of its host.
+std::vector<kvm_cpuid_entry2> VcpuCpuid(std::span<const kvm_cpuid_entry2> board_cpuid, int id,
+                                        int count);
+
+struct MachineConfig;
+// The IPI way and the local APICs of a machine of several vCPUs: the config's, or
+// their defaults (x2apic, KVM's) where it names none.
+IpiMethod IpiMethodOf(const MachineConfig& config);
+Lapic LapicOf(const MachineConfig& config);
 
 // What a run's interceptor (the instruction tracer, the gdb stub, the injector) works
 // with. Valid from the interceptor's creation to the end of the run.
@@ -168,6 +186,12 @@ absl::Status CheckMachineConfig(const ElfImage& image, const MachineConfig& conf
 // than the one this host gives the guest, and a memory image whose checksums fail
 // (mapped and checked, then unmapped). Creates no VM.
 absl::Status CheckRestore(const KvmSystem& kvm, const ElfImage& image, const MachineConfig& config);
+
+// A restore runs the machine its snapshot was saved with: `header`'s vCPUs, IPI way and
+// local APICs into `config` (the guest read them from its boot info, or reads them after
+// its quiescent point from memory the snapshot holds). InvalidArgument for a name this
+// build does not know.
+absl::Status TakeSavedMachine(const SnapshotHeader& header, MachineConfig& config);
 
 // Creates a VM, boots `image` in it and runs it to the end. Errors are for what
 // prevents booting at all (bad image, KVM failures); how the guest ended is in the
