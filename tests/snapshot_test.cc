@@ -185,6 +185,17 @@ TEST(SnapshotTest, TwoRestoresOfOneSnapshotRunTogetherAndAgree) {
   ASSERT_FALSE(second.is_discarded());
   EXPECT_EQ(first["outcome"], "exited");
   EXPECT_EQ(PerOpCounts(first), PerOpCounts(second));
+  // Each read pages of the image (the kernel's code, which it never writes) and wrote
+  // pages of its own: what it costs beside the other is only the latter.
+  for (const json* run : {&first, &second}) {
+    const json& memory = (*run)["guest_memory"];
+    ASSERT_TRUE(memory.is_object()) << run->dump();
+    EXPECT_EQ(memory["mapped_bytes"], 32u << 20);
+    EXPECT_GT(memory["shared_bytes"].get<uint64_t>(), 0u) << memory;
+    EXPECT_GT(memory["private_bytes"].get<uint64_t>(), 0u) << memory;
+    EXPECT_EQ(memory["private_bytes"].get<uint64_t>() + memory["shared_bytes"].get<uint64_t>(),
+              memory["resident_bytes"].get<uint64_t>());
+  }
   // Neither wrote into the snapshot: its memory is mapped copy-on-write.
   EXPECT_EQ(Sigvisor("run --quiet --workload hello --restore " + dir).status, 0);
 }

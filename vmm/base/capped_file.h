@@ -38,6 +38,9 @@ inline constexpr uint64_t kBenchResultJson = 256 * kMiB;
 // image's index, a few KiB to a few MiB; guest memory is in DIR/memory, which is mapped,
 // not read whole. Its parts are held parsed beside the bytes.
 inline constexpr uint64_t kSnapshotState = 64 * kMiB;
+// /proc/self/smaps, read once per run for guest RAM's residency: about 1 KiB per
+// mapping, and sigvisor has a few hundred.
+inline constexpr uint64_t kProcSmaps = 16 * kMiB;
 
 }  // namespace file_caps
 

@@ -369,6 +369,13 @@ nlohmann::ordered_json RunRecordToJson(const RunRecord& record) {
     timing["boot_kvm_stats"] = nullptr;
   }
   timing["run_ns"] = result.run_ns;
+  json guest_memory = nullptr;
+  if (record.guest_memory) {
+    guest_memory = {{"mapped_bytes", record.guest_memory->mapped_bytes},
+                    {"resident_bytes", record.guest_memory->resident_bytes},
+                    {"private_bytes", record.guest_memory->private_bytes},
+                    {"shared_bytes", record.guest_memory->shared_bytes()}};
+  }
   const bool interpreter = record.stats_source == StatsSource::kMipsInterpreter;
   json doc = {
       {"schema", kRunSchema},
@@ -413,6 +420,7 @@ nlohmann::ordered_json RunRecordToJson(const RunRecord& record) {
   }
   if (record.signal_frames) doc["signal_frames"] = SignalFramesToJson(*record.signal_frames);
   doc["timing"] = timing;
+  doc["guest_memory"] = guest_memory;
   doc["wall_ns"] = record.wall_ns;
   doc["console"] = result.console;
   doc["console_truncated"] = result.console_truncated;

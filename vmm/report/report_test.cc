@@ -150,6 +150,30 @@ TEST(RunReportTest, AGuestThatMakesNoHypercallHasNoBootTime) {
   EXPECT_NE(booted.find("boot: 1482 guest kernel instructions"), std::string::npos) << booted;
 }
 
+TEST(RunReportTest, GuestMemorySaysWhatARestoredVmSharesWithItsSnapshot) {
+  RunRecord booted = PvmRun();
+  EXPECT_TRUE(nlohmann::json::parse(RunRecordToJson(booted).dump())["guest_memory"].is_null());
+  EXPECT_EQ(FormatRunReport(booted).find("guest memory"), std::string::npos);
+  booted.guest_memory = MemoryResidency{
+      .mapped_bytes = 32 << 20, .resident_bytes = 3 << 20, .private_bytes = 3 << 20};
+  EXPECT_NE(FormatRunReport(booted).find("  guest memory: 32 MiB, 3072 KiB resident\n"),
+            std::string::npos)
+      << FormatRunReport(booted);
+  RunRecord restored = booted;
+  restored.restored_from = "/tmp/linux.snap";
+  restored.guest_memory->private_bytes = 1 << 20;
+  const nlohmann::json doc = nlohmann::json::parse(RunRecordToJson(restored).dump());
+  EXPECT_EQ(doc["guest_memory"], nlohmann::json({{"mapped_bytes", 32 << 20},
+                                                 {"resident_bytes", 3 << 20},
+                                                 {"private_bytes", 1 << 20},
+                                                 {"shared_bytes", 2 << 20}}));
+  EXPECT_NE(FormatRunReport(restored).find(
+                "guest memory: 32 MiB, 3072 KiB resident: 1024 KiB written by this VM, 2048 "
+                "KiB read from the snapshot (shared with every restore of it)"),
+            std::string::npos)
+      << FormatRunReport(restored);
+}
+
 TEST(RunReportTest, BySiteHasOneShapeInTheRunAndInItsPhases) {
   const nlohmann::json doc = nlohmann::json::parse(RunRecordToJson(PvmRun()).dump());
   const nlohmann::json row = {

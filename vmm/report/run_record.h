@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "vmm/inject/injection_record.h"
+#include "vmm/machine/memory_residency.h"
 #include "vmm/run/session.h"
 #include "vmm/run/signal_frame_counts.h"
 #include "vmm/run/trap_mechanism.h"
@@ -72,6 +73,10 @@ struct RunRecord {
   // Whose local APICs those vCPUs had ("kvm", "vmm": run --lapic); empty where `ipi` is.
   std::string lapic;
   uint64_t ipis_delivered_by_vmm = 0;
+  // Guest RAM in host memory at the run's end, and how much of it the VM wrote
+  // (memory_residency.h: a restore shares the rest with every restore of its
+  // snapshot); unset where the host would not say (and for the MIPS interpreter).
+  std::optional<MemoryResidency> guest_memory;
 };
 
 // The KVM statistics each vCPU's part of a phase shows per op (docs/json.md, "Several

@@ -327,6 +327,19 @@ std::string FormatRunReport(const RunRecord& record) {
     absl::StrAppendFormat(&out, "  VM create %s, set-up %s, %srun %s\n", Ms(record.vm_create_ns),
                           Ms(record.setup_ns), boot, Ms(result.run_ns));
   }
+  if (record.guest_memory) {
+    const MemoryResidency& memory = *record.guest_memory;
+    absl::StrAppendFormat(&out, "  guest memory: %d MiB, %d KiB resident",
+                          memory.mapped_bytes >> 20, memory.resident_bytes >> 10);
+    if (restored) {
+      absl::StrAppendFormat(&out,
+                            ": %d KiB written by this VM, %d KiB read from the snapshot (shared "
+                            "with every restore of it)\n",
+                            memory.private_bytes >> 10, memory.shared_bytes() >> 10);
+    } else {
+      out += "\n";
+    }
+  }
   if (auto boot = result.boot_kvm_stats.find("insn_emulation");
       booted && record.host.cpl0_emulated && boot != result.boot_kvm_stats.end()) {
     absl::StrAppendFormat(&out, "  boot: %d guest kernel instructions to the first hypercall\n",

@@ -215,6 +215,7 @@ RunRecord RecordOf(const launch::LoadedImage& image, const RunHost& host,
   if (report.ipi) record.ipi = std::string(x86::IpiMethodName(*report.ipi));
   if (report.lapic) record.lapic = std::string(x86::LapicName(*report.lapic));
   record.ipis_delivered_by_vmm = report.ipis_delivered_by_vmm;
+  record.guest_memory = report.guest_memory;
   record.wall_ns = MonotonicNs() - start_ns;
   return record;
 }

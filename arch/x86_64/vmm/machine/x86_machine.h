@@ -18,6 +18,7 @@
 #include "arch/x86_64/vmm/trap/trap_engine.h"
 #include "vmm/kvm/kvm.h"
 #include "vmm/loader/elf_image.h"
+#include "vmm/machine/memory_residency.h"
 #include "vmm/run/hypercall_table.h"
 #include "vmm/run/session.h"
 #include "vmm/run/signal_frame_counts.h"
@@ -172,6 +173,9 @@ struct MachineReport {
   std::optional<Lapic> lapic;  // whose local APICs, where `ipi` is set
   uint64_t ipis_delivered_by_vmm = 0;
   uint64_t ipis_blocked = 0;
+  // Guest RAM in host memory at the run's end (memory_residency.h), read before a
+  // snapshot's memory image is written; unset where the host would not say.
+  std::optional<MemoryResidency> guest_memory;
 };
 
 // What `config` asks of `image` that no machine can give (the vCPU count, RAM, and
