@@ -78,5 +78,5 @@ done
 echo "  guest RAM per VM: $((${mapped:-0} >> 20)) MiB; snapshot memory image: $(($(du -k "$dir/memory" | cut -f1))) KiB on disk"
 echo "  if nothing were shared: $((sum_resident / 1024)) KiB (the VMs' resident pages, summed)"
 echo "  shared, as mapped:      $(((max_shared + sum_private) / 1024)) KiB: every VM's written pages ($((sum_private / 1024)) KiB) and the image's pages the page cache holds once for all (at least the most one VM read; VMs given the same orders read the same pages)"
-echo "  host MemAvailable:      $((before - lowest)) KiB lower at its lowest while they ran (everything: the processes, their kernels' decompression, the page cache)"
+echo "  host MemAvailable:      $((before - lowest)) KiB lower at its lowest while they ran (everything: the processes, their guests' pages, the page cache)"
 ((failed == 0)) || echo "  $failed restore(s) exited with a non-zero status"

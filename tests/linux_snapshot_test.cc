@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -51,8 +52,12 @@ TEST(LinuxSnapshotTest, RestoredRunsCountAsBootedOnesAndPassTheSelfTest) {
   if (!HaveKvm()) GTEST_SKIP() << "no /dev/kvm";
   const std::string dir = TempPath("linux.snap");
   std::filesystem::remove_all(dir);
+  // The snapshot names its kernel's file, which the last check below edits: a copy.
+  const std::string kernel_file = TempPath("vmlinuz");
+  std::filesystem::remove(kernel_file);
+  std::filesystem::copy_file(kernel, kernel_file);
   const CommandResult saved =
-      Sigvisor("snapshot --image " + kernel + " --out " + dir + " --json --timeout 20m");
+      Sigvisor("snapshot --image " + kernel_file + " --out " + dir + " --json --timeout 20m");
   const bool refused_here = saved.status == 125 && saved.err.find("pvm") != std::string::npos;
   if (refused_here) {
     // A PVM host: refused in one line, before the guest boots, saying why.
@@ -79,6 +84,9 @@ TEST(LinuxSnapshotTest, RestoredRunsCountAsBootedOnesAndPassTheSelfTest) {
     EXPECT_EQ(b["outcome"], "exited");
     EXPECT_EQ(b["exit_code"], 0);
     EXPECT_EQ(b["restored_from"], dir);
+    // Restored, the kernel's file is hashed, not decompressed.
+    EXPECT_NE(b["image"].get<std::string>().find("restored: not decompressed"), std::string::npos)
+        << b["image"];
     ASSERT_FALSE(PerOpCounts(a).empty());
     EXPECT_EQ(PerOpCounts(b), PerOpCounts(a));
     // The restored init ran the orders of this run, not the snapshot's boot's.
@@ -108,6 +116,11 @@ TEST(LinuxSnapshotTest, RestoredRunsCountAsBootedOnesAndPassTheSelfTest) {
                      "--trap=patch is for sigvisor images");
   ExpectOneLineError(Sigvisor("run --restore " + dir + " --workload hello"),
                      "not a workload of the embedded Linux init");
+  // The restore hashes the kernel's file as it is given (it does not decompress it): a
+  // file that changed since is another kernel.
+  { std::ofstream(kernel_file, std::ios::app | std::ios::binary) << '\0'; }
+  ExpectOneLineError(Sigvisor("run --restore " + dir + " --workload divzero"),
+                     "was taken of another kernel");
 }
 
 // `bench --restore` with a Linux build beside the bundled kernel's: each build saved once

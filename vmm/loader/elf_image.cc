@@ -592,6 +592,8 @@ absl::StatusOr<std::optional<uint32_t>> Agreed(const std::vector<uint32_t>& copi
 
 }  // namespace
 
+ElfImage ElfImage::Empty() { return ElfImage(std::make_shared<const std::vector<uint8_t>>()); }
+
 absl::StatusOr<ElfImage> ElfImage::Parse(std::vector<uint8_t> bytes) {
   return Parse(std::move(bytes), ElfParseOptions{});
 }

@@ -71,6 +71,10 @@ class ElfImage {
   static absl::StatusOr<ElfImage> Parse(std::vector<uint8_t> bytes);
   static absl::StatusOr<ElfImage> Parse(std::vector<uint8_t> bytes,
                                         const ElfParseOptions& options);
+  // An image of nothing: no bytes, segments, notes, symbols or sections, not bootable.
+  // What a restore of a Linux kernel runs with: the snapshot holds the kernel as it ran,
+  // and the file's hash, not its code, says it is the kernel that was saved.
+  static ElfImage Empty();
 
   uint64_t entry() const { return entry_; }
   // e_type: ET_EXEC, or ET_DYN when parsed with allow_host_binaries.

@@ -13,6 +13,7 @@
 #include "vmm/app/launch/guest_spec.h"
 #include "vmm/app/launch/image.h"
 #include "vmm/app/launch/warmup.h"
+#include "vmm/base/fnv1a.h"
 
 namespace sigvisor::bench {
 
@@ -120,10 +121,14 @@ absl::Status CheckVariantMachine(const VariantInfo& variant, const ElfImage& ima
   return absl::OkStatus();
 }
 
-// What a restore of `saved` boots as: the kind of guest its header names.
-x86::RestoredVm RestoredFrom(const std::shared_ptr<const x86::SavedVm>& saved) {
-  return x86::RestoredVm{saved, saved->header.guest_kind == "linux" ? x86::BootProtocol::kLinux
-                                                                    : x86::BootProtocol::kSigvisor};
+// What a restore of `saved` boots as: the kind of guest its header names, given the
+// image whose FNV-1a (as given) is `image_fnv1a64`.
+x86::RestoredVm RestoredFrom(const std::shared_ptr<const x86::SavedVm>& saved,
+                             uint64_t image_fnv1a64) {
+  return x86::RestoredVm{saved,
+                         saved->header.guest_kind == "linux" ? x86::BootProtocol::kLinux
+                                                             : x86::BootProtocol::kSigvisor,
+                         image_fnv1a64};
 }
 
 }  // namespace
@@ -185,6 +190,7 @@ absl::StatusOr<KvmBenchTarget> KvmBenchTarget::Create(const KvmSystem& kvm, cons
       if (!loaded.ok()) return loaded.status();
       target.images_.push_back(std::move(loaded->elf));
       target.targets_.push_back(std::move(loaded->target));
+      target.image_fnvs_.push_back(loaded->source_fnv1a64);
       continue;
     }
     absl::StatusOr<const KernelVariant*> build = ResolveVariant(variant.build_name());
@@ -193,6 +199,7 @@ absl::StatusOr<KvmBenchTarget> KvmBenchTarget::Create(const KvmSystem& kvm, cons
     if (!image.ok()) return image.status();
     target.images_.push_back(*std::move(image));
     target.targets_.push_back(x86::BootTargetOf(target.images_.back()));
+    target.image_fnvs_.push_back(Fnv1a64(target.images_.back().bytes()));
   }
   // Each variant's machine under each trap mechanism, before the pv counterparts
   // (several vCPUs take --traps off only, and run's check says so).
@@ -216,6 +223,10 @@ absl::StatusOr<KvmBenchTarget> KvmBenchTarget::Create(const KvmSystem& kvm, cons
     }
   }
   return target;
+}
+
+uint64_t KvmBenchTarget::ImageFnv(size_t v, TrapMechanism trap) const {
+  return trap == TrapMechanism::kPv ? Fnv1a64(pv_images_[v].bytes()) : image_fnvs_[v];
 }
 
 uint64_t KvmBenchTarget::text_bytes(size_t v) const {
@@ -248,8 +259,8 @@ absl::StatusOr<std::vector<std::string>> KvmBenchTarget::SaveSnapshots(
     // A Linux build's snapshot names its kernel's file, as `sigvisor snapshot --image`'s.
     config.save_header =
         variant.linux_kernel()
-            ? x86::NewSnapshotHeader(image, variant.linux_image, "", version, host_kind)
-            : x86::NewSnapshotHeader(image, "kernel", name, version, host_kind);
+            ? x86::NewSnapshotHeader(ImageFnv(v, trap), variant.linux_image, "", version, host_kind)
+            : x86::NewSnapshotHeader(ImageFnv(v, trap), "kernel", name, version, host_kind);
     if (variant.linux_kernel()) config.save_header.guest_kind = "linux";
     absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(*kvm_, image, config);
     if (!report.ok()) return report.status();
@@ -299,7 +310,7 @@ absl::Status KvmBenchTarget::RestoreSnapshots(BenchSnapshots snapshots, const Re
       if (absl::Status s = CheckRestoreHost(saved->header, host, saved->dir); !s.ok()) return s;
       x86::MachineConfig config = launch::MachineConfigFor(
           settings_, {.cmdline = "", .cpl0_emulated = cpl0_emulated_, .trap = trap});
-      config.target = RestoredFrom(saved);
+      config.target = RestoredFrom(saved, ImageFnv(v, trap));
       SetMachine(matrix_.variants[v], config);
       if (absl::Status s = x86::CheckRestore(*kvm_, pv ? pv_images_[v] : images_[v], config);
           !s.ok()) {
@@ -331,7 +342,9 @@ absl::StatusOr<RunSample> KvmBenchTarget::Run(const RunSpec& spec, std::string* 
   config.target = targets_[spec.variant];
   SetMachine(matrix_.variants[spec.variant], config);
   const auto& restoring = config.trap == TrapMechanism::kPv ? saved_pv_ : saved_;
-  if (!restoring.empty()) config.target = RestoredFrom(restoring[spec.variant]);
+  if (!restoring.empty()) {
+    config.target = RestoredFrom(restoring[spec.variant], ImageFnv(spec.variant, config.trap));
+  }
   std::vector<InjectionRecord> injections;
   launch::AddFaultInjector(config, inject_specs_, inject_seed_, &injections);
   const ElfImage& image =

@@ -102,10 +102,15 @@ class KvmBenchTarget {
 
  private:
   KvmBenchTarget(const KvmSystem& kvm, const Matrix& matrix) : kvm_(&kvm), matrix_(matrix) {}
+  // The FNV-1a of the image variant `v` runs under `trap` (its pv counterpart's for pv).
+  uint64_t ImageFnv(size_t v, TrapMechanism trap) const;
 
   const KvmSystem* kvm_;
   Matrix matrix_;
   std::vector<ElfImage> images_;                 // per variant
+  // Per variant: the FNV-1a of its image as given (a Linux build's file), which its
+  // snapshots are taken and checked by.
+  std::vector<uint64_t> image_fnvs_;
   // Per variant: what it boots as; a Linux kernel's with what its boot needs besides
   // its vmlinux (images_), the embedded initramfs included.
   std::vector<x86::BootTarget> targets_;

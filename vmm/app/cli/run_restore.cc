@@ -28,7 +28,8 @@ constexpr std::string_view kFixedBySnapshot[] = {"image",  "variant", "cmdline",
 
 absl::StatusOr<SnapshotToRestore> ReadSnapshotToRestore(const std::string& dir,
                                                         const CommandLine& flags,
-                                                        const std::string& trap_flag) {
+                                                        const std::string& trap_flag,
+                                                        bool reads_kernel_code) {
   if (std::string flag = FirstGiven(flags, kFixedBySnapshot); !flag.empty()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s with --restore: a restored guest keeps what it was booted with (see `sigvisor "
@@ -40,16 +41,21 @@ absl::StatusOr<SnapshotToRestore> ReadSnapshotToRestore(const std::string& dir,
   const SnapshotHeader header = saved->header;  // a copy: `saved` moves into the target
   // An image given by its path has no variant (a build of the bundled kernel has one):
   // loaded as `--image PATH` loads it, with --variant's default.
-  absl::StatusOr<launch::LoadedImage> image = launch::LoadImage(
-      header.image, header.variant.empty() ? std::string("baseline") : header.variant);
+  const bool linux_kernel = header.guest_kind == "linux";
+  absl::StatusOr<launch::LoadedImage> image =
+      linux_kernel && !reads_kernel_code
+          ? launch::LoadLinuxFileToRestore(header.image)
+          : launch::LoadImage(header.image,
+                              header.variant.empty() ? std::string("baseline") : header.variant);
   if (!image.ok()) {
     return absl::Status(image.status().code(),
                         absl::StrFormat("snapshot %s names image '%s': %s", dir, header.image,
                                         image.status().message()));
   }
-  image->target = x86::RestoredVm{
-      std::make_shared<const x86::SavedVm>(*std::move(saved)),
-      header.guest_kind == "linux" ? x86::BootProtocol::kLinux : x86::BootProtocol::kSigvisor};
+  image->target =
+      x86::RestoredVm{std::make_shared<const x86::SavedVm>(*std::move(saved)),
+                      linux_kernel ? x86::BootProtocol::kLinux : x86::BootProtocol::kSigvisor,
+                      image->source_fnv1a64};
   return SnapshotToRestore{
       .dir = dir,
       .header = header,
@@ -68,7 +74,7 @@ absl::Status CheckRestoreHere(const SnapshotToRestore& snapshot, const RunHost& 
 
 int RunRestored(const RunOptions& options, uint64_t start_ns) {
   absl::StatusOr<SnapshotToRestore> snapshot =
-      ReadSnapshotToRestore(options.restore, options, options.trap);
+      ReadSnapshotToRestore(options.restore, options, options.trap, /*reads_kernel_code=*/false);
   if (!snapshot.ok()) return ReportError(snapshot.status());
   launch::LoadedImage& image = snapshot->image;
   // The orders, in the words of the kernel that was saved (the bundled kernel's, or

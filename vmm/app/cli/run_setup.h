@@ -160,10 +160,13 @@ struct SnapshotToRestore {
 // Reads the snapshot in `dir` for a command whose flags are `flags` (its --trap:
 // `trap_flag`). Refused by name: a flag the restored guest cannot honour (--image,
 // --variant, --cmdline, --memory, ... of those the command has), since it keeps what it
-// was booted with.
+// was booted with. A Linux kernel's file is read and hashed but not decompressed unless
+// `reads_kernel_code` (trace: it names the kernel's code by its symbols): a restored
+// Linux runs from its snapshot.
 absl::StatusOr<SnapshotToRestore> ReadSnapshotToRestore(const std::string& dir,
                                                         const CommandLine& flags,
-                                                        const std::string& trap_flag);
+                                                        const std::string& trap_flag,
+                                                        bool reads_kernel_code);
 
 // The snapshot's host kind, guest ABI and architecture against the host opened.
 absl::Status CheckRestoreHere(const SnapshotToRestore& snapshot, const RunHost& host);

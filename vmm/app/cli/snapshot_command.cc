@@ -157,7 +157,7 @@ int SnapshotCommand(const SnapshotOptions& options) {
         "emulated) refuses KVM_GET_XSAVE once a guest has run (Linux has used its FPU by "
         "its quiescent point): take Linux snapshots on hardware KVM"));
   }
-  config.save_header = x86::NewSnapshotHeader(image->elf, options.image, image->variant,
+  config.save_header = x86::NewSnapshotHeader(image->source_fnv1a64, options.image, image->variant,
                                               VersionLine(), host->info.kind);
   if (linux_kernel) config.save_header.guest_kind = "linux";
   absl::StatusOr<x86::MachineReport> report = x86::BootAndRun(host->kvm, image->elf, config);

@@ -58,7 +58,7 @@ int TraceCommand(const TraceOptions& options) {
           "trace each build's snapshot on its own, or drop --restore");
     }
     absl::StatusOr<SnapshotToRestore> read =
-        ReadSnapshotToRestore(options.restore, options, options.trap);
+        ReadSnapshotToRestore(options.restore, options, options.trap, /*reads_kernel_code=*/true);
     if (!read.ok()) return ReportError(read.status());
     if (read->header.vcpus > 1) {
       return ReportError(absl::StrFormat(

@@ -5,6 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "vmm/app/images/embedded_images.h"
 #include "vmm/base/capped_file.h"
+#include "vmm/base/fnv1a.h"
 #include "vmm/loader/linux/bzimage.h"
 
 namespace sigvisor::launch {
@@ -78,6 +79,7 @@ absl::StatusOr<LoadedImage> LoadBzImage(const std::string& path,
                                      linux_boot::CompressionName(bz->compression)),
                      *std::move(elf)};
   loaded.target = std::move(kernel);
+  loaded.source_fnv1a64 = Fnv1a64(file);
   return loaded;
 }
 
@@ -92,6 +94,7 @@ absl::StatusOr<LoadedImage> LoadImage(const std::string& image, const std::strin
     LoadedImage loaded{absl::StrFormat("%s %s (embedded)", image, (*build)->name),
                        *std::move(elf), std::string((*build)->name), DescribeVariant(**build)};
     loaded.target = x86::BootTargetOf(loaded.elf);
+    loaded.source_fnv1a64 = Fnv1a64(loaded.elf.bytes());
     return loaded;
   }
   if (absl::Status s = VariantNeedsBundledKernel(image, variant); !s.ok()) return s;
@@ -109,8 +112,20 @@ absl::StatusOr<LoadedImage> LoadImage(const std::string& image, const std::strin
   }
   LoadedImage loaded{image, *std::move(elf)};
   loaded.target = x86::BootTargetOf(loaded.elf);
+  loaded.source_fnv1a64 = Fnv1a64(loaded.elf.bytes());
   // A vmlinux that carries Linux's PVH entry note boots as Linux through that entry.
   if (loaded.linux_kernel()) loaded.label = absl::StrCat(image, " (vmlinux, PVH entry)");
+  return loaded;
+}
+
+absl::StatusOr<LoadedImage> LoadLinuxFileToRestore(const std::string& path) {
+  absl::StatusOr<std::vector<uint8_t>> bytes = ReadImageFile(path, GuestArch::kX86_64);
+  if (!bytes.ok()) return bytes.status();
+  const char* kind = linux_boot::LooksLikeBzImage(*bytes) ? "bzImage" : "vmlinux";
+  LoadedImage loaded{absl::StrFormat("%s (%s, restored: not decompressed)", path, kind),
+                     ElfImage::Empty()};
+  loaded.target = x86::LinuxKernel{};
+  loaded.source_fnv1a64 = Fnv1a64(*bytes);
   return loaded;
 }
 

@@ -28,6 +28,10 @@ struct LoadedImage {
   // decompressed on the host, is Linux by its file). A Linux kernel's initrd and a
   // Multiboot kernel's modules are the caller's to add. The label says what it was.
   x86::BootTarget target;
+  // The FNV-1a of the image as given: the file's bytes (a bzImage's, not its
+  // decompressed payload's), or the embedded build's. What a snapshot header names the
+  // image by, and a restore checks.
+  uint64_t source_fnv1a64 = 0;
 
   // The Linux kernel it is, or null.
   x86::LinuxKernel* linux_kernel() { return std::get_if<x86::LinuxKernel>(&target); }
@@ -39,6 +43,13 @@ struct LoadedImage {
 // The embedded image called `image` (for the bundled kernel: in build `variant`, a
 // --variant spec), else the file at that path (then `variant` must be "baseline").
 absl::StatusOr<LoadedImage> LoadImage(const std::string& image, const std::string& variant);
+
+// A Linux kernel file for a restore that runs it from its snapshot (run --restore):
+// read and hashed (source_fnv1a64), not decompressed or parsed, since the snapshot
+// holds the kernel as it ran: `elf` is ElfImage::Empty(), `target` a LinuxKernel with
+// nothing to load. A bzImage's payload is tens of MiB and, with xz, seconds of work:
+// most of what a restore of Linux would cost besides.
+absl::StatusOr<LoadedImage> LoadLinuxFileToRestore(const std::string& path);
 
 // The same for `--arch mips`: the bundled MIPS kernel in build `variant`, or an ELF32
 // MIPS file.

@@ -68,6 +68,9 @@ struct RestoredVm {
   std::shared_ptr<const SavedVm> saved;  // read and checked before KVM is opened
   // What was saved: kSigvisor or kLinux (the snapshot header's guest kind).
   BootProtocol protocol = BootProtocol::kSigvisor;
+  // The FNV-1a of the image this restore was given as given (launch::LoadedImage's
+  // source_fnv1a64: a bzImage's file, not its payload), which must be the saved one's.
+  uint64_t image_fnv1a64 = 0;
 };
 
 using BootTarget = std::variant<SigvisorKernel, MultibootKernel, LinuxKernel, RestoredVm>;

@@ -74,8 +74,8 @@ absl::StatusOr<std::unique_ptr<Board>> LinuxBoard::MakeRestored(const ElfImage& 
                                                                 const MachineConfig& config) {
   if (restored.saved == nullptr) return absl::InternalError("a restored VM without its snapshot");
   const SavedVm& saved = *restored.saved;
-  if (absl::Status s = CheckSnapshotFits(saved, "linux", "Linux kernels", "kernel", image,
-                                         config.memory_bytes, config.vcpus);
+  if (absl::Status s = CheckSnapshotFits(saved, "linux", "Linux kernels", "kernel",
+                                         restored.image_fnv1a64, config.memory_bytes, config.vcpus);
       !s.ok()) {
     return s;
   }

@@ -9,7 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "guest-kit/abi/sigvisor_abi.h"
-#include "vmm/base/fnv1a.h"
 #include "vmm/snapshot/snapshot_file.h"
 
 namespace sigvisor::x86 {
@@ -59,7 +58,7 @@ bool SameEntry(const kvm_cpuid_entry2& a, const kvm_cpuid_entry2& b) {
 
 std::string VcpuPartName(int index) { return absl::StrCat(kVcpuPartPrefix, index); }
 
-SnapshotHeader NewSnapshotHeader(const ElfImage& image, std::string image_name,
+SnapshotHeader NewSnapshotHeader(uint64_t image_fnv1a64, std::string image_name,
                                  std::string variant, std::string sigvisor_version,
                                  std::string host_kind) {
   return {.sigvisor_version = std::move(sigvisor_version),
@@ -69,7 +68,7 @@ SnapshotHeader NewSnapshotHeader(const ElfImage& image, std::string image_name,
           .guest_kind = "sigvisor",
           .image = std::move(image_name),
           .variant = std::move(variant),
-          .image_fnv1a64 = Fnv1a64(image.bytes()),
+          .image_fnv1a64 = image_fnv1a64,
           .created_unix_s = static_cast<uint64_t>(std::time(nullptr))};
 }
 
@@ -158,7 +157,7 @@ absl::StatusOr<GuestMemory> MapSavedMemory(const SavedVm& vm) {
 
 absl::Status CheckSnapshotFits(const SavedVm& saved, std::string_view guest_kind,
                                std::string_view board_restores, std::string_view noun,
-                               const ElfImage& image, uint64_t memory_bytes, int vcpus) {
+                               uint64_t image_fnv1a64, uint64_t memory_bytes, int vcpus) {
   const SnapshotHeader& header = saved.header;
   auto refuse = [&](const std::string& why) {
     return absl::InvalidArgumentError(absl::StrFormat("snapshot %s %s", saved.dir, why));
@@ -167,11 +166,11 @@ absl::Status CheckSnapshotFits(const SavedVm& saved, std::string_view guest_kind
     return refuse(absl::StrFormat("holds a %s guest; this board restores %s", header.guest_kind,
                                   board_restores));
   }
-  if (Fnv1a64(image.bytes()) != header.image_fnv1a64) {
+  if (image_fnv1a64 != header.image_fnv1a64) {
     return refuse(absl::StrFormat(
         "was taken of another %s (%s, FNV-1a %#018x), not of this one (FNV-1a %#018x): "
         "take it again with this %s",
-        noun, header.image, header.image_fnv1a64, Fnv1a64(image.bytes()), noun));
+        noun, header.image, header.image_fnv1a64, image_fnv1a64, noun));
   }
   if (memory_bytes != header.memory_bytes || vcpus < 0 ||
       static_cast<uint32_t>(vcpus) != header.vcpus) {

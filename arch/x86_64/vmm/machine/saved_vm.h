@@ -14,7 +14,6 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "arch/x86_64/vmm/cpu/vcpu_snapshot.h"
-#include "vmm/loader/elf_image.h"
 #include "vmm/machine/guest_memory.h"
 #include "vmm/snapshot/memory_image.h"
 #include "vmm/snapshot/snapshot_header.h"
@@ -49,11 +48,12 @@ struct SavedVm {
 // The name of vCPU `index`'s part: "vcpu0", "vcpu1", ...
 std::string VcpuPartName(int index);
 
-// The header of a snapshot of `image` about to be taken: what the caller knows (the
-// image as the command named it, `--image` and `--variant`; the binary's version; the
-// host kind), with the guest ABI, the architecture, the image's hash and the time
-// filled in. The machine adds the rest when it saves (x86_machine.h: save_header).
-SnapshotHeader NewSnapshotHeader(const ElfImage& image, std::string image_name,
+// The header of a snapshot about to be taken: what the caller knows (the image as the
+// command named it, `--image` and `--variant`, and the FNV-1a of its bytes as given: a
+// file's, a bzImage's and not its payload's; the binary's version; the host kind), with
+// the guest ABI, the architecture and the time filled in. The machine adds the rest
+// when it saves (x86_machine.h: save_header).
+SnapshotHeader NewSnapshotHeader(uint64_t image_fnv1a64, std::string image_name,
                                  std::string variant, std::string sigvisor_version,
                                  std::string host_kind);
 
@@ -89,11 +89,12 @@ absl::Status CheckSameCpuid(const SavedVm& vm, std::span<const kvm_cpuid_entry2>
 
 // What every board checks of a snapshot before it restores one, refused naming the
 // snapshot: it holds a `guest_kind` guest ("sigvisor", "linux"; `board_restores` says
-// what the board takes, "sigvisor images"), was taken of `image`'s bytes (`noun`:
-// "image", "kernel"), and has the RAM and the vCPUs the run asks for.
+// what the board takes, "sigvisor images"), was taken of the image given for the
+// restore (the FNV-1a of its bytes as given, RestoredVm::image_fnv1a64; `noun`: "image",
+// "kernel"), and has the RAM and the vCPUs the run asks for.
 absl::Status CheckSnapshotFits(const SavedVm& saved, std::string_view guest_kind,
                                std::string_view board_restores, std::string_view noun,
-                               const ElfImage& image, uint64_t memory_bytes, int vcpus);
+                               uint64_t image_fnv1a64, uint64_t memory_bytes, int vcpus);
 
 }  // namespace sigvisor::x86
 

@@ -5,7 +5,6 @@
 #include "arch/x86_64/vmm/machine/boot_layout.h"
 #include "arch/x86_64/vmm/machine/long_mode.h"
 #include "guest-kit/abi/sigvisor_abi.h"
-#include "vmm/base/fnv1a.h"
 #include "vmm/loader/elf_loader.h"
 #include "vmm/machine/boot_info.h"
 
@@ -87,8 +86,8 @@ absl::StatusOr<std::unique_ptr<Board>> SigvisorBoard::MakeRestored(const ElfImag
   auto refuse = [&](const std::string& why) {
     return absl::InvalidArgumentError(absl::StrFormat("snapshot %s %s", saved.dir, why));
   };
-  if (absl::Status s = CheckSnapshotFits(saved, "sigvisor", "sigvisor images", "image", image,
-                                         config.memory_bytes, config.vcpus);
+  if (absl::Status s = CheckSnapshotFits(saved, "sigvisor", "sigvisor images", "image",
+                                         restored.image_fnv1a64, config.memory_bytes, config.vcpus);
       !s.ok()) {
     return s;
   }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "guest-kit/abi/sigvisor_abi.h"
+#include "vmm/base/fnv1a.h"
 #include "vmm/loader/elf_test_builder.h"
 
 namespace sigvisor::x86 {
@@ -88,7 +89,7 @@ TEST(SigvisorBoardTest, SeveralVcpusAreSavedButNotInjectedOrDebugged) {
 MachineConfig Restoring(const ElfImage& image, uint32_t vcpus, std::string ipi, std::string lapic) {
   auto saved = std::make_shared<SavedVm>();
   saved->dir = "/snap";
-  saved->header = NewSnapshotHeader(image, "kernel", "smp=on", "test", "hardware");
+  saved->header = NewSnapshotHeader(Fnv1a64(image.bytes()), "kernel", "smp=on", "test", "hardware");
   saved->header.memory_bytes = 32ull << 20;
   saved->header.vcpus = vcpus;
   saved->header.ipi = std::move(ipi);
@@ -96,7 +97,7 @@ MachineConfig Restoring(const ElfImage& image, uint32_t vcpus, std::string ipi, 
   saved->header.trap = "off";
   saved->aps.resize(vcpus - 1);
   MachineConfig config = Config(1);
-  config.target = RestoredVm{saved, BootProtocol::kSigvisor};
+  config.target = RestoredVm{saved, BootProtocol::kSigvisor, Fnv1a64(image.bytes())};
   EXPECT_TRUE(TakeSavedMachine(saved->header, config).ok());
   return config;
 }
