@@ -35,7 +35,7 @@ struct SavedVm {
   VcpuSnapshot vcpu;                    // vCPU 0
   // vCPUs 1 .. header.vcpus - 1, in order. At the bundled kernel's quiescent point none
   // has run yet (it starts them after its orders), so each holds the state its VM gave
-  // it: its TSC beside vCPU 0's and, with KVM's irqchip, its LAPIC waiting for INIT.
+  // it: its TSC (saved with vCPU 0's) and, with KVM's irqchip, its LAPIC waiting for INIT.
   std::vector<VcpuSnapshot> aps;
   MemoryImageIndex memory;
   std::vector<SnapshotPart> devices;  // the board's
