@@ -9,36 +9,27 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <string>
 #include <vector>
 
-#include "arch/x86_64/vmm/probe/probe.h"
 #include "nlohmann/json.hpp"
 #include "tests/cli_test_support.h"
 #include "tests/debian_kernel.h"
-#include "vmm/kvm/kvm.h"
+#include "tests/host_kind.h"
+#include "tests/linux_exits_per_op.h"
 #include "vmm/loader/linux/bzimage.h"
 #include "vmm/loader/linux/bzimage_for_test.h"
 
 namespace sigvisor {
 namespace {
 
+using ::sigvisor::testing::CpuLevelZeroEmulated;
 using ::sigvisor::testing::ExpectOneLineError;
 using ::sigvisor::testing::HaveKvm;
+using ::sigvisor::testing::LinuxExitsPerOp;
 using ::sigvisor::testing::Sigvisor;
 using ::sigvisor::testing::TempPath;
 namespace bz = ::sigvisor::linux_boot::testing;
-
-
-
-// Whether this host emulates guest CPL0 (PVM), as sigvisor decides it.
-bool CpuLevelZeroEmulated() {
-  absl::StatusOr<KvmSystem> kvm = KvmSystem::Open();
-  if (!kvm.ok()) return false;
-  absl::StatusOr<HostInfo> host = DetectHost(*kvm);
-  return host.ok() && host->cpl0_emulated;
-}
 
 std::string WriteFile(const std::string& name, const std::vector<uint8_t>& bytes) {
   const std::string path = TempPath(name);
@@ -158,23 +149,17 @@ TEST(LinuxGuestTest, DebianKernelRunsEveryWorkloadAndTheSelfTest) {
   constexpr int kSamples = 5;
   const std::vector<std::string> kNames = {"divzero", "sig_inst", "sig_hndl", "sigpingpong",
                                            "pipe_rw"};
-  // Exits per op. Where CPL0 runs directly, nothing a workload does leaves the guest
-  // (timer ticks are KVM's own, in its stats, not exits to the VMM). Where it is
-  // emulated, each system call is one exit, the VMM's SYSCALL completion: divzero's
-  // sigreturn; sig_inst's sigaction; kill and sigreturn; sigpingpong's kill,
-  // sigsuspend and sigreturn in each of its two processes; a write and a read.
-  // sigpingpong's child waits in sigsuspend around each marker, as the scheduler has
-  // it: the wait before the first op may begin after BEGIN (one exit more), the one
-  // after the last op after END (one fewer). Measured: 23, 24 and 25 exits for 4 ops.
+  // Exits per op as linux_exits_per_op.h has them. sigpingpong's child waits in
+  // sigsuspend around each marker, as the scheduler has it: the wait before the first
+  // op may begin after BEGIN (one exit more), the one after the last op after END (one
+  // fewer). Measured: 23, 24 and 25 exits for 4 ops.
   const bool cpl0_emulated = report["host"]["cpl0_emulated"];
-  const std::map<std::string, int> kSyscallsPerOp = {
-      {"divzero", 1}, {"sig_inst", 1}, {"sig_hndl", 2}, {"sigpingpong", 6}, {"pipe_rw", 2}};
   std::vector<std::string> names;
   for (const nlohmann::json& phase : report["phases"]) {
     const std::string name = phase["name"];
     names.push_back(name);
     EXPECT_EQ(phase["ops"], kOps) << name;
-    const int exits = cpl0_emulated ? kSyscallsPerOp.at(name) * kOps : 0;
+    const int exits = LinuxExitsPerOp(name, cpl0_emulated) * kOps;
     const int boundary = cpl0_emulated && name == "sigpingpong" ? 1 : 0;
     EXPECT_GE(phase["exits"]["total"], exits - boundary) << name;
     EXPECT_LE(phase["exits"]["total"], exits + boundary) << name;
@@ -190,7 +175,7 @@ TEST(LinuxGuestTest, DebianKernelRunsEveryWorkloadAndTheSelfTest) {
   for (const nlohmann::json& spread : report["phase_spread"]) {
     const std::string name = spread["name"];
     EXPECT_EQ(spread["samples"], kSamples) << name;
-    const double exits = cpl0_emulated ? kSyscallsPerOp.at(name) : 0;
+    const double exits = LinuxExitsPerOp(name, cpl0_emulated);
     const double boundary = cpl0_emulated && name == "sigpingpong" ? 1.0 / kOps : 0;
     EXPECT_GE(spread["per_op"]["exits"]["min"], exits - boundary) << name;
     EXPECT_LE(spread["per_op"]["exits"]["max"], exits + boundary) << name;
@@ -231,8 +216,8 @@ TEST(LinuxGuestTest, BlockedPhasesTakeNoInterrupt) {
   SIGVISOR_REQUIRE_DEBIAN_KERNEL(kernel);
   if (!HaveKvm()) GTEST_SKIP() << "no /dev/kvm";
   if (CpuLevelZeroEmulated()) {
-    GTEST_SKIP() << "a second Linux boot costs minutes where CPL0 is emulated (until a Linux "
-                    "snapshot can be restored there); this test runs on the hardware lane";
+    GTEST_SKIP() << "a second Linux boot costs minutes where CPL0 is emulated (a restore "
+                    "needs a snapshot, one more boot); this test runs on the hardware lane";
   }
   // Enough ops that the unblocked phases take ticks at Debian's HZ=250 on the lane.
   const testing::CommandResult r = Sigvisor(
@@ -250,7 +235,9 @@ TEST(LinuxGuestTest, BlockedPhasesTakeNoInterrupt) {
 }
 
 // `bench` with Debian's kernel as a build beside the bundled kernel's: one table, the
-// Linux rows from a boot per run.
+// Linux rows from a boot per run; where CPL0 is emulated, from a restore per run of the
+// one snapshot the bench takes of each build (a Linux boot per run costs 7-13 minutes
+// there, docs/snapshots.md "In a bench").
 TEST(LinuxGuestTest, BenchPutsLinuxBesideTheBundledKernel) {
   SIGVISOR_REQUIRE_DEBIAN_KERNEL(kernel);
   if (!HaveKvm()) GTEST_SKIP() << "no /dev/kvm";
@@ -258,19 +245,17 @@ TEST(LinuxGuestTest, BenchPutsLinuxBesideTheBundledKernel) {
     GTEST_SKIP() << "SIGVISOR_LINUX_BOOT=0: the sanitizer passes leave the Linux boot to the "
                     "plain pass";
   }
-  if (CpuLevelZeroEmulated()) {
-    GTEST_SKIP() << "a Linux boot per bench run costs 7-13 minutes where CPL0 is emulated; "
-                    "DebianKernelRunsEveryWorkloadAndTheSelfTest boots it here once, and the "
-                    "bench's Linux runs are that machine configuration: this test runs on the "
-                    "hardware lane";
-  }
+  const bool cpl0_emulated = CpuLevelZeroEmulated();
   constexpr int kOps = 5;
-  const testing::CommandResult r = Sigvisor(
-      "bench --variants 'baseline; linux=" + kernel + "' --workloads divzero --repetitions 1 "
-      "--ops " + std::to_string(kOps) + " --json --timeout 20m");
+  const testing::CommandResult r = Sigvisor("bench --variants 'baseline; linux=" + kernel +
+                                            "' --workloads divzero --repetitions 1 "
+                                            "--ops " +
+                                            std::to_string(kOps) + " --json --timeout 20m" +
+                                            (cpl0_emulated ? " --restore" : ""));
   ASSERT_EQ(r.status, 0) << r.err << r.out.substr(0, 4000);
   const nlohmann::json bench = nlohmann::json::parse(r.out);
   EXPECT_EQ(bench["complete"], true);
+  EXPECT_EQ(bench["matrix"]["restored"], cpl0_emulated);
   EXPECT_EQ(bench["matrix"]["traps"], nlohmann::json::array({"off"}));  // a Linux build's default
   EXPECT_EQ(bench["matrix"]["memory_mib"], 160);
   const nlohmann::json& variants = bench["matrix"]["variants"];
@@ -278,8 +263,10 @@ TEST(LinuxGuestTest, BenchPutsLinuxBesideTheBundledKernel) {
   EXPECT_EQ(variants[0]["name"], "baseline");
   EXPECT_EQ(variants[1]["name"], "linux:" + std::filesystem::path(kernel).filename().string());
   EXPECT_GT(variants[1]["text_bytes"].get<uint64_t>(), variants[0]["text_bytes"].get<uint64_t>());
-  // One divzero cell per build, each measured once, with no exit per op: the Linux
-  // signal's exception and sigreturn stay inside the guest as the bundled kernel's do.
+  // One divzero cell per build, each measured once. The bundled kernel's makes no exit
+  // per op on either host; Linux's none where CPL0 runs directly (the signal's exception
+  // and sigreturn stay inside the guest as the bundled kernel's do), its sigreturn's
+  // SYSCALL completion where it is emulated.
   ASSERT_EQ(bench["cells"].size(), 2u);
   for (size_t v = 0; v < 2; ++v) {
     const nlohmann::json& cell = bench["cells"][v];
@@ -288,7 +275,8 @@ TEST(LinuxGuestTest, BenchPutsLinuxBesideTheBundledKernel) {
     EXPECT_EQ(cell["variant"], variants[v]["name"]);
     EXPECT_EQ(cell["ops"], kOps);
     EXPECT_EQ(cell["samples"], 1);
-    EXPECT_EQ(cell["per_op"]["exits"], 0) << cell["variant"];
+    EXPECT_EQ(cell["per_op"]["exits"], v == 0 ? 0 : LinuxExitsPerOp("divzero", cpl0_emulated))
+        << cell["variant"];
   }
 }
 

@@ -11,28 +11,20 @@
 #include <iostream>
 #include <string>
 
-#include "arch/x86_64/vmm/probe/probe.h"
 #include "nlohmann/json.hpp"
 #include "tests/cli_test_support.h"
 #include "tests/debian_kernel.h"
-#include "vmm/kvm/kvm.h"
+#include "tests/host_kind.h"
 
 namespace sigvisor {
 namespace {
 
+using ::sigvisor::testing::CpuLevelZeroEmulated;
 using ::sigvisor::testing::HaveKvm;
 using ::sigvisor::testing::Sigvisor;
 
 constexpr int kOps = 8;
 constexpr int kSamples = 5;  // init's default sigvisor_repeats
-
-// Whether this host emulates guest CPL0 (PVM), as sigvisor decides it.
-bool CpuLevelZeroEmulated() {
-  absl::StatusOr<KvmSystem> kvm = KvmSystem::Open();
-  if (!kvm.ok()) return false;
-  absl::StatusOr<HostInfo> host = DetectHost(*kvm);
-  return host.ok() && host->cpl0_emulated;
-}
 
 // Why a Linux boot is not made here, or empty.
 std::string WhyNoBoot() {

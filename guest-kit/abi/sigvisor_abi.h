@@ -271,6 +271,7 @@ struct sigvisor_hc_sigreturn {
  *   r8   the address of a buffer in init's own memory (a user virtual address), every
  *        page of it already written by init (so mapped, present and writable)
  *   r9   its size in bytes (the VMM uses at most SIGVISOR_LINUX_ORDERS_MAX)
+ *   r10  flags (SIGVISOR_LINUX_ORDERS_*); a bit the VMM does not know fails the run
  * The VMM writes the orders, the run's command-line words ("sigvisor_workload=divzero
  * sigvisor_ops=16 ..."), NUL-terminated, into the buffer, checked as the guest kernel
  * would check a write to user memory (every level present, user, writable), before
@@ -279,6 +280,10 @@ struct sigvisor_hc_sigreturn {
  * environment. A booted run answers at once with the kernel command line's own words
  * (the same workload either way); `sigvisor snapshot` saves the VM at this exit, and a
  * restore writes its own orders into the saved buffer before the vCPU runs again.
+ * SIGVISOR_LINUX_ORDERS_FPU_HELD: init has put its FPU state (the only one live in the
+ * vCPU's registers then) in its own memory just before the `out` (xsave, or fxsave
+ * where the kernel left XSAVE off) and puts it back just after, before anything else
+ * runs: a snapshot then needs no FPU state from the host, which a PVM host refuses.
  *
  * Why 0x520: outside the hypercall block (0x500-0x51f) and QEMU's fw_cfg
  * (0x510-0x51b), and no PC device Linux probes is there.
@@ -293,6 +298,7 @@ struct sigvisor_hc_sigreturn {
 #define SIGVISOR_LINUX_MARKER_ORDERS SIGVISOR_U(4)
 /* The most of an ORDERS buffer the VMM writes: Linux's own command-line limit. */
 #define SIGVISOR_LINUX_ORDERS_MAX SIGVISOR_U(2048)
+#define SIGVISOR_LINUX_ORDERS_FPU_HELD SIGVISOR_U(1)
 
 /* ------------------------------------------------------------------------------
  * Fault injection (see docs/inject.md).

@@ -17,7 +17,8 @@
  * Run anywhere else (not as pid 1, or with SIGVISOR_MARKER=none) it prints the
  * markers instead and exits with the status: its host tests run it so.
  * SIGVISOR_MARKER=trap makes it write the markers to the port anyway, ungranted, so
- * that each faults for a tracer (the marker decoder's test).
+ * that each faults for a tracer (the marker decoder's test); SIGVISOR_FPU_SAVE=fxsave
+ * holds its FPU state across its quiescent point by fxsave, as under "noxsave".
  */
 #include "guest-kit/lib/string.h"
 #include "guest-kit/linux/lrt.h"
@@ -123,13 +124,29 @@ static int run_as_child(const char *name, const struct measure *m) {
   return 128 + WTERMSIG(status);
 }
 
+/* Reports `status` and ends: the VMM ends the run at the exit marker; a guest's init
+ * powers off for a VMM that did not, and must never return (the kernel would panic). */
+static int finish(int status, int guest_init) {
+  printf("sigvisor init: exit status %d\n", status);
+  marker_exit(status);
+  if (!guest_init) return status;
+  const long ret = sys_reboot(LINUX_REBOOT_CMD_POWER_OFF);
+  printf("sigvisor init: power off failed: %ld\n", ret);
+  for (;;) {
+    const sigset_t none = 0;
+    sys_sigsuspend(&none);
+  }
+}
+
 int main(int argc, char **argv) {
   const int guest_init = sys_getpid() == 1;
   /* On CPU 0 for good, and so every workload (the xcpu ones' children move): the VMM
    * takes markers from vCPU 0 only. One CPU or many, CPU 0 is there. */
   if (guest_init) sys_pin_to_cpu(0);
   marker_init(guest_init);
-  marker_orders(); /* the quiescent point: a snapshot is taken here */
+  /* The quiescent point: a snapshot is taken here. A restore that lost init's FPU
+   * state ends the run before any workload can measure with it. */
+  if (marker_orders() != 0) return finish(1, guest_init);
   const char *name = env_get("sigvisor_workload");
   if (!name) name = "summary";
   struct measure m = {env_get_ulong("sigvisor_ops", DEFAULT_OPS),
@@ -139,15 +156,5 @@ int main(int argc, char **argv) {
   if (m.warmup == 0) m.warmup = 1;
   printf("sigvisor init: workload %s, %lu ops, %lu samples, %lu warm-up\n", name, m.ops,
          m.samples, m.warmup);
-  const int status = guest_init ? run_as_child(name, &m) : run(name, &m);
-  printf("sigvisor init: exit status %d\n", status);
-  marker_exit(status);
-  if (!guest_init) return status;
-  /* The VMM ended the run at the exit marker; powering off is for a VMM that did not. */
-  const long ret = sys_reboot(LINUX_REBOOT_CMD_POWER_OFF);
-  printf("sigvisor init: power off failed: %ld\n", ret);
-  for (;;) {
-    const sigset_t none = 0;
-    sys_sigsuspend(&none); /* init must not exit: the kernel would panic */
-  }
+  return finish(guest_init ? run_as_child(name, &m) : run(name, &m), guest_init);
 }

@@ -26,8 +26,10 @@ void phase_end(void);
 /* The quiescent point (docs/snapshots.md): asks the VMM for this run's orders, the
  * command-line words it is to take before its environment (lrt.h: env_set_orders).
  * Only through the port (a guest's init, before its first workload); elsewhere, and
- * where the VMM wrote nothing, the environment stands alone. */
-void marker_orders(void);
+ * where the VMM wrote nothing, the environment stands alone. init holds its own FPU
+ * state across the point (SIGVISOR_LINUX_ORDERS_FPU_HELD) and checks that it did:
+ * -1, said on stdout, when a restore lost it; 0 otherwise. */
+int marker_orders(void);
 
 /* The program's exit status, for the VMM's report (the run ends at it). */
 void marker_exit(int status);

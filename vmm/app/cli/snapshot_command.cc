@@ -19,7 +19,7 @@ constexpr CommandHelp kSnapshotHelp{
     "Boots the image (by default the bundled kernel) and stops it where the guest says it\n"
     "is booted and waiting for orders, before its first user program: the bundled kernel's\n"
     "SIGVISOR_HC_ORDERS call, or a Linux kernel's embedded init asking for its orders\n"
-    "(hardware KVM only: a Linux snapshot needs KVM_GET_XSAVE, which a PVM host refuses).\n"
+    "(init holds its own FPU state there, so no host needs to give it).\n"
     "The VM is saved in --out DIR: DIR/state (every vCPU, the CPUID, the devices, the\n"
     "in-kernel irqchip, PIT and KVM clock where the VM has them, a header naming the\n"
     "image, host kind and guest ABI, each part checksummed) and DIR/memory (guest memory,\n"
@@ -151,12 +151,6 @@ int SnapshotCommand(const SnapshotOptions& options) {
   absl::StatusOr<RunHost> host = OpenRunHost(options.kvm, "off");
   if (!host.ok()) return ReportError(host.status());
   config.cpl0_emulated = host->info.cpl0_emulated;
-  if (linux_kernel && host->info.cpl0_emulated) {
-    return ReportError(absl::FailedPreconditionError(
-        "a Linux snapshot needs the guest's FPU state, and this host (pvm, guest CPL0 "
-        "emulated) refuses KVM_GET_XSAVE once a guest has run (Linux has used its FPU by "
-        "its quiescent point): take Linux snapshots on hardware KVM"));
-  }
   config.save_header = x86::NewSnapshotHeader(image->source_fnv1a64, options.image, image->variant,
                                               VersionLine(), host->info.kind);
   if (linux_kernel) config.save_header.guest_kind = "linux";

@@ -66,6 +66,10 @@ absl::Status SyscallCompletion::FollowPageFaultGate() {
   return absl::OkStatus();
 }
 
+void SyscallCompletion::Arm() {
+  if (absl::Status s = FollowPageFaultGate(); !s.ok()) failure_ = std::string(s.message());
+}
+
 void SyscallCompletion::Observe(const ObservedExit& observed) {
   const VmExit& exit = observed.exit;
   if (stepping_) {

@@ -73,6 +73,11 @@ class SyscallCompletion : public ExitInterceptor {
   void Observe(const ObservedExit& exit) override;
   std::vector<std::string> Warnings() override;
 
+  // Places the breakpoint before the vCPU first runs where the kernel has already set
+  // LSTAR and its IDT: a VM restored past its boot, whose first SYSCALL may come before
+  // any exit would place it. A booting kernel has not (LSTAR is 0): its exits place it.
+  void Arm();
+
   uint64_t completed() const { return completed_; }
 
  private:

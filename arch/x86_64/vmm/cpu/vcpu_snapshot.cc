@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
+#include "arch/x86_64/vmm/cpu/msr_index.h"
 
 namespace sigvisor::x86 {
 namespace {
@@ -19,7 +20,8 @@ int RestoreRank(uint32_t index) {
 
 }  // namespace
 
-absl::StatusOr<VcpuSnapshot> CaptureVcpu(const KvmSystem& kvm, KvmVcpu& vcpu, bool lapic) {
+absl::StatusOr<VcpuSnapshot> CaptureVcpu(const KvmSystem& kvm, KvmVcpu& vcpu, bool lapic,
+                                         FpuAtQuiescentPoint fpu) {
   VcpuSnapshot state;
   // MP state first and events last, as KVM's selftests read them.
   absl::StatusOr<kvm_mp_state> mp = vcpu.GetMpState();
@@ -31,10 +33,18 @@ absl::StatusOr<VcpuSnapshot> CaptureVcpu(const KvmSystem& kvm, KvmVcpu& vcpu, bo
   absl::StatusOr<kvm_sregs> sregs = vcpu.GetSregs();
   if (!sregs.ok()) return sregs.status();
   state.sregs = *sregs;
-  if (absl::StatusOr<KvmXsave> xsave = vcpu.GetXsave(); xsave.ok()) {
-    state.xsave = *xsave;
-    if (absl::StatusOr<kvm_xcrs> xcrs = vcpu.GetXcrs(); xcrs.ok()) state.xcrs = *xcrs;
+  if (fpu != FpuAtQuiescentPoint::kHeldByGuest) {
+    absl::StatusOr<KvmXsave> xsave = vcpu.GetXsave();
+    if (xsave.ok()) {
+      state.xsave = *xsave;
+    } else if (fpu == FpuAtQuiescentPoint::kInRegisters) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "the guest's FPU state is in its vCPU's registers only, and the host does not give "
+          "it: %s",
+          xsave.status().message()));
+    }
   }
+  if (absl::StatusOr<kvm_xcrs> xcrs = vcpu.GetXcrs(); xcrs.ok()) state.xcrs = *xcrs;
   absl::StatusOr<kvm_debugregs> debugregs = vcpu.GetDebugRegs();
   if (!debugregs.ok()) return debugregs.status();
   state.debugregs = *debugregs;
@@ -48,6 +58,18 @@ absl::StatusOr<VcpuSnapshot> CaptureVcpu(const KvmSystem& kvm, KvmVcpu& vcpu, bo
   absl::StatusOr<std::vector<kvm_msr_entry>> msrs = vcpu.GetMsrs(*listed, &state.msrs_refused);
   if (!msrs.ok()) return msrs.status();
   state.msrs = *std::move(msrs);
+  if (fpu == FpuAtQuiescentPoint::kHeldByGuest) {
+    // A user-mode xsave holds the user components only; the kernel's supervisor ones
+    // (CET, PASID) would be lost.
+    for (const kvm_msr_entry& msr : state.msrs) {
+      if (msr.index == kMsrXss && msr.data != 0) {
+        return absl::FailedPreconditionError(absl::StrFormat(
+            "the guest enabled supervisor FPU state (IA32_XSS = %#x), which its init's "
+            "own xsave does not hold",
+            msr.data));
+      }
+    }
+  }
   std::stable_sort(state.msrs.begin(), state.msrs.end(),
                    [](const kvm_msr_entry& a, const kvm_msr_entry& b) {
                      return RestoreRank(a.index) < RestoreRank(b.index);
@@ -64,9 +86,9 @@ absl::Status RestoreVcpu(KvmVcpu& vcpu, const VcpuSnapshot& state) {
   if (absl::Status s = vcpu.SetSregs(state.sregs); !s.ok()) return s;
   if (state.xsave) {
     if (absl::Status s = vcpu.SetXsave(*state.xsave); !s.ok()) return s;
-    if (state.xcrs) {
-      if (absl::Status s = vcpu.SetXcrs(*state.xcrs); !s.ok()) return s;
-    }
+  }
+  if (state.xcrs) {
+    if (absl::Status s = vcpu.SetXcrs(*state.xcrs); !s.ok()) return s;
   }
   if (absl::Status s = vcpu.SetDebugRegs(state.debugregs); !s.ok()) return s;
   if (state.lapic) {
@@ -149,8 +171,11 @@ absl::StatusOr<VcpuSnapshot> DecodeVcpu(const SnapshotPart& part) {
   return state;
 }
 
-std::string FpuSource(const VcpuSnapshot& state) {
+std::string FpuSource(const VcpuSnapshot& state, FpuAtQuiescentPoint fpu) {
   if (state.xsave) return "xsave";
+  if (fpu == FpuAtQuiescentPoint::kHeldByGuest) {
+    return "held by the guest (init saved it in its memory at its quiescent point)";
+  }
   return "reset state (the host gives no XSAVE; the guest had run no FPU instruction)";
 }
 

@@ -3,12 +3,18 @@
 // Firecracker's vcpu.rs save, less what sigvisor's guests do not have (nested state,
 // Hyper-V MSRs).
 //
-// The FPU: where the host gives KVM_GET_XSAVE it is saved and restored. Where it does
-// not (a PVM host refuses it once a guest has run, and its KVM_GET_FPU reports MXCSR as
-// 0), nothing is saved, and the restore is still exact because of where sigvisor's
-// guests are saved: at their quiescent point (SIGVISOR_HC_ORDERS), before any FPU or
-// SSE instruction has run (the guest is built -mgeneral-regs-only), so the saved
-// vCPU's FPU is in the state KVM gives every new vCPU, which is the restored vCPU's.
+// The FPU: what is saved of it depends on where the guest's FPU state is at its
+// quiescent point (FpuAtQuiescentPoint), because a PVM host refuses KVM_GET_XSAVE once
+// a guest has run (and its KVM_GET_FPU reports MXCSR as 0), so on such a host the
+// guest must not need it (docs/snapshots.md, "The FPU"):
+// - the bundled kernel is saved before any FPU or SSE instruction has run (it is built
+//   -mgeneral-regs-only), so its FPU is in the state KVM gives every new vCPU, which is
+//   the restored vCPU's; KVM_GET_XSAVE's state is saved too where the host gives it;
+// - Linux's init puts its FPU state (the only one in the registers then) in its own
+//   memory before the point and back after it, so nothing is saved of it;
+// - a guest that did neither needs KVM_GET_XSAVE, or it cannot be saved.
+// The XCRs (XCR0: which components the guest's kernel enabled) are saved wherever the
+// host gives them: the guest's own xrstor needs them back.
 #ifndef SIGVISOR_ARCH_X86_64_VMM_CPU_VCPU_SNAPSHOT_H_
 #define SIGVISOR_ARCH_X86_64_VMM_CPU_VCPU_SNAPSHOT_H_
 
@@ -26,6 +32,13 @@
 
 namespace sigvisor::x86 {
 
+// Where a guest's FPU state is when it is saved, as its board knows it.
+enum class FpuAtQuiescentPoint {
+  kReset,        // no FPU instruction has run: KVM's reset state is the guest's
+  kHeldByGuest,  // the guest holds it in its memory (SIGVISOR_LINUX_ORDERS_FPU_HELD)
+  kInRegisters,  // only in the vCPU's registers: KVM_GET_XSAVE, or no snapshot
+};
+
 struct VcpuSnapshot {
   kvm_regs regs = {};
   kvm_sregs sregs = {};
@@ -33,8 +46,8 @@ struct VcpuSnapshot {
   kvm_vcpu_events events = {};
   kvm_mp_state mp_state = {};
   std::optional<kvm_lapic_state> lapic;  // with the in-kernel irqchip
-  std::optional<KvmXsave> xsave;         // where the host gives it (see above)
-  std::optional<kvm_xcrs> xcrs;          // with xsave
+  std::optional<KvmXsave> xsave;         // where needed or given (see above)
+  std::optional<kvm_xcrs> xcrs;          // where the host gives them
   // Every MSR of KVM_GET_MSR_INDEX_LIST the host gave for this vCPU, in the order
   // they are restored (the TSC before the TSC deadline).
   std::vector<kvm_msr_entry> msrs;
@@ -44,11 +57,13 @@ struct VcpuSnapshot {
 };
 
 // Reads `vcpu`'s state. The caller has completed any pending I/O first
-// (KvmVcpu::CompletePendingIo). `lapic`: the VM has the in-kernel irqchip.
-absl::StatusOr<VcpuSnapshot> CaptureVcpu(const KvmSystem& kvm, KvmVcpu& vcpu, bool lapic);
+// (KvmVcpu::CompletePendingIo). `lapic`: the VM has the in-kernel irqchip. `fpu`: where
+// the guest's FPU state is; kInRegisters fails where the host refuses KVM_GET_XSAVE.
+absl::StatusOr<VcpuSnapshot> CaptureVcpu(const KvmSystem& kvm, KvmVcpu& vcpu, bool lapic,
+                                         FpuAtQuiescentPoint fpu);
 
 // Puts `state` into a vCPU that has its CPUID set and has never run: MP state,
-// REGS, SREGS, XSAVE and XCRS, DEBUGREGS, LAPIC (after SREGS: SREGS carries the APIC
+// REGS, SREGS, XSAVE, XCRS, DEBUGREGS, LAPIC (after SREGS: SREGS carries the APIC
 // base), MSRS, and vCPU events last (REGS would clear a pending exception). An MSR
 // the host refuses to set fails the restore unless the new vCPU already holds the
 // saved value (then nothing is lost), naming it.
@@ -60,8 +75,9 @@ absl::Status RestoreVcpu(KvmVcpu& vcpu, const VcpuSnapshot& state);
 SnapshotPart EncodeVcpu(const VcpuSnapshot& state, std::string name);
 absl::StatusOr<VcpuSnapshot> DecodeVcpu(const SnapshotPart& part);
 
-// What a snapshot's report says about the FPU: "xsave" or "reset state (...)".
-std::string FpuSource(const VcpuSnapshot& state);
+// What a snapshot's report says about the FPU: "xsave", "held by the guest (...)" or
+// "reset state (...)".
+std::string FpuSource(const VcpuSnapshot& state, FpuAtQuiescentPoint fpu);
 
 }  // namespace sigvisor::x86
 

@@ -19,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "arch/x86_64/vmm/cpu/vcpu_snapshot.h"
 #include "arch/x86_64/vmm/cpu/vcpu_state.h"
 #include "arch/x86_64/vmm/machine/smp_boot.h"
 #include "devices/pc/pc_testdev.h"
@@ -101,9 +102,9 @@ class Board {
   // or the run checked them. Valid after the run.
   virtual std::optional<SignalFrameCounts> signal_frames() const { return std::nullopt; }
 
-  // The guest has used its FPU by its quiescent point (Linux has), so a snapshot must
-  // hold its FPU state: one the host will not give (KVM_GET_XSAVE) cannot be saved.
-  virtual bool fpu_used_at_quiescent_point() const { return false; }
+  // Where the guest's FPU state is at its quiescent point, which decides what a
+  // snapshot saves of it (vcpu_snapshot.h). After the point.
+  virtual FpuAtQuiescentPoint fpu_at_quiescent_point() const { return FpuAtQuiescentPoint::kReset; }
 
   // The board's devices and call gate as snapshot parts, at the guest's quiescent
   // point (saved_vm.h); a restoring board reads them back. A kind whose guest names

@@ -261,6 +261,13 @@ absl::Status LinuxBoard::RestoreDevices(GuestMemory& memory) {
   return absl::OkStatus();
 }
 
+FpuAtQuiescentPoint LinuxBoard::fpu_at_quiescent_point() const {
+  if (markers_ && markers_->orders_request() && markers_->orders_request()->fpu_held) {
+    return FpuAtQuiescentPoint::kHeldByGuest;
+  }
+  return FpuAtQuiescentPoint::kInRegisters;
+}
+
 std::optional<int> LinuxBoard::exit_status() const {
   return devices_ ? devices_->debug_exit.exit_status() : std::nullopt;
 }

@@ -71,7 +71,9 @@ class LinuxBoard : public Board {
   bool uses_syscall() const override { return true; }
   std::optional<int> exit_status() const override;
   absl::StatusOr<GuestMemory> CreateMemory(uint64_t bytes) override;
-  bool fpu_used_at_quiescent_point() const override { return true; }
+  // Held by init (SIGVISOR_LINUX_ORDERS_FPU_HELD) unless its ORDERS marker did not say
+  // so; then in vCPU 0's registers only.
+  FpuAtQuiescentPoint fpu_at_quiescent_point() const override;
   absl::StatusOr<std::vector<SnapshotPart>> SaveDevices() const override;
 
  private:

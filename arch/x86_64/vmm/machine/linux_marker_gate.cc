@@ -85,7 +85,14 @@ HypercallResult LinuxMarkerGate::Orders(const kvm_regs& regs) const {
         Outcome::kHostError,
         absl::StrFormat("Linux marker: reading the vCPU's sregs: %s", sregs.status().message()));
   }
-  request_ = LinuxOrdersRequest{.buffer_gva = regs.r8, .buffer_len = regs.r9, .cr3 = sregs->cr3};
+  if (regs.r10 & ~uint64_t{SIGVISOR_LINUX_ORDERS_FPU_HELD}) {
+    return LinuxMarkerMalformed(absl::StrFormat("orders: unknown flags %#x in r10 (known: %#x)",
+                                                regs.r10, SIGVISOR_LINUX_ORDERS_FPU_HELD));
+  }
+  request_ = LinuxOrdersRequest{.buffer_gva = regs.r8,
+                                .buffer_len = regs.r9,
+                                .cr3 = sregs->cr3,
+                                .fpu_held = (regs.r10 & SIGVISOR_LINUX_ORDERS_FPU_HELD) != 0};
   HypercallResult answered;
   if (hook_) {
     answered = hook_();

@@ -30,11 +30,14 @@ namespace sigvisor::x86 {
 HypercallResult DecodeLinuxMarkerWrite(std::span<const uint8_t> data, const kvm_regs& regs);
 
 // Where init waits for its orders (SIGVISOR_LINUX_MARKER_ORDERS): its buffer, a user
-// virtual address and size, under the page tables it asked with.
+// virtual address and size, under the page tables it asked with; and whether init
+// holds its own FPU state across the wait (SIGVISOR_LINUX_ORDERS_FPU_HELD), which a
+// snapshot then need not save.
 struct LinuxOrdersRequest {
   uint64_t buffer_gva = 0;
   uint64_t buffer_len = 0;
   uint64_t cr3 = 0;
+  bool fpu_held = false;
 };
 
 // Writes `orders` and a NUL into the request's buffer, checked as the guest kernel's

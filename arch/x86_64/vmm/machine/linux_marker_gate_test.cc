@@ -111,12 +111,30 @@ TEST(LinuxMarkerGateTest, MalformedWritesFail) {
 // The path of the Linux guest's init (guest-kit/linux), the test's argument.
 std::string init_path;
 
+// What the tracer saw at init's ORDERS marker.
+struct OrdersSeen {
+  uint64_t buffer_len = 0;
+  uint64_t flags = 0;         // r10
+  uint32_t mxcsr_at_out = 0;  // init's MXCSR when it made the marker
+};
+
+// What a traced init wrote: its ORDERS marker, then every other marker decoded.
+struct Traced {
+  std::optional<OrdersSeen> orders;
+  std::vector<HypercallResult> markers;
+};
+
+// MXCSR as a vCPU KVM has just made holds it, and so a restore that lost the FPU.
+constexpr uint32_t kResetMxcsr = 0x1f80;
+
 // Runs the guest's init on the host with SIGVISOR_MARKER=trap: every marker is an
 // ungranted `outl %eax, (%dx)` that faults. As its tracer, reads the registers at each
 // fault, decodes them as the VMM does and steps over the one-byte instruction. So the
 // guest's encoding and the host's decoding are checked against each other, for real.
-std::vector<HypercallResult> TraceMarkers(const std::vector<std::string>& environment) {
-  std::vector<HypercallResult> markers;
+// At the ORDERS marker the tracer also does what a restore on a host that gives no FPU
+// state does: it puts the FPU in its reset state. init must put its own back.
+Traced TraceMarkers(const std::vector<std::string>& environment) {
+  Traced traced;
   const pid_t child = fork();
   if (child == 0) {
     ptrace(PTRACE_TRACEME, 0, nullptr, nullptr);
@@ -149,7 +167,20 @@ std::vector<HypercallResult> TraceMarkers(const std::vector<std::string>& enviro
         at_exit.r9 = regs.r9;
         at_exit.r10 = regs.r10;
         at_exit.r11 = regs.r11;
-        markers.push_back(DecodeLinuxMarkerWrite(Written(at_exit), at_exit));
+        if (static_cast<uint32_t>(regs.rax) ==
+            (SIGVISOR_LINUX_MARKER_MAGIC | SIGVISOR_LINUX_MARKER_ORDERS)) {
+          user_fpregs_struct fpu = {};
+          ptrace(PTRACE_GETFPREGS, child, nullptr, &fpu);
+          traced.orders =
+              OrdersSeen{.buffer_len = regs.r9, .flags = regs.r10, .mxcsr_at_out = fpu.mxcsr};
+          user_fpregs_struct reset = {};
+          reset.cwd = 0x37f;
+          reset.mxcsr = kResetMxcsr;
+          reset.mxcr_mask = fpu.mxcr_mask;
+          ptrace(PTRACE_SETFPREGS, child, nullptr, &reset);
+        } else {
+          traced.markers.push_back(DecodeLinuxMarkerWrite(Written(at_exit), at_exit));
+        }
         regs.rip += 1;  // outl %eax, (%dx) is the one byte 0xef
         ptrace(PTRACE_SETREGS, child, nullptr, &regs);
         deliver = 0;
@@ -158,7 +189,7 @@ std::vector<HypercallResult> TraceMarkers(const std::vector<std::string>& enviro
     ptrace(PTRACE_CONT, child, nullptr, reinterpret_cast<void*>(static_cast<long>(deliver)));
   }
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "init wait status " << status;
-  return markers;
+  return traced;
 }
 
 // What a measured phase looks like on the wire: five calibrations, then the phase's
@@ -185,8 +216,9 @@ void ExpectPhase(const std::vector<HypercallResult>& markers, size_t& at, std::s
 }
 
 TEST(LinuxMarkerGateTest, InitsMarkersDecodeAsWritten) {
-  const std::vector<HypercallResult> markers =
+  const Traced traced =
       TraceMarkers({"SIGVISOR_MARKER=trap", "sigvisor_workload=summary", "sigvisor_ops=3"});
+  const std::vector<HypercallResult>& markers = traced.markers;
   size_t at = 0;
   ExpectPhase(markers, at, "divzero", 3, 15);   // rt_sigreturn
   ExpectPhase(markers, at, "sig_inst", 3, 13);  // rt_sigaction
@@ -196,6 +228,32 @@ TEST(LinuxMarkerGateTest, InitsMarkersDecodeAsWritten) {
   ASSERT_EQ(markers.size(), at + 1);
   EXPECT_EQ(markers[at].verdict, RunVerdict::kGuestEnded);
   EXPECT_EQ(markers[at].exit_code, 0);
+}
+
+// init holds its FPU state across its quiescent point (SIGVISOR_LINUX_ORDERS_FPU_HELD):
+// with xsave where the host's kernel enabled it, and with fxsave as under "noxsave" (a
+// PVM host's Linux). The tracer resets the FPU at the ORDERS marker, as a restore that
+// saved none does; init's exit status 0 (TraceMarkers) says its probe found its own
+// MXCSR again, and the MXCSR at the marker shows the probe was set.
+void ExpectFpuHeld(const std::vector<std::string>& environment) {
+  const Traced traced = TraceMarkers(environment);
+  ASSERT_TRUE(traced.orders.has_value());
+  EXPECT_EQ(traced.orders->buffer_len, SIGVISOR_LINUX_ORDERS_MAX);
+  EXPECT_EQ(traced.orders->flags, SIGVISOR_LINUX_ORDERS_FPU_HELD);
+  EXPECT_NE(traced.orders->mxcsr_at_out, kResetMxcsr);
+  EXPECT_EQ(traced.orders->mxcsr_at_out & ~1u, kResetMxcsr);
+  ASSERT_FALSE(traced.markers.empty());
+  EXPECT_EQ(traced.markers.back().verdict, RunVerdict::kGuestEnded);
+  EXPECT_EQ(traced.markers.back().exit_code, 0);
+}
+
+TEST(LinuxMarkerGateTest, InitHoldsItsFpuAcrossOrdersWithXsave) {
+  ExpectFpuHeld({"SIGVISOR_MARKER=trap", "sigvisor_workload=divzero", "sigvisor_ops=1"});
+}
+
+TEST(LinuxMarkerGateTest, InitHoldsItsFpuAcrossOrdersWithFxsave) {
+  ExpectFpuHeld({"SIGVISOR_MARKER=trap", "SIGVISOR_FPU_SAVE=fxsave", "sigvisor_workload=divzero",
+                 "sigvisor_ops=1"});
 }
 
 }  // namespace

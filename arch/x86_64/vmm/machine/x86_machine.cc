@@ -235,6 +235,7 @@ void ChainInterceptors(const MachineConfig& config, const Board& board, VcpuStat
   if (config.cpl0_emulated) options.interceptors.push_back(&completions.cpl0.emplace(state));
   if (config.cpl0_emulated && board.uses_syscall()) {
     options.interceptors.push_back(&completions.syscall.emplace(state));
+    completions.syscall->Arm();  // a restored kernel's first SYSCALL may precede any exit
   }
   if (config.block_phase_interrupts) {
     options.interceptors.push_back(&completions.phase_interrupts.emplace(state.debug()));
@@ -343,15 +344,14 @@ absl::StatusOr<SavedVm> CaptureVm(const KvmSystem& kvm, VmParts& vm, const Board
     }
   }
   if (absl::Status s = vm.vcpu.CompletePendingIo(); !s.ok()) return s;
-  absl::StatusOr<VcpuSnapshot> vcpu = CaptureVcpu(kvm, vm.vcpu, vm.irqchip);
+  const FpuAtQuiescentPoint fpu = board.fpu_at_quiescent_point();
+  absl::StatusOr<VcpuSnapshot> vcpu = CaptureVcpu(kvm, vm.vcpu, vm.irqchip, fpu);
   if (!vcpu.ok()) return vcpu.status();
-  if (board.fpu_used_at_quiescent_point() && !vcpu->xsave) {
-    return absl::FailedPreconditionError(
-        "the guest has used its FPU and the host does not give its state (KVM_GET_XSAVE)");
-  }
   std::vector<VcpuSnapshot> aps;
   for (size_t i = 0; i < vm.aps.size(); ++i) {
-    absl::StatusOr<VcpuSnapshot> ap = CaptureVcpu(kvm, vm.aps[i], vm.irqchip);
+    // No AP has run (checked above): each is in its reset state, the FPU too.
+    absl::StatusOr<VcpuSnapshot> ap =
+        CaptureVcpu(kvm, vm.aps[i], vm.irqchip, FpuAtQuiescentPoint::kReset);
     if (!ap.ok()) {
       return absl::Status(ap.status().code(),
                           absl::StrFormat("vCPU %d: %s", i + 1, ap.status().message()));
@@ -720,11 +720,12 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
   }
   if (captured && report.result.outcome == Outcome::kSaved) {
     if (absl::Status s = WriteSavedVm(*captured, vm->memory); !s.ok()) return s;
-    report.saved = MachineReport::Saved{.state_bytes = captured->state_bytes,
-                                        .memory_pages = captured->memory.touched_pages(),
-                                        .memory_disk_bytes = captured->memory_disk_bytes,
-                                        .fpu = FpuSource(captured->vcpu),
-                                        .msrs_refused = captured->vcpu.msrs_refused};
+    report.saved =
+        MachineReport::Saved{.state_bytes = captured->state_bytes,
+                             .memory_pages = captured->memory.touched_pages(),
+                             .memory_disk_bytes = captured->memory_disk_bytes,
+                             .fpu = FpuSource(captured->vcpu, (*board)->fpu_at_quiescent_point()),
+                             .msrs_refused = captured->vcpu.msrs_refused};
   }
   return report;
 }
