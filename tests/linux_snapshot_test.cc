@@ -84,7 +84,8 @@ TEST(LinuxSnapshotTest, RestoredRunsCountAsBootedOnesAndPassTheSelfTest) {
     EXPECT_EQ(b["exit_code"], 0);
     EXPECT_EQ(b["restored_from"], dir);
     // Restored, the kernel's file is hashed, not decompressed.
-    EXPECT_NE(b["image"].get<std::string>().find("restored: not decompressed"), std::string::npos)
+    EXPECT_NE(b["image"].get<std::string>().find("restored: hashed, not decompressed"),
+              std::string::npos)
         << b["image"];
     // The restored init ran the orders of this run, not the snapshot's boot's.
     const std::string console = b["console"];

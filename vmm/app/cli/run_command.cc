@@ -134,6 +134,7 @@ int RunCommand(const RunOptions& options) {
   }
   config.check_signal_frames = options.check_signal_frames;
   config.block_phase_interrupts = options.block_phase_interrupts;
+  config.report_guest_memory = true;  // the run's report has guest_memory
   // Ctrl-C or SIGTERM from here on stops the guest and reports the run as interrupted
   // (run_interrupt.h); a second one ends the process at once.
   InstallRunInterruptHandler();

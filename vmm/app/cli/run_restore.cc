@@ -100,6 +100,7 @@ int RunRestored(const RunOptions& options, uint64_t start_ns) {
   }
   config.check_signal_frames = options.check_signal_frames;
   config.block_phase_interrupts = options.block_phase_interrupts;
+  config.report_guest_memory = true;  // the run's report has guest_memory
   InstallRunInterruptHandler();
   config.session.interrupt = RunInterruptFlag();
   if (absl::Status s = x86::CheckMachineConfig(image.elf, config); !s.ok()) {

@@ -121,9 +121,12 @@ absl::StatusOr<LoadedImage> LoadImage(const std::string& image, const std::strin
 absl::StatusOr<LoadedImage> LoadLinuxFileToRestore(const std::string& path) {
   absl::StatusOr<std::vector<uint8_t>> bytes = ReadImageFile(path, GuestArch::kX86_64);
   if (!bytes.ok()) return bytes.status();
-  const char* kind = linux_boot::LooksLikeBzImage(*bytes) ? "bzImage" : "vmlinux";
-  LoadedImage loaded{absl::StrFormat("%s (%s, restored: not decompressed)", path, kind),
-                     ElfImage::Empty()};
+  // What the restore skipped: a bzImage's decompression, a vmlinux's ELF parse.
+  const bool bzimage = linux_boot::LooksLikeBzImage(*bytes);
+  LoadedImage loaded{
+      absl::StrFormat("%s (%s, restored: hashed, not %s)", path, bzimage ? "bzImage" : "vmlinux",
+                      bzimage ? "decompressed" : "parsed"),
+      ElfImage::Empty()};
   loaded.target = x86::LinuxKernel{};
   loaded.source_fnv1a64 = Fnv1a64(*bytes);
   return loaded;

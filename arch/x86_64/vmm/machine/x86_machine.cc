@@ -714,9 +714,11 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
   }
   report.signal_frames = (*board)->signal_frames();
   // What of guest RAM is in host memory now, before a snapshot's save reads it all.
-  if (absl::StatusOr<MemoryResidency> residency = ReadMemoryResidency(vm->memory.host_base());
-      residency.ok()) {
-    report.guest_memory = *residency;
+  if (config.report_guest_memory) {
+    if (absl::StatusOr<MemoryResidency> residency = ReadMemoryResidency(vm->memory.host_base());
+        residency.ok()) {
+      report.guest_memory = *residency;
+    }
   }
   if (captured && report.result.outcome == Outcome::kSaved) {
     if (absl::Status s = WriteSavedVm(*captured, vm->memory); !s.ok()) return s;

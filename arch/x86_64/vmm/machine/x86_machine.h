@@ -122,6 +122,9 @@ struct MachineConfig {
   // (KVM_GET_TSC_KHZ, filled into session.guest_tsc_khz here); false where the guest
   // does not run in real time (single-stepped).
   bool check_clocks = false;
+  // Read what of guest RAM is in host memory at the run's end (MachineReport's
+  // guest_memory, from /proc/self/smaps): for the commands that report it.
+  bool report_guest_memory = false;
   // How guest debug-register accesses and segment loads reach the VMM (trap_engine.h).
   // Decided by the caller: kOff runs the guest untouched.
   TrapMechanism trap = TrapMechanism::kOff;
