@@ -244,7 +244,7 @@ absl::StatusOr<std::vector<std::string>> KvmBenchTarget::SaveSnapshots(
     config.target = targets_[v];
     config.save_to = BuildSnapshotDir(dir, name);
     const VariantInfo& variant = matrix_.variants[v];
-    SetMachine(variant, config);  // several vCPUs: saved before the kernel starts its APs
+    SetMachine(variant, config);  // several vCPUs: every one saved (docs/snapshots.md)
     // A Linux build's snapshot names its kernel's file, as `sigvisor snapshot --image`'s.
     config.save_header =
         variant.linux_kernel()

@@ -25,7 +25,8 @@ constexpr CommandHelp kSnapshotHelp{
     "image, host kind and guest ABI, each part checksummed) and DIR/memory (guest memory,\n"
     "sparse: pages never written take no disk). A Linux boot's --timeout is 20 minutes\n"
     "unless given. With --vcpus N the bundled kernel's SMP build is saved before it\n"
-    "starts its APs; a restore runs N vCPUs with the snapshot's --ipi and --lapic.\n"
+    "starts its APs (a restore runs N vCPUs with the snapshot's --ipi and --lapic), and\n"
+    "Linux with its APs stopped once init has asked for its orders.\n"
     "`sigvisor run --restore DIR --workload W --ops N` then maps the memory\n"
     "copy-on-write, puts the vCPU and devices back and gives the guest its orders: per-op\n"
     "counts are those of a booted run. A snapshot is restored only on a host of its kind\n"
@@ -74,6 +75,8 @@ std::string SnapshotText(const std::string& dir, const launch::LoadedImage& imag
   if (report.ipi && report.lapic) {
     machine = absl::StrFormat(", %d vCPUs (--ipi %s --lapic %s; the APs not started yet)", vcpus,
                               x86::IpiMethodName(*report.ipi), x86::LapicName(*report.lapic));
+  } else if (vcpus > 1) {
+    machine = absl::StrFormat(", %d vCPUs (the APs stopped after the quiescent point)", vcpus);
   }
   std::string out = absl::StrFormat(
       "sigvisor: saved %s%s at its quiescent point in %s (host %s)\n"

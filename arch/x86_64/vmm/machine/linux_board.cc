@@ -18,15 +18,6 @@ namespace {
 constexpr uint64_t kCom1Port = 0x3f8;
 constexpr int kCom1Irq = 4;
 
-// CPUID leaf 0's vendor is AMD's or Hygon's: KVM runs the guest with SVM.
-bool IsAmdVendor(std::span<const kvm_cpuid_entry2> cpuid) {
-  for (const kvm_cpuid_entry2& entry : cpuid) {
-    if (entry.function != 0) continue;
-    return entry.ebx == 0x68747541 /* "Auth" */ || entry.ebx == 0x6f677948 /* "Hygo" */;
-  }
-  return false;
-}
-
 }  // namespace
 
 absl::Status LinuxBoard::CheckTrap(TrapMechanism trap) {
@@ -58,12 +49,6 @@ absl::StatusOr<std::unique_ptr<Board>> LinuxBoard::Make(const ElfImage& image,
         !s.ok()) {
       return s;
     }
-  }
-  if (!config.save_to.empty() && config.vcpus > 1) {
-    return absl::UnimplementedError(absl::StrFormat(
-        "--vcpus %d: a Linux kernel has started its APs long before init asks for its orders, "
-        "and saving vCPUs that run is not built: save Linux on one vCPU",
-        config.vcpus));
   }
   if (absl::Status s = CheckLoadsAboveBootState(image); !s.ok()) return s;
   return std::unique_ptr<Board>(new LinuxBoard(kernel, config, nullptr));
@@ -121,13 +106,9 @@ absl::StatusOr<std::string> LinuxBoard::Load(const ElfImage& image, GuestMemory&
     // before the MSRs it gates; then vCPU 0 in vcpu_snapshot.h's order.
     if (absl::Status s = CheckSameCpuid(*restoring_, cpuid); !s.ok()) return s;
     if (absl::Status s = vcpu.SetCpuid(restoring_->cpuid); !s.ok()) return s;
-    VcpuSnapshot state = restoring_->vcpu;
-    // On AMD SVM, KVM_GET_SREGS reports TR as busy (type 11) whatever the VMCB holds
-    // (KVM's svm_get_segment adds the bit: the VMCB keeps type 9 after the guest's LTR).
-    // Put back what the VMCB held: a CPU that checks the cached type when init's `out`
-    // consults the TSS I/O bitmap (QEMU TCG, the hardware lane's) refuses a busy one.
-    if (IsAmdVendor(restoring_->cpuid) && state.sregs.tr.type == 11) state.sregs.tr.type = 9;
-    if (absl::Status s = RestoreVcpu(vcpu, state); !s.ok()) return s;
+    if (absl::Status s = RestoreVcpu(vcpu, VcpuToRestore(*restoring_, restoring_->vcpu)); !s.ok()) {
+      return s;
+    }
     return cmdline_;
   }
   if (absl::Status s = LoadElfImage(image, memory); !s.ok()) return s;

@@ -10,8 +10,8 @@
 // init names its quiescent point (the ORDERS marker), so this board's VMs can be saved
 // there and restored (docs/snapshots.md): restoring, the board maps the memory image,
 // puts vCPU 0 and its devices back (the machine puts back the in-kernel irqchip, PIT
-// and clock), and writes the run's orders into the buffer init is waiting on. On one
-// vCPU only: Linux has started its APs long before init asks for its orders.
+// and clock, and the APs: Linux's have run since boot, and the machine reads them once
+// they are stopped), and writes the run's orders into the buffer init is waiting on.
 #ifndef SIGVISOR_ARCH_X86_64_VMM_MACHINE_LINUX_BOARD_H_
 #define SIGVISOR_ARCH_X86_64_VMM_MACHINE_LINUX_BOARD_H_
 

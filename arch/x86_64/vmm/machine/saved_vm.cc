@@ -182,6 +182,28 @@ absl::Status CheckSnapshotFits(const SavedVm& saved, std::string_view guest_kind
   return absl::OkStatus();
 }
 
+namespace {
+
+// CPUID leaf 0's vendor is AMD's or Hygon's: KVM runs the guest with SVM.
+bool IsAmdVendor(std::span<const kvm_cpuid_entry2> cpuid) {
+  for (const kvm_cpuid_entry2& entry : cpuid) {
+    if (entry.function != 0) continue;
+    return entry.ebx == 0x68747541 /* "Auth" */ || entry.ebx == 0x6f677948 /* "Hygo" */;
+  }
+  return false;
+}
+
+}  // namespace
+
+VcpuSnapshot VcpuToRestore(const SavedVm& vm, const VcpuSnapshot& saved) {
+  VcpuSnapshot state = saved;
+  constexpr uint8_t kTssBusy = 11, kTssAvailable = 9;
+  if (IsAmdVendor(vm.cpuid) && state.sregs.tr.selector != 0 && state.sregs.tr.type == kTssBusy) {
+    state.sregs.tr.type = kTssAvailable;
+  }
+  return state;
+}
+
 absl::Status CheckSameCpuid(const SavedVm& vm, std::span<const kvm_cpuid_entry2> here) {
   // The first difference, named, so that a refusal says what changed.
   std::string differs;

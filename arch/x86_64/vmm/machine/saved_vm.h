@@ -87,6 +87,13 @@ absl::StatusOr<GuestMemory> MapSavedMemory(const SavedVm& vm);
 // with: the CPUID this host gives the board must equal the saved one.
 absl::Status CheckSameCpuid(const SavedVm& vm, std::span<const kvm_cpuid_entry2> here);
 
+// A saved vCPU as it is put back. On AMD SVM, KVM_GET_SREGS reports TR as busy (type
+// 11) whatever the VMCB holds (KVM's svm_get_segment adds the bit: the VMCB keeps type
+// 9 after the guest's LTR); the TR of a guest that loaded one (a nonzero selector) is put
+// back as the VMCB held it: a CPU that checks the cached type when a CPL3 `out` consults
+// the TSS I/O bitmap (QEMU TCG, the hardware lane's) refuses a busy one.
+VcpuSnapshot VcpuToRestore(const SavedVm& vm, const VcpuSnapshot& saved);
+
 // What every board checks of a snapshot before it restores one, refused naming the
 // snapshot: it holds a `guest_kind` guest ("sigvisor", "linux"; `board_restores` says
 // what the board takes, "sigvisor images"), was taken of the image given for the

@@ -143,5 +143,23 @@ TEST(SavedVmTest, ABoardPartNamedAsTheMachinesIsRefused) {
   EXPECT_TRUE(WriteSavedVm(vm, *memory).ok());
 }
 
+// KVM reports an AMD guest's loaded TR as busy; it goes back as the VMCB held it, and
+// only there.
+TEST(SavedVmTest, AnAmdGuestsLoadedTrGoesBackAvailable) {
+  SavedVm vm;
+  kvm_cpuid_entry2 leaf0 = {};
+  leaf0.ebx = 0x68747541;  // "Auth"
+  vm.cpuid = {leaf0};
+  VcpuSnapshot loaded;
+  loaded.sregs.tr.selector = 0x40;
+  loaded.sregs.tr.type = 11;
+  EXPECT_EQ(VcpuToRestore(vm, loaded).sregs.tr.type, 9);
+  VcpuSnapshot at_reset = loaded;
+  at_reset.sregs.tr.selector = 0;  // never loaded: as KVM made it
+  EXPECT_EQ(VcpuToRestore(vm, at_reset).sregs.tr.type, 11);
+  vm.cpuid[0].ebx = 0x756e6547;  // "Genu": VMX reports what the guest holds
+  EXPECT_EQ(VcpuToRestore(vm, loaded).sregs.tr.type, 11);
+}
+
 }  // namespace
 }  // namespace sigvisor::x86

@@ -304,32 +304,37 @@ absl::Status RestoreAps(VmParts& vm, const SavedVm& saved) {
         absl::StrFormat("restoring %d APs into a VM of %d", saved.aps.size(), vm.aps.size()));
   }
   for (size_t i = 0; i < vm.aps.size(); ++i) {
-    if (absl::Status s = RestoreVcpu(vm.aps[i], saved.aps[i]); !s.ok()) {
+    if (absl::Status s = RestoreVcpu(vm.aps[i], VcpuToRestore(saved, saved.aps[i])); !s.ok()) {
       return absl::Status(s.code(), absl::StrFormat("vCPU %d: %s", i + 1, s.message()));
     }
   }
   return absl::OkStatus();
 }
 
-// `sigvisor snapshot` at the guest's quiescent point: the exit's port I/O completed (so
-// that the saved rip is past the `out`), every vCPU, the VM's in-kernel devices and the
-// board's read. Several vCPUs are saved where the guest has started none of its APs
-// yet (the bundled kernel starts them after its orders): each AP then holds the state
-// its VM gave it, read here while its thread waits for its entry outside KVM_RUN; and
-// the VMM's own local APICs, which a snapshot does not hold, must be as at reset. Only
-// ioctls: this runs on the run loop's thread, inside its seccomp sandbox; the files are
-// written once the run is over (WriteSavedVm), while the stopped guest's memory is
-// still mapped.
+// Whether a snapshot's vCPUs are read at the quiescent point's exit itself: where no
+// AP runs then (one vCPU, or APs the guest starts by hypercall after its orders: the
+// bundled kernel). A Linux guest's APs have run since its boot; they are read once the
+// run has ended and ApRunner has stopped them, so that none runs on while it, vCPU 0's
+// LAPIC (an IPI an AP sends lands there) or the irqchip is read.
+bool ReadAtQuiescentExit(const VmParts& vm, const Board& board) {
+  return vm.aps.empty() || board.aps_start_by_hypercall();
+}
+
+// `sigvisor snapshot` at the guest's quiescent point: each vCPU's port I/O completed (so
+// that vCPU 0's saved rip is past the `out`), every vCPU, the VM's in-kernel devices and
+// the board's read. Where the guest starts its APs by hypercall, none may have started
+// yet: each then holds the state its VM gave it, read while its thread waits for its
+// entry outside KVM_RUN; the VMM's own local APICs, which a snapshot does not hold, must
+// be as at reset. Where the APs run (Linux) they have been stopped (ReadAtQuiescentExit).
+// Only ioctls: this may run on the run loop's thread, inside its seccomp sandbox; the
+// files are written once the run is over (WriteSavedVm), while the stopped guest's
+// memory is still mapped.
 absl::StatusOr<SavedVm> CaptureVm(const KvmSystem& kvm, VmParts& vm, const Board& board,
                                   const LocalApics* vmm_lapics, const MachineConfig& config,
                                   SnapshotHeader header, const std::string& kernel_cmdline) {
-  if (!vm.aps.empty()) {
+  if (!vm.aps.empty() && board.aps_start_by_hypercall()) {
     const SmpHypercalls* smp = board.smp_hypercalls();
-    if (!board.aps_start_by_hypercall() || smp == nullptr) {
-      return absl::FailedPreconditionError(
-          "the guest's APs run at its quiescent point; only a guest that starts them after "
-          "it (the bundled kernel) is saved with several vCPUs");
-    }
+    if (smp == nullptr) return absl::InternalError("APs started by hypercall without the calls");
     if (smp->aps_started() > 0) {
       return absl::FailedPreconditionError(absl::StrFormat(
           "the guest started %d AP(s) before its quiescent point", smp->aps_started()));
@@ -349,9 +354,15 @@ absl::StatusOr<SavedVm> CaptureVm(const KvmSystem& kvm, VmParts& vm, const Board
   if (!vcpu.ok()) return vcpu.status();
   std::vector<VcpuSnapshot> aps;
   for (size_t i = 0; i < vm.aps.size(); ++i) {
-    // No AP has run (checked above): each is in its reset state, the FPU too.
+    // No task's FPU state is live in an AP's registers: the bundled kernel's APs have
+    // not run; Linux's have run kernel threads only (init pins itself to CPU 0 before
+    // its orders, and a user task leaving a CPU has its state saved to memory), whose
+    // kernel-mode FPU use leaves the registers owned by no task. KVM's reset state then
+    // serves (docs/snapshots.md, "The FPU").
+    absl::Status io = vm.aps[i].CompletePendingIo();
     absl::StatusOr<VcpuSnapshot> ap =
-        CaptureVcpu(kvm, vm.aps[i], vm.irqchip, FpuAtQuiescentPoint::kReset);
+        io.ok() ? CaptureVcpu(kvm, vm.aps[i], vm.irqchip, FpuAtQuiescentPoint::kReset)
+                : absl::StatusOr<VcpuSnapshot>(io);
     if (!ap.ok()) {
       return absl::Status(ap.status().code(),
                           absl::StrFormat("vCPU %d: %s", i + 1, ap.status().message()));
@@ -365,7 +376,9 @@ absl::StatusOr<SavedVm> CaptureVm(const KvmSystem& kvm, VmParts& vm, const Board
   devices->insert(devices->end(), in_kernel->begin(), in_kernel->end());
   header.memory_bytes = vm.memory.size();
   header.vcpus = static_cast<uint32_t>(config.vcpus);
-  if (config.vcpus > 1) {
+  // The IPI way and local APICs a restore must run: the bundled kernel's choice
+  // (--ipi, --lapic); a Linux guest takes KVM's APICs and sends its own IPIs.
+  if (config.vcpus > 1 && board.aps_start_by_hypercall()) {
     header.ipi = std::string(IpiMethodName(IpiMethodOf(config)));
     header.lapic = std::string(LapicName(LapicOf(config)));
   }
@@ -453,6 +466,7 @@ absl::Status TakeSavedMachine(const SnapshotHeader& header, MachineConfig& confi
   config.ipi.reset();
   config.lapic.reset();
   if (header.vcpus <= 1) return absl::OkStatus();
+  if (header.ipi.empty() && header.lapic.empty()) return absl::OkStatus();  // Linux's
   absl::StatusOr<IpiMethod> ipi = ParseIpiMethod(header.ipi);
   absl::StatusOr<Lapic> lapic = ParseLapic(header.lapic);
   if (!ipi.ok() || !lapic.ok()) {
@@ -644,20 +658,29 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
   wiring.smp = &smp_machine;
   uint64_t run_start_ns = 0;
   std::optional<SavedVm> captured;  // `sigvisor snapshot`: the VM read at its quiescent point
+  // Its header, from the quiescent point's exit, where the VM is read after the run.
+  std::optional<SnapshotHeader> capture_after_run;
+  auto capture = [&](SnapshotHeader header) -> absl::Status {
+    absl::StatusOr<SavedVm> vm_state =
+        CaptureVm(kvm, *vm, **board, vmm_lapics ? &*vmm_lapics : nullptr, config, std::move(header),
+                  report.kernel_cmdline);
+    if (!vm_state.ok()) {
+      return absl::Status(vm_state.status().code(),
+                          absl::StrCat("reading the VM to save: ", vm_state.status().message()));
+    }
+    captured = *std::move(vm_state);
+    return absl::OkStatus();
+  };
   if (!config.save_to.empty()) {
     wiring.at_quiescent_point = [&](uint32_t) {
       SnapshotHeader header = config.save_header;
       header.vm_create_ns = report.vm_create_ns;
       header.boot_ns = MonotonicNs() - run_start_ns;  // to the quiescent point's exit
-      absl::StatusOr<SavedVm> vm_state =
-          CaptureVm(kvm, *vm, **board, vmm_lapics ? &*vmm_lapics : nullptr, config,
-                    std::move(header), report.kernel_cmdline);
-      if (!vm_state.ok()) {
-        return HypercallResult::RunFailed(
-            Outcome::kHostError,
-            absl::StrCat("reading the VM to save: ", vm_state.status().message()));
+      if (!ReadAtQuiescentExit(*vm, **board)) {
+        capture_after_run = std::move(header);
+      } else if (absl::Status s = capture(std::move(header)); !s.ok()) {
+        return HypercallResult::RunFailed(Outcome::kHostError, std::string(s.message()));
       }
-      captured = *std::move(vm_state);
       HypercallResult saved;
       saved.verdict = RunVerdict::kGuestEnded;
       saved.outcome = Outcome::kSaved;
@@ -693,6 +716,10 @@ absl::StatusOr<MachineReport> BootAndRun(const KvmSystem& kvm, const ElfImage& i
   if (ap_runner) ap_runner->Start();
   run_start_ns = MonotonicNs();
   report.result = session->Run();
+  // The session's end stopped the APs (ApRunner's stopper): the VM holds still now.
+  if (capture_after_run && report.result.outcome == Outcome::kSaved) {
+    if (absl::Status s = capture(*std::move(capture_after_run)); !s.ok()) return s;
+  }
   const SmpHypercalls* smp = (*board)->smp_hypercalls();
   if (ap_runner) MergeAps(*ap_runner, smp, report.result);
   if (config.vcpus > 1 && report.protocol == BootProtocol::kSigvisor) {

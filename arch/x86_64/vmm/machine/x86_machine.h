@@ -196,7 +196,8 @@ absl::Status CheckRestore(const KvmSystem& kvm, const ElfImage& image, const Mac
 
 // A restore runs the machine its snapshot was saved with: `header`'s vCPUs, IPI way and
 // local APICs into `config` (the guest read them from its boot info, or reads them after
-// its quiescent point from memory the snapshot holds). InvalidArgument for a name this
+// its quiescent point from memory the snapshot holds); a snapshot of Linux on several
+// vCPUs names neither (KVM's APICs, Linux's own IPIs). InvalidArgument for a name this
 // build does not know.
 absl::Status TakeSavedMachine(const SnapshotHeader& header, MachineConfig& config);
 
