@@ -74,8 +74,9 @@ std::set<std::string> SigvisorFlags(const std::set<std::string>& commands) {
 
 // Flags the documents name for other tools: tests/hwkvm/lane.sh, tests/mips_qemu_test.sh
 // and Bazel.
-const std::set<std::string> kOtherToolsFlags = {
-    "--sigvisor", "--keep", "--smp", "--limit", "--file", "--sh", "--tcg", "--config", "--copt"};
+const std::set<std::string> kOtherToolsFlags = {"--sigvisor", "--keep", "--smp", "--limit",
+                                                "--silence",  "--file", "--sh",  "--tcg",
+                                                "--config",   "--copt"};
 
 std::string ReadDocument(const std::string& path) {
   std::ifstream file(path);

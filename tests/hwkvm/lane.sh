@@ -32,6 +32,8 @@
 #   --memory MIB  its memory (default 3072)
 #   --timeout S   each test's limit inside the lane, in seconds (default 900)
 #   --limit S     the whole lane's limit, boot included (default 2400: 40 minutes)
+#   --silence S   how long a silent heartbeat means the lane has stopped (default 120);
+#                 the lane then boots again at the test it stopped under, once
 # Needs what tools/setup.sh provides: qemu-system-x86, cpio, and the kernel and
 # busybox packages it fetches into $SIGVISOR_LANE_CACHE (default
 # /var/cache/sigvisor/hwkvm). Exit status: 0 when every test passed, 1 otherwise.
@@ -40,7 +42,7 @@ cd "$(dirname "$0")/../.."
 workspace=$(pwd)
 
 usage() { sed -n '/^# Usage:/,/^# Needs/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
-keep="" smp=1 tcg=multi memory=3072 test_timeout=900 lane_limit=2400 targets=() commands=() files=()
+keep="" smp=1 tcg=multi memory=3072 test_timeout=900 lane_limit=2400 silence=120 targets=() commands=() files=()
 while (($#)); do
   case $1 in
     --keep) keep=${2:?--keep needs a directory}; shift 2 ;;
@@ -52,6 +54,7 @@ while (($#)); do
     --memory) memory=${2:?}; shift 2 ;;
     --timeout) test_timeout=${2:?}; shift 2 ;;
     --limit) lane_limit=${2:?}; shift 2 ;;
+    --silence) silence=${2:?}; shift 2 ;;
     -h|--help) usage ;;
     -*) echo "lane.sh: unknown option $1" >&2; usage ;;
     *) targets+=("$1"); shift ;;
@@ -191,22 +194,70 @@ echo "hwkvm lane: image $(du -m "$work/initrd.cpio" | cut -f1) MiB, kernel $kver
   "${#targets[@]} tests; booting QEMU TCG (-cpu max, -smp $smp, thread=$tcg, ${memory} MiB)" >&2
 
 # --- Boot, run, report -------------------------------------------------------------
+# The lane's own kernel can stop under nested SVM on TCG: once, in CI, it went silent
+# under //tests:linux_trace_test (131-293 s in every other run) until the lane's limit
+# 36 minutes later, init's per-test `timeout` never firing. So init writes a heartbeat
+# on a second serial port every $beat seconds, and a heartbeat silent for $silence
+# seconds means the lane has stopped (its kernel, or QEMU), whatever a test is doing: a
+# slow test is init's `timeout` to end. The lane then asks QEMU's monitor where the CPU
+# is, stops QEMU and boots again at the item it stopped under; an item the lane stops
+# under twice is NO STATUS, and the next boot starts after it. Each stop is reported.
+beat=10
 # The whole run's limit: every test at its limit plus the boot, at most --limit (a
 # lane that hangs must not outlast CI's own limit).
 limit=$((test_timeout * (${#targets[@]} + ${#commands[@]}) + 300))
 ((limit <= lane_limit)) || limit=$lane_limit
+deadline=$((SECONDS + limit))
 console=$work/console.log
-current=""
-set +e
-timeout --foreground -k 10 "$limit" qemu-system-x86_64 -accel "tcg,thread=$tcg" -cpu max \
-  -smp "$smp" -m "$memory" -kernel "$unpacked/vmlinuz" -initrd "$work/initrd.cpio" \
-  -append "console=ttyS0 quiet loglevel=3 panic=-1 mitigations=off hwkvm_timeout=$test_timeout" \
-  -display none -monitor none -serial stdio -no-reboot </dev/null 2>&1 |
-  tee "$console" | tr -d '\r' | {
-    in_log=0
-    while IFS= read -r line; do
+report=$work/report.txt
+: >"$console"
+: >"$report"
+items=("${targets[@]}")
+for command in "${commands[@]}"; do
+  case $command in "sh "*) items+=("${command#sh }") ;; *) items+=("sigvisor $command") ;; esac
+done
+
+# cpu_state: where QEMU's CPU is, from its monitor, sampled twice a second apart (a RIP
+# that moves is a CPU that runs), or that the monitor did not answer (QEMU is stuck).
+cpu_state() {
+  local sample registers states=()
+  for sample in 1 2; do
+    ((sample == 1)) || sleep 1
+    timeout 2 sh -c 'printf "info registers\n" >"$1"' _ "$work/monitor.in" ||
+      { echo "QEMU's monitor did not answer"; return; }
+    registers=$(timeout 2 cat "$work/monitor.out" | tr -d '\r' |
+                  grep -oE '(RIP|CPL|HLT)=[0-9a-f]+' | tail -3 | tr '\n' ' ')
+    [[ -n $registers ]] || { echo "QEMU's monitor did not answer"; return; }
+    states+=("${registers% }")
+  done
+  echo "its CPU at ${states[0]}, then ${states[1]}"
+}
+
+# boot_lane FIRST: boots the lane at item FIRST (its tests, then its commands, counted
+# from 0) and reports what it prints until it powers off, stops beating, or runs out of
+# time. Sets ended (done, stopped, exited or limit) and at (the item it ended under, or
+# the one it was about to run).
+boot_lane() {
+  local item=$(($1 - 1)) in_log=0 current="" line="" partial="" done_seen=0
+  local heartbeat=$work/heartbeat heard=$SECONDS checked=$SECONDS size=0 now_size qemu qemu_out
+  : >"$heartbeat"
+  rm -f "$work/monitor.in" "$work/monitor.out"
+  mkfifo "$work/monitor.in" "$work/monitor.out"
+  exec {qemu_out}< <(exec qemu-system-x86_64 -accel "tcg,thread=$tcg" -cpu max \
+    -smp "$smp" -m "$memory" -kernel "$unpacked/vmlinuz" -initrd "$work/initrd.cpio" \
+    -append "console=ttyS0 quiet loglevel=3 panic=-1 mitigations=off nokaslr hwkvm_timeout=$test_timeout hwkvm_first=$1 hwkvm_beat=$beat" \
+    -display none -monitor "pipe:$work/monitor" -serial stdio -serial "file:$heartbeat" \
+    -no-reboot </dev/null 2>&1)
+  qemu=$!
+  ended=""
+  while [[ -z $ended ]]; do
+    if IFS= read -r -t 5 -u "$qemu_out" line; then
+      line=$partial${line%$'\r'} partial=""
+      printf '%s\n' "$line" >>"$console"
       case $line in
-        HWKVM-BEGIN\ *) current=${line#HWKVM-BEGIN }; echo "hwkvm lane: $current ..." ;;
+        HWKVM-BEGIN\ *)
+          item=$((item + 1)) current=${line#HWKVM-BEGIN }
+          echo "hwkvm lane: $current ..." ;;
         HWKVM-END\ *)
           read -r _ label rc seconds <<<"$line"
           rc=${rc#rc=}; seconds=${seconds#seconds=}
@@ -215,27 +266,90 @@ timeout --foreground -k 10 "$limit" qemu-system-x86_64 -accel "tcg,thread=$tcg" 
           current="" ;;
         HWKVM-LOG-BEGIN\ *) in_log=1; echo "==================== Test output for ${line#HWKVM-LOG-BEGIN }@hwkvm:" ;;
         HWKVM-LOG-END\ *) in_log=0; echo "================================================================================" ;;
-        HWKVM-CMD-BEGIN\ *) in_log=1; echo "==================== ${line#HWKVM-CMD-BEGIN } (in the hardware lane):" ;;
-        HWKVM-CMD-END\ *) in_log=0; echo "==================== ${line#HWKVM-CMD-END }" ;;
-        HWKVM-DONE\ *|HWKVM-LANE-ERROR*|hwkvm:\ *|"  cases: "*|"  skipped "*) echo "$line" ;;
+        HWKVM-CMD-BEGIN\ *)
+          item=$((item + 1)) current=${line#HWKVM-CMD-BEGIN } in_log=1
+          echo "==================== $current (in the hardware lane):" ;;
+        HWKVM-CMD-END\ *) in_log=0 current=""; echo "==================== ${line#HWKVM-CMD-END }" ;;
+        HWKVM-DONE\ *) done_seen=1; echo "$line" ;;
+        HWKVM-LANE-ERROR*|hwkvm:\ *|"  cases: "*|"  skipped "*) echo "$line" ;;
         *) ((in_log)) && echo "$line" ;;
       esac
-    done
-    # A test that began and never ended: the lane died under it.
-    [[ -z $current ]] || printf '%-60s %s\n' "$current@hwkvm" "NO STATUS"
-  } | tee "$work/report.txt"
+    elif (($? > 128)); then  # no whole line within 5 s
+      partial+=$line
+    else  # QEMU has exited
+      [[ -z $partial$line ]] || printf '%s\n' "$partial$line" >>"$console"
+      ((done_seen)) && ended=done || ended=exited
+      break
+    fi
+    ((SECONDS - checked >= 5)) || continue
+    checked=$SECONDS
+    now_size=$(stat -c %s "$heartbeat")
+    ((now_size == size)) || { size=$now_size; heard=$SECONDS; }
+    if ((SECONDS >= deadline)); then
+      ended=limit
+    elif ((SECONDS - heard >= silence)); then
+      ended=stopped
+      where=$(cpu_state)
+    fi
+  done
+  [[ $ended == done || $ended == exited ]] || kill "$qemu" 2>/dev/null
+  exec {qemu_out}<&-
+  wait "$qemu" 2>/dev/null
+  if [[ -n $current ]]; then at=$item; else at=$((item + 1)); fi
+}
+
+set +e
+exec {out}> >(tee -a "$report")
+tee_pid=$!
+first=0 retried=-1 stops=()
+while :; do
+  boot_lane "$first" >&$out
+  [[ $ended == done ]] && break
+  if [[ $ended == limit ]]; then
+    echo "hwkvm lane: the lane's limit of $limit s was reached" >&$out
+  elif ((at >= ${#items[@]})); then  # after the last item: nothing is lost
+    echo "hwkvm lane: the lane $ended after its last item" >&$out
+    break
+  else
+    case $ended in
+      stopped) why="no heartbeat for $silence s; $where" ;;
+      exited) why="QEMU exited; the console's last line: $(tail -n 1 "$console")" ;;
+    esac
+    stops+=("${items[at]}")
+    if ((at != retried)); then
+      echo "hwkvm lane: the lane stopped under ${items[at]} ($why): booting again at it," \
+        "its second and last try" >&$out
+      retried=$at first=$at
+      continue
+    fi
+    echo "hwkvm lane: the lane stopped under ${items[at]} again ($why): booting again after it" >&$out
+    first=$((at + 1))
+  fi
+  # The item it ended under has no status; after the limit, the rest are not run.
+  if ((at < ${#targets[@]})); then
+    printf '%-60s %s\n' "${items[at]}@hwkvm" "NO STATUS" >&$out
+  elif ((at < ${#items[@]})); then
+    echo "==================== rc=255: the lane stopped under it" >&$out
+  fi
+  [[ $ended == limit ]] && break
+done
+exec {out}>&-
+wait "$tee_pid"
 set -e
 
 # The summary, from what was reported.
-passed=$(grep -cE '^//[^ ]+@hwkvm +PASSED' "$work/report.txt" || true)
-failed=$(grep -cE '^//[^ ]+@hwkvm +(FAILED|NO STATUS)' "$work/report.txt" || true)
-read -r cases_run cases_skipped < <(awk '/^  cases: / {r += $2; s += $6} END {print r + 0, s + 0}' "$work/report.txt")
+passed=$(grep -cE '^//[^ ]+@hwkvm +PASSED' "$report" || true)
+failed=$(grep -cE '^//[^ ]+@hwkvm +(FAILED|NO STATUS)' "$report" || true)
+read -r cases_run cases_skipped < <(awk '/^  cases: / {r += $2; s += $6} END {print r + 0, s + 0}' "$report")
 missing=$((${#targets[@]} - passed - failed))
-failed_commands=$(grep -cE '^==================== rc=[1-9]' "$work/report.txt" || true)
+failed_commands=$(grep -cE '^==================== rc=[1-9]' "$report" || true)
+stopped=""
+for stop in "${stops[@]}"; do stopped+="${stopped:+, }$stop"; done
+[[ -z $stopped ]] || stopped="; the lane stopped ${#stops[@]} time(s), under $stopped"
 echo "hwkvm lane: ${#targets[@]} targets: $passed passed, $failed failed, $missing not run;" \
-  "$cases_run test cases run, $cases_skipped skipped; $((SECONDS - started)) s"
-if ! grep -q '^HWKVM-DONE' "$work/report.txt" || ((failed || missing || failed_commands)); then
-  if grep -q 'HWKVM-LANE-ERROR' "$work/report.txt" || ! grep -q '^HWKVM-DONE' "$work/report.txt"; then
+  "$cases_run test cases run, $cases_skipped skipped$stopped; $((SECONDS - started)) s"
+if ! grep -q '^HWKVM-DONE' "$report" || ((failed || missing || failed_commands)); then
+  if grep -q 'HWKVM-LANE-ERROR' "$report" || ! grep -q '^HWKVM-DONE' "$report"; then
     echo "hwkvm lane: the lane did not finish; the console's last lines:" >&2
     tail -n 30 "$console" >&2
   fi
