@@ -235,8 +235,8 @@ cpu_state() {
 
 # boot_lane FIRST: boots the lane at item FIRST (its tests, then its commands, counted
 # from 0) and reports what it prints until it powers off, stops beating, or runs out of
-# time. Sets ended (done, stopped, exited or limit) and at (the item it ended under, or
-# the one it was about to run).
+# time. Sets ended (done, stopped, exited or limit), at (the item it ended under, or the
+# one it was about to run) and running (1: that item had begun).
 boot_lane() {
   local item=$(($1 - 1)) in_log=0 current="" line="" partial="" done_seen=0
   local heartbeat=$work/heartbeat heard=$SECONDS checked=$SECONDS size=0 now_size qemu qemu_out
@@ -271,7 +271,8 @@ boot_lane() {
           echo "==================== $current (in the hardware lane):" ;;
         HWKVM-CMD-END\ *) in_log=0 current=""; echo "==================== ${line#HWKVM-CMD-END }" ;;
         HWKVM-DONE\ *) done_seen=1; echo "$line" ;;
-        HWKVM-LANE-ERROR*|hwkvm:\ *|"  cases: "*|"  skipped "*) echo "$line" ;;
+        HWKVM-LANE-ERROR*) lane_error=1; echo "$line" ;;
+        hwkvm:\ *|"  cases: "*|"  skipped "*) echo "$line" ;;
         *) ((in_log)) && echo "$line" ;;
       esac
     elif (($? > 128)); then  # no whole line within 5 s
@@ -295,18 +296,20 @@ boot_lane() {
   [[ $ended == done || $ended == exited ]] || kill "$qemu" 2>/dev/null
   exec {qemu_out}<&-
   wait "$qemu" 2>/dev/null
-  if [[ -n $current ]]; then at=$item; else at=$((item + 1)); fi
+  if [[ -n $current ]]; then at=$item running=1; else at=$((item + 1)) running=0; fi
 }
 
 set +e
 exec {out}> >(tee -a "$report")
 tee_pid=$!
-first=0 retried=-1 stops=()
+first=0 retried=-1 stops=() lane_error=0
 while :; do
   boot_lane "$first" >&$out
-  [[ $ended == done ]] && break
+  # Done, or the lane cannot run at all (init said why): no second boot.
+  [[ $ended == done ]] || ((lane_error)) && break
   if [[ $ended == limit ]]; then
     echo "hwkvm lane: the lane's limit of $limit s was reached" >&$out
+    ((running)) || break  # the rest are not run
   elif ((at >= ${#items[@]})); then  # after the last item: nothing is lost
     echo "hwkvm lane: the lane $ended after its last item" >&$out
     break
