@@ -143,12 +143,20 @@ TEST(SmpBenchTest, StudyIpiPrintsItsTable) {
   EXPECT_EQ(study["name"], "ipi");
   EXPECT_NE(study["text"].get<std::string>().find("x one-vCPU signal"), std::string::npos);
   const json& ways = study["static"]["ipi"][0]["ways"];
-  ASSERT_EQ(ways.size(), 3u);
+  ASSERT_EQ(ways.size(), 6u);
   for (const json& way : ways) {
     SCOPED_TRACE(way["variant"].get<std::string>());
     ASSERT_EQ(way["vcpus"].size(), 2u);
-    // Per signal (half an op): pv's send_ipi is one exit per vCPU per op.
-    EXPECT_EQ(way["vcpus"][1]["exits"].get<double>(), way["ipi"] == "pv" ? 0.5 : 0.0);
+    if (way["lapic"] == "vmm") {
+      // Per signal (half an op) at least its APIC's exits, exact (smp_test asserts them by
+      // reason): 2 per op over x2apic and pv, 3 over xapic; its halts and kicks follow the
+      // host's timing.
+      EXPECT_GE(way["vcpus"][1]["exits"].get<double>(), way["ipi"] == "xapic" ? 1.5 : 1.0);
+    } else {
+      ASSERT_EQ(way["lapic"], "kvm");
+      // pv's send_ipi is one exit per vCPU per op.
+      EXPECT_EQ(way["vcpus"][1]["exits"].get<double>(), way["ipi"] == "pv" ? 0.5 : 0.0);
+    }
     EXPECT_EQ(way["vcpus"][1]["ipis"].get<double>(), 0.5);  // the kernel's own count
     if (!way["ratio_to_one_vcpu"].is_null()) EXPECT_GT(way["ratio_to_one_vcpu"].get<double>(), 0);
   }

@@ -796,12 +796,14 @@ TEST(BloatTest, LikeBloatOMeter) {
             "add/remove: 1/1 grow/shrink: 1/1 up/down: 36/-50 (-14)\nfun");
 }
 
-// study ipi: xcpu_pingpong on the three IPI ways of two vCPUs, and sigpingpong on the
-// baseline as a second bench (the one-vCPU signal). Per op (two signals): pv makes one
-// exit per vCPU (its send_ipi); each vCPU takes one IPI by the guest's count (unless
-// guest_ipis is false: a kernel that does not count them), while KVM injects one more
-// into vCPU 1 every other op (re-injections); a cross-CPU round trip takes 3x (x2apic),
-// 4x (xapic), 5x (pv) the one-vCPU one's 1 us.
+// study ipi: xcpu_pingpong on the three IPI ways of two vCPUs, on KVM's local APICs and
+// on the VMM's, and sigpingpong on the baseline as a second bench (the one-vCPU signal).
+// Per op (two signals): on KVM's APICs pv makes one exit per vCPU (its send_ipi); on the
+// VMM's each vCPU makes its APIC's exits (2 x2apic, 3 xapic, 2 pv) and one hlt; each
+// vCPU takes one IPI by the guest's count (unless guest_ipis is false: a kernel that does
+// not count them), while KVM injects one more into vCPU 1 every other op (re-injections);
+// a cross-CPU round trip takes 3x (x2apic), 4x (xapic), 5x (pv) the one-vCPU one's 1 us
+// on KVM's APICs, and 2 us more per op on the VMM's.
 absl::StatusOr<bench::RunSample> FakeIpiRun(const bench::Matrix& m, const bench::RunSpec& spec,
                                             bool guest_ipis = true) {
   bench::RunSample sample;
@@ -811,11 +813,14 @@ absl::StatusOr<bench::RunSample> FakeIpiRun(const bench::Matrix& m, const bench:
   bench::PhaseSample p;
   p.name = m.workloads[spec.workload];
   p.ops = m.ops;
-  const uint64_t factor = v.ipi == "x2apic" ? 3 : v.ipi == "xapic" ? 4 : v.ipi == "pv" ? 5 : 1;
+  const bool vmm_lapic = v.lapic == "vmm";
+  const uint64_t way = v.ipi == "x2apic" ? 3 : v.ipi == "xapic" ? 4 : v.ipi == "pv" ? 5 : 1;
+  const uint64_t factor = way + (vmm_lapic ? 2 : 0);
   p.wall_ns = m.ops * 1000 * factor;
   p.tsc_cycles = 2 * *p.wall_ns;
   if (v.vcpus > 1) {
-    p.exits = v.ipi == "pv" ? m.ops : 0;
+    const uint64_t apic_exits = v.ipi == "xapic" ? 3 : 2;
+    p.exits = vmm_lapic ? (apic_exits + 1) * m.ops : v.ipi == "pv" ? m.ops : 0;
     const std::optional<uint64_t> ipis = guest_ipis ? std::optional<uint64_t>(m.ops) : std::nullopt;
     p.vcpus = {{.vcpu = 0, .exits = p.exits, .ipis = ipis, .interrupts = m.ops},
                {.vcpu = 1, .exits = p.exits, .ipis = ipis, .interrupts = m.ops + m.ops / 2}};
@@ -842,16 +847,22 @@ StudyReport FakeIpi(uint32_t repetitions = 3, bool guest_ipis = true) {
           reference, [&](const bench::RunSpec& s) { return FakeIpiRun(reference, s); }, options));
 }
 
-TEST(IpiStudyTest, BenchesTheThreeWaysAndTheOneVcpuSignal) {
+TEST(IpiStudyTest, BenchesTheThreeWaysOnBothApicsAndTheOneVcpuSignal) {
   const StudyDef& def = *FindStudy("ipi");
   EXPECT_EQ(def.seed, "");
   absl::StatusOr<bench::Matrix> m = StudyMatrix(def, std::nullopt, std::nullopt, {}, 32);
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->workloads, std::vector<std::string>{"xcpu_pingpong"});
-  ASSERT_EQ(m->variants.size(), 3u);
+  ASSERT_EQ(m->variants.size(), 6u);
   EXPECT_EQ(m->variants[0].name, "smp=on@vcpus=2@ipi=x2apic");
   EXPECT_EQ(m->variants[1].ipi, "xapic");
   EXPECT_EQ(m->variants[2].ipi, "pv");
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(m->variants[i].lapic, "");  // KVM's
+    EXPECT_EQ(m->variants[i + 3].ipi, m->variants[i].ipi);
+    EXPECT_EQ(m->variants[i + 3].lapic, "vmm");
+    EXPECT_EQ(m->variants[i + 3].name, m->variants[i].name + "@lapic=vmm");
+  }
   for (const bench::VariantInfo& v : m->variants) EXPECT_EQ(v.vcpus, 2);
   EXPECT_EQ(m->traps, std::vector<TrapMechanism>{TrapMechanism::kOff});
   absl::StatusOr<std::optional<bench::Matrix>> ref = ReferenceMatrix(def, *m);
@@ -879,22 +890,26 @@ TEST(IpiStudyTest, TheTablePerCrossCpuSignal) {
   const std::string& t = r.text;
   EXPECT_NE(t.find("== study ipi (no seed): a signal to another CPU"), std::string::npos) << t;
   EXPECT_NE(t.find("reference: sigpingpong on smp=on, 3 runs"), std::string::npos) << t;
-  EXPECT_NE(
-      t.find("  build                         exits 0  exits 1  IPIs 0  IPIs 1  time (median) "
-             "[min - max]        x one-vCPU signal\n"),
-      std::string::npos)
+  EXPECT_NE(t.find("  build                                 exits 0  exits 1  IPIs 0  IPIs 1  time "
+                   "(median) [min - max]        x one-vCPU signal\n"),
+            std::string::npos)
       << t;
   // Per signal: half an op. x2apic: no exit, half an IPI each (one per round trip) by
   // the guest's count, though KVM injected 0.75 into vCPU 1; 3x the one-vCPU signal's
   // 500 ns.
   EXPECT_NE(
-      t.find("  smp=on@vcpus=2@ipi=x2apic           0        0    0.50    0.50  1.5 us [1.5 us - "
-             "1.5 us]"),
+      t.find("  smp=on@vcpus=2@ipi=x2apic                   0        0    0.50    0.50  1.5 us "
+             "[1.5 us - 1.5 us]"),
       std::string::npos)
       << t;
   EXPECT_NE(t.find(" 3.000\n"), std::string::npos) << t;
-  EXPECT_NE(t.find("  smp=on@vcpus=2@ipi=pv            0.50     0.50    0.50    0.50  2.5 us"),
-            std::string::npos)
+  EXPECT_NE(
+      t.find("  smp=on@vcpus=2@ipi=pv                    0.50     0.50    0.50    0.50  2.5 us"),
+      std::string::npos)
+      << t;
+  EXPECT_NE(
+      t.find("  smp=on@vcpus=2@ipi=x2apic@lapic=vmm      1.50     1.50    0.50    0.50  2.5 us"),
+      std::string::npos)
       << t;
   EXPECT_NE(t.find(" 5.000\n"), std::string::npos) << t;
   EXPECT_NE(
@@ -905,14 +920,25 @@ TEST(IpiStudyTest, TheTablePerCrossCpuSignal) {
   const nlohmann::json& ipi = r.extra["ipi"];
   ASSERT_EQ(ipi.size(), 1u);
   EXPECT_EQ(ipi[0]["trap"], "off");
-  ASSERT_EQ(ipi[0]["ways"].size(), 3u);
+  ASSERT_EQ(ipi[0]["ways"].size(), 6u);
   EXPECT_EQ(ipi[0]["ways"][2]["ipi"], "pv");
+  EXPECT_EQ(ipi[0]["ways"][2]["lapic"], "kvm");
+  // On the VMM's APICs: xapic's 3 APIC exits and a hlt per op on each vCPU, 6x the
+  // one-vCPU signal.
+  EXPECT_EQ(ipi[0]["ways"][4]["ipi"], "xapic");
+  EXPECT_EQ(ipi[0]["ways"][4]["lapic"], "vmm");
+  EXPECT_EQ(ipi[0]["ways"][4]["vcpus"][0]["exits"], 2.0);
+  EXPECT_EQ(ipi[0]["ways"][4]["vcpus"][1]["ipis"], 0.5);
+  EXPECT_DOUBLE_EQ(ipi[0]["ways"][4]["ratio_to_one_vcpu"].get<double>(), 6.0);
   EXPECT_EQ(ipi[0]["ways"][2]["vcpus"][1]["exits"], 0.5);
   EXPECT_EQ(ipi[0]["ways"][2]["vcpus"][1]["ipis"], 0.5);  // the guest's count
   EXPECT_EQ(ipi[0]["ways"][2]["vcpus"][1]["interrupts"], 0.75);
   EXPECT_EQ(ipi[0]["ways"][2]["vcpus"][0]["interrupts"], 0.5);
   EXPECT_DOUBLE_EQ(ipi[0]["ways"][1]["ratio_to_one_vcpu"].get<double>(), 4.0);
   EXPECT_EQ(ipi[0]["one_vcpu"]["variant"], "smp=on");
+  EXPECT_NE(t.find("@lapic=vmm: also its APIC accesses, exact, and its halts and kicks"),
+            std::string::npos)
+      << t;
   EXPECT_NE(t.find("IPIs N: the IPIs sent to vCPU N by the kernel's own count (KVM's "
                    "irq_injections where the kernel does not count), each per signal\n"),
             std::string::npos)
@@ -921,7 +947,8 @@ TEST(IpiStudyTest, TheTablePerCrossCpuSignal) {
 
 TEST(IpiStudyTest, WithoutTheGuestsCountTheIpisAreKvmsInjections) {
   const StudyReport r = FakeIpi(3, /*guest_ipis=*/false);
-  EXPECT_NE(r.text.find("  smp=on@vcpus=2@ipi=x2apic           0        0    0.50    0.75  1.5 us"),
+  EXPECT_NE(r.text.find(
+                "  smp=on@vcpus=2@ipi=x2apic                   0        0    0.50    0.75  1.5 us"),
             std::string::npos)
       << r.text;
   const nlohmann::json& vcpu1 = r.extra["ipi"][0]["ways"][0]["vcpus"][1];
@@ -937,7 +964,7 @@ TEST(IpiStudyTest, JsonValidatesWithItsReferenceBench) {
   const std::vector<std::string> errors = StudySchemaErrors(doc);
   EXPECT_TRUE(errors.empty()) << errors.front();
   const nlohmann::json& s = doc["studies"][0];
-  EXPECT_EQ(s["variants"].size(), 3u);
+  EXPECT_EQ(s["variants"].size(), 6u);
   EXPECT_EQ(s["reference_bench"]["matrix"]["workloads"][0], "sigpingpong");
   EXPECT_EQ(s["bench"]["cells"][0]["vcpus_per_op"].size(), 2u);
   EXPECT_FALSE(doc["studies"][1].contains("variants"));
